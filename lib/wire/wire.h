@@ -488,8 +488,9 @@ struct smb2_break {
   uint32_t current_state;
   uint32_t new_state;
 };
-/* Decodes a server-initiated break notification, or a break acknowledgment response
- * (same layouts, distinguished by the caller from the MessageId 0xFFFFFFFFFFFFFFFF). */
+/* Decodes a server-initiated break notification (MessageId 0xFFFFFFFFFFFFFFFF: StructureSize
+ * 24 oplock, 44 lease) or the response to our acknowledgment (24 oplock, 2.2.25.1; 36 lease,
+ * 2.2.25.2, whose granted LeaseState lands in new_state, current_state and new_epoch 0). */
 int smb2_break_decode(const uint8_t *msg, size_t len, struct smb2_break *b);
 int smb2_oplock_ack_encode(struct le_wr *w, uint8_t level, struct smb2_file_id file_id);
 int smb2_lease_ack_encode(struct le_wr *w, const uint8_t key[16], uint32_t state);
