@@ -1,0 +1,187 @@
+/* smb3.h - libsmb3, an SMB2/SMB3 client library.
+ *
+ * One smb3_client is one TCP connection with one authenticated session and one tree (share).
+ * All functions are thread-safe on the same client. Each operation exists in a synchronous form
+ * (blocks the calling thread until the server answered) and, for I/O, an asynchronous form whose
+ * callback runs exactly once on the client's I/O thread (never before the call returned 0; never
+ * if the call returned an error). Callbacks must not block; they may submit further requests.
+ *
+ * Return values: 0 or a non-negative count on success, a negative SMB3_E* code on failure (see
+ * smb3_errors.h). smb3_last_error() gives a one-line description of the client's last failure,
+ * including the server's NTSTATUS name.
+ *
+ * Ownership, everywhere: strings passed in are copied before the call returns; buffers passed to
+ * asynchronous calls must stay valid until their callback ran; objects returned through `**out`
+ * belong to the caller and are released with their matching free/close function.
+ */
+#ifndef SMB3_H
+#define SMB3_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "smb3/smb3_errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct smb3_client smb3_client;
+typedef struct smb3_file smb3_file;
+typedef struct smb3_dir smb3_dir;
+
+/* ---- options (one parser for the CLI, the library and the mount) ---- */
+enum smb3_cache_mode { SMB3_CACHE_STRICT = 0, SMB3_CACHE_NONE = 1, SMB3_CACHE_LOOSE = 2 };
+
+struct smb3_options {
+  char *host;           /* owned strings (smb3_options_free) */
+  char *share;
+  char *path;           /* path inside the share from a URL ("" for the root) */
+  char *username;       /* NULL or "" = anonymous/guest */
+  char *password;
+  char *domain;
+  int port;             /* default 445 */
+  uint16_t vers_min, vers_max; /* dialect range, default 0x0202..0x0311; vers=3.1.1 pins */
+  int sign;             /* require signing */
+  int seal;             /* require encryption (SMB 3.x) */
+  uint32_t rsize, wsize;      /* wire READ/WRITE size, default 4 MiB, capped by the server */
+  uint32_t max_inflight;      /* bulk transfers: requests in flight, default 16 */
+  uint32_t credits;           /* credit window to ask for, default 1024 */
+  int nocompound;             /* send compoundable operations one by one */
+  uint32_t timeout_ms;        /* per request, default 60000; connect timeout: connect_timeout_ms */
+  uint32_t connect_timeout_ms;/* default 10000 */
+  uint32_t echo_interval;     /* seconds between keep-alive ECHOs when idle, default 60, 0 = off */
+  /* file-system (smb3fs) options; parsed here so that every front end accepts the same set */
+  int cache;                  /* enum smb3_cache_mode */
+  double actimeo;             /* attribute cache seconds, default 1 */
+  int uid, gid;               /* -1 = the mounting user's */
+  int file_mode, dir_mode;    /* -1 = default (0755 dirs, 0644 files) */
+  int ro;
+};
+
+/* Fill defaults. */
+void smb3_options_init(struct smb3_options *o);
+/* Release owned strings (not o itself). */
+void smb3_options_free(struct smb3_options *o);
+/* Parse a comma-separated option string ("vers=3.1.1,sign,rsize=1M,..."). Unknown options are an
+ * error unless allow_unknown (then they are skipped and left for the caller). On error returns
+ * SMB3_EURL and writes a one-line message to err (errlen bytes, may be NULL). */
+int smb3_options_parse(struct smb3_options *o, const char *s, int allow_unknown, char *err, size_t errlen);
+/* Parse smb://[DOMAIN;]USER[:PASSWORD]@HOST[:PORT]/SHARE[/PATH] into o (host, share, path,
+ * username, password, domain, port; %XX escapes decoded). SMB3_EURL with a message on error. */
+int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t errlen);
+/* Read a credentials file (username=, password=, domain= lines, as mount.cifs/smbclient). */
+int smb3_options_credentials_file(struct smb3_options *o, const char *path, char *err, size_t errlen);
+
+/* ---- connection ---- */
+/* Connect, negotiate, authenticate and connect the tree named in o (host, share required).
+ * On failure *out is NULL and, if err is given, a one-line reason is written to it. */
+int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, size_t errlen);
+/* Log off, disconnect, fail anything still in flight with SMB3_ECLOSED, free the client.
+ * Files and directories still open are invalidated (their handles must still be closed/freed). */
+void smb3_disconnect(smb3_client *c);
+/* The last failure on this client as one line (valid until the next call on c from this thread). */
+const char *smb3_last_error(smb3_client *c);
+/* The negotiated dialect (0x0202 ... 0x0311) and whether signing/encryption are active. */
+uint16_t smb3_dialect(smb3_client *c);
+int smb3_signing_active(smb3_client *c);
+int smb3_encryption_active(smb3_client *c);
+/* Effective wire I/O sizes after capping by the server. */
+uint32_t smb3_rsize(smb3_client *c);
+uint32_t smb3_wsize(smb3_client *c);
+
+/* ---- counters ---- */
+struct smb3_stats {
+  uint64_t requests, round_trips;
+  uint64_t bytes_read, bytes_written, reads, writes;
+  uint32_t max_read_size, max_write_size, credits_max_in_flight;
+  uint64_t per_command[19]; /* indexed by SMB2 command code */
+};
+void smb3_get_stats(smb3_client *c, struct smb3_stats *s);
+/* One JSON object with the counters (malloc'd; caller frees). */
+char *smb3_stats_json(const struct smb3_stats *s);
+
+/* ---- files ---- */
+struct smb3_stat {
+  uint64_t size;        /* EndOfFile */
+  uint64_t alloc_size;
+  uint64_t ino;         /* server file id (IndexNumber) */
+  uint32_t attributes;  /* FILE_ATTRIBUTE_* */
+  int is_dir;
+  uint32_t nlink;
+  struct timespec_smb3 {
+    int64_t sec;
+    long nsec;
+  } atime, mtime, ctime, btime;
+};
+
+/* flags: O_RDONLY / O_WRONLY / O_RDWR, with O_CREAT, O_EXCL, O_TRUNC, O_DIRECTORY; O_APPEND is
+ * not emulated. *out owned by the caller: smb3_close() it. st (optional) receives attributes. */
+int smb3_open(smb3_client *c, const char *path, int flags, smb3_file **out, struct smb3_stat *st);
+/* Close the handle and free f (always freed, even when the server reports an error). */
+int smb3_close(smb3_file *f);
+ssize_t smb3_pread(smb3_file *f, void *buf, size_t len, uint64_t off);
+ssize_t smb3_pwrite(smb3_file *f, const void *buf, size_t len, uint64_t off);
+int smb3_fstat(smb3_file *f, struct smb3_stat *st);
+int smb3_ftruncate(smb3_file *f, uint64_t size);
+int smb3_fsync(smb3_file *f);
+
+/* Asynchronous I/O of at most rsize/wsize bytes; larger requests are split by the bulk engine.
+ * cb(result, arg): result = bytes transferred or SMB3_E*. */
+typedef void (*smb3_cb)(int64_t result, void *arg);
+int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
+int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
+
+/* Bulk pipelined transfers: [off, off+len) in rsize/wsize pieces, max_inflight at a time,
+ * completing out of order into the right place. Stops at the first error and returns it; the
+ * read returns fewer bytes only at end of file. progress (optional) is called on the calling
+ * thread with the bytes done so far. */
+typedef void (*smb3_progress_cb)(uint64_t done, void *arg);
+ssize_t smb3_read_range(smb3_file *f, void *buf, size_t len, uint64_t off);
+ssize_t smb3_write_range(smb3_file *f, const void *buf, size_t len, uint64_t off);
+/* Stream a whole file range through a callback-sized window: sink(buf, n, off) is called in
+ * order on the calling thread (for get/cat); source fills buf for put. Return 0/-err. */
+typedef int (*smb3_sink_cb)(const void *buf, size_t n, uint64_t off, void *arg);
+typedef ssize_t (*smb3_source_cb)(void *buf, size_t n, uint64_t off, void *arg);
+int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb sink, void *arg,
+                         smb3_progress_cb progress, void *parg);
+int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, void *arg, smb3_progress_cb progress,
+                          void *parg);
+
+/* ---- paths (each one compounded into one round trip unless nocompound) ---- */
+int smb3_stat(smb3_client *c, const char *path, struct smb3_stat *st);
+struct smb3_statvfs {
+  uint64_t bsize, blocks, bfree, bavail;
+};
+int smb3_statvfs(smb3_client *c, struct smb3_statvfs *st);
+int smb3_mkdir(smb3_client *c, const char *path);
+int smb3_rmdir(smb3_client *c, const char *path);
+int smb3_unlink(smb3_client *c, const char *path);
+/* Rename within the share; replaces an existing file at `to` when replace is non-zero. */
+int smb3_rename(smb3_client *c, const char *from, const char *to, int replace);
+int smb3_truncate(smb3_client *c, const char *path, uint64_t size);
+/* Set times (NULL = unchanged) and/or the read-only attribute (readonly < 0 = unchanged). */
+int smb3_utimens(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
+                 const struct timespec_smb3 *mtime);
+int smb3_set_readonly(smb3_client *c, const char *path, int readonly);
+
+/* ---- directories ---- */
+struct smb3_dirent {
+  const char *name;     /* valid until the next smb3_readdir/smb3_closedir */
+  struct smb3_stat st;
+};
+int smb3_opendir(smb3_client *c, const char *path, smb3_dir **out);
+/* Returns 1 with *e filled, 0 at the end, or SMB3_E*. "." and ".." are skipped. */
+int smb3_readdir(smb3_dir *d, struct smb3_dirent *e);
+int smb3_closedir(smb3_dir *d);
+
+/* ---- small whole-file helpers (CREATE+READ+CLOSE / CREATE+WRITE+CLOSE in one round trip when
+ * the data fits one request) ---- */
+ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len);
+ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,237 @@
+/* bulk.c - the pipelined bulk engine (seeds 000, 001): a range is cut into rsize/wsize wire
+ * requests, up to max_inflight of them in flight at once (and never more than the credit window
+ * allows: the core queues the rest), completing out of order straight into the right place.
+ * The first error stops new submissions; the engine waits for what is in flight and returns it. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+
+struct slot {
+  struct bulk *b;
+  uint8_t *buf;
+  uint64_t off;
+  size_t len;
+  int64_t result;
+  int busy, done;
+};
+
+struct bulk {
+  pthread_mutex_t m;
+  pthread_cond_t cv;
+  int inflight;
+  int error;
+  uint64_t eof_at;   /* first offset known to be past the end of file */
+  uint64_t bytes_done;
+};
+
+static void bulk_init(struct bulk *b) {
+  memset(b, 0, sizeof *b);
+  pthread_mutex_init(&b->m, NULL);
+  pthread_cond_init(&b->cv, NULL);
+  b->eof_at = UINT64_MAX;
+}
+
+static void bulk_destroy(struct bulk *b) {
+  pthread_cond_destroy(&b->cv);
+  pthread_mutex_destroy(&b->m);
+}
+
+static void slot_done(int64_t result, void *arg) {
+  struct slot *s = arg;
+  struct bulk *b = s->b;
+  pthread_mutex_lock(&b->m);
+  s->result = result;
+  s->done = 1;
+  b->inflight--;
+  if (result < 0 && !b->error) b->error = (int)result;
+  if (result >= 0) {
+    b->bytes_done += (uint64_t)result;
+    if ((size_t)result < s->len && s->off + (uint64_t)result < b->eof_at) b->eof_at = s->off + (uint64_t)result;
+  }
+  pthread_cond_broadcast(&b->cv);
+  pthread_mutex_unlock(&b->m);
+}
+
+/* Submit one piece; on submit failure record the error as if the piece had failed. */
+static void slot_submit(smb3_file *f, struct bulk *b, struct slot *s, int is_read) {
+  s->b = b;
+  s->busy = 1;
+  s->done = 0;
+  pthread_mutex_lock(&b->m);
+  b->inflight++;
+  pthread_mutex_unlock(&b->m);
+  int rc = is_read ? smb3_pread_async(f, s->buf, s->len, s->off, slot_done, s)
+                   : smb3_pwrite_async(f, s->buf, s->len, s->off, slot_done, s);
+  if (rc) slot_done(rc, s);
+}
+
+static void wait_slots_below(struct bulk *b, int n) {
+  pthread_mutex_lock(&b->m);
+  while (b->inflight > n) pthread_cond_wait(&b->cv, &b->m);
+  pthread_mutex_unlock(&b->m);
+}
+
+static int bulk_stop(struct bulk *b, uint64_t next_off) {
+  pthread_mutex_lock(&b->m);
+  int stop = b->error || next_off >= b->eof_at;
+  pthread_mutex_unlock(&b->m);
+  return stop;
+}
+
+/* ---- ranges into/out of one caller buffer ---- */
+static ssize_t range_io(smb3_file *f, uint8_t *buf, size_t len, uint64_t off, int is_read) {
+  if (!f) return SMB3_EBADF;
+  if (!len) return 0;
+  if (!buf || off > INT64_MAX - len) return SMB3_EINVAL;
+  smb3_client *c = f->c;
+  size_t piece = is_read ? c->rsize : c->wsize;
+  size_t npieces = (len + piece - 1) / piece;
+  int window = (int)c->opts.max_inflight;
+  struct slot *slots = calloc(npieces, sizeof *slots);
+  if (!slots) return SMB3_ENOMEM;
+  struct bulk b;
+  bulk_init(&b);
+  for (size_t i = 0; i < npieces; i++) {
+    uint64_t o = (uint64_t)i * piece;
+    if (bulk_stop(&b, off + o)) break;
+    wait_slots_below(&b, window - 1);
+    slots[i].buf = buf + o;
+    slots[i].off = off + o;
+    slots[i].len = len - o < piece ? len - o : piece;
+    slot_submit(f, &b, &slots[i], is_read);
+  }
+  wait_slots_below(&b, 0);
+  ssize_t rc;
+  if (b.error) rc = b.error;
+  else if (is_read) rc = (ssize_t)((b.eof_at < off + len ? b.eof_at : off + len) - off);
+  else rc = b.bytes_done == len ? (ssize_t)len : SMB3_EIO; /* a short write is never silently accepted */
+  bulk_destroy(&b);
+  free(slots);
+  if (rc < 0) client_fail(c, (int)rc, 0, "%s '%s': %s", is_read ? "read" : "write", f->path, smb3_strerror((int)rc));
+  return rc;
+}
+
+ssize_t smb3_read_range(smb3_file *f, void *buf, size_t len, uint64_t off) { return range_io(f, buf, len, off, 1); }
+ssize_t smb3_write_range(smb3_file *f, const void *buf, size_t len, uint64_t off) {
+  return range_io(f, (void *)buf, len, off, 0);
+}
+
+/* ---- streams through a ring of window buffers (get/cat/put) ---- */
+struct ring {
+  struct slot *slots;
+  int n;
+  size_t piece;
+};
+
+static int ring_new(struct ring *r, int n, size_t piece) {
+  r->n = n;
+  r->piece = piece;
+  r->slots = calloc((size_t)n, sizeof *r->slots);
+  if (!r->slots) return SMB3_ENOMEM;
+  for (int i = 0; i < n; i++)
+    if (!(r->slots[i].buf = malloc(piece))) return SMB3_ENOMEM;
+  return 0;
+}
+
+static void ring_free(struct ring *r) {
+  for (int i = 0; r->slots && i < r->n; i++) free(r->slots[i].buf);
+  free(r->slots);
+}
+
+static void wait_slot(struct bulk *b, struct slot *s) {
+  pthread_mutex_lock(&b->m);
+  while (s->busy && !s->done) pthread_cond_wait(&b->cv, &b->m);
+  pthread_mutex_unlock(&b->m);
+}
+
+int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb sink, void *arg,
+                         smb3_progress_cb progress, void *parg) {
+  if (!f || !sink) return SMB3_EINVAL;
+  smb3_client *c = f->c;
+  struct ring r;
+  struct bulk b;
+  bulk_init(&b);
+  int64_t rc = ring_new(&r, (int)c->opts.max_inflight, c->rsize);
+  uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+  uint64_t next = off, delivered = off;
+  int eof = 0;
+  for (int i = 0; !rc && i < r.n && next < end; i++) { /* prime the window */
+    struct slot *s = &r.slots[i];
+    s->off = next;
+    s->len = end - next < r.piece ? (size_t)(end - next) : r.piece;
+    next += s->len;
+    slot_submit(f, &b, s, 1);
+  }
+  for (int k = 0; !rc && !eof && delivered < end; k = (k + 1) % r.n) {
+    struct slot *s = &r.slots[k];
+    if (!s->busy) break;
+    wait_slot(&b, s);
+    s->busy = 0;
+    if (s->result < 0) {
+      rc = s->result;
+      break;
+    }
+    if (s->result > 0 && (rc = sink(s->buf, (size_t)s->result, s->off, arg))) break;
+    delivered += (uint64_t)s->result;
+    eof = (size_t)s->result < s->len;
+    if (progress) progress(delivered - off, parg);
+    if (!eof && next < end) {
+      s->off = next;
+      s->len = end - next < r.piece ? (size_t)(end - next) : r.piece;
+      next += s->len;
+      slot_submit(f, &b, s, 1);
+    }
+  }
+  wait_slots_below(&b, 0);
+  bulk_destroy(&b);
+  ring_free(&r);
+  if (rc < 0) return client_fail(c, (int)rc, 0, "read '%s': %s", f->path, smb3_strerror((int)rc));
+  return rc ? rc : (int64_t)(delivered - off);
+}
+
+int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, void *arg, smb3_progress_cb progress,
+                          void *parg) {
+  if (!f || !source) return SMB3_EINVAL;
+  smb3_client *c = f->c;
+  struct ring r;
+  struct bulk b;
+  bulk_init(&b);
+  int64_t rc = ring_new(&r, (int)c->opts.max_inflight, c->wsize);
+  uint64_t pos = off;
+  int end = 0;
+  for (int k = 0; !rc && !end; k = (k + 1) % r.n) {
+    struct slot *s = &r.slots[k];
+    if (s->busy) {
+      wait_slot(&b, s);
+      s->busy = 0;
+      if (s->result < 0 || (size_t)s->result != s->len) {
+        rc = s->result < 0 ? s->result : SMB3_EIO;
+        break;
+      }
+      if (progress) progress(b.bytes_done, parg);
+    }
+    ssize_t n = source(s->buf, r.piece, pos, arg);
+    if (n < 0) {
+      rc = n;
+      break;
+    }
+    if (n == 0) break;
+    end = (size_t)n < r.piece; /* a short fill means the source is exhausted */
+    s->off = pos;
+    s->len = (size_t)n;
+    pos += (uint64_t)n;
+    slot_submit(f, &b, s, 0);
+  }
+  wait_slots_below(&b, 0);
+  for (int k = 0; !rc && k < r.n; k++) /* check the tail of the window */
+    if (r.slots[k].busy && (r.slots[k].result < 0 || (size_t)r.slots[k].result != r.slots[k].len))
+      rc = r.slots[k].result < 0 ? r.slots[k].result : SMB3_EIO;
+  if (!rc && b.error) rc = b.error;
+  if (progress && !rc) progress(b.bytes_done, parg);
+  bulk_destroy(&b);
+  ring_free(&r);
+  if (rc < 0) return client_fail(c, (int)rc, 0, "write '%s': %s", f->path, smb3_strerror((int)rc));
+  return (int64_t)(pos - off);
+}

@@ -1,0 +1,104 @@
+/* client.c - the client object: last error, counters, disconnect. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "util/status.h"
+
+int client_fail(smb3_client *c, int rc, uint32_t status, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  pthread_mutex_lock(&c->err_lock);
+  if (status) {
+    char nb[32];
+    snprintf(c->last_error, sizeof c->last_error, "%s (%s)", msg, smb3_status_name(status, nb));
+  } else {
+    snprintf(c->last_error, sizeof c->last_error, "%s", msg);
+  }
+  pthread_mutex_unlock(&c->err_lock);
+  return rc;
+}
+
+int client_msg_result(smb3_client *c, const struct smb3_chain *ch, int i, const char *what) {
+  if (ch->error) return client_fail(c, ch->error, 0, "%s: %s", what, smb3_strerror(ch->error));
+  uint32_t st = ch->msgs[i].status;
+  if (st == NT_STATUS_SUCCESS) return 0;
+  int rc = smb3_status_to_err(st);
+  if (rc == 0) rc = SMB3_ESTATUS;
+  return client_fail(c, rc, st, "%s: %s", what, smb3_strerror(rc));
+}
+
+const char *smb3_last_error(smb3_client *c) { return c ? c->last_error : "no client"; }
+
+uint16_t smb3_dialect(smb3_client *c) { return core_negotiated(c->core)->dialect; }
+int smb3_signing_active(smb3_client *c) { return core_signing_active(c->core); }
+int smb3_encryption_active(smb3_client *c) { return core_encryption_active(c->core); }
+uint32_t smb3_rsize(smb3_client *c) { return c->rsize; }
+uint32_t smb3_wsize(smb3_client *c) { return c->wsize; }
+
+static void stats_copy(struct smb3_core *core, void *arg) {
+  struct core_stats cs;
+  core_get_stats(core, &cs);
+  struct smb3_stats *s = arg;
+  memset(s, 0, sizeof *s);
+  s->requests = cs.requests;
+  s->round_trips = cs.round_trips;
+  s->bytes_read = cs.bytes_read;
+  s->bytes_written = cs.bytes_written;
+  s->reads = cs.reads;
+  s->writes = cs.writes;
+  s->max_read_size = cs.max_read_size;
+  s->max_write_size = cs.max_write_size;
+  s->credits_max_in_flight = cs.credits_max_in_flight;
+  for (int i = 0; i < SMB2_NCOMMANDS && i < 19; i++) s->per_command[i] = cs.per_command[i];
+}
+
+void smb3_get_stats(smb3_client *c, struct smb3_stats *s) { transport_with_core(c->tr, stats_copy, s); }
+
+static const char *const cmd_names[19] = {"negotiate", "session_setup", "logoff", "tree_connect", "tree_disconnect",
+                                          "create", "close", "flush", "read", "write", "lock", "ioctl", "cancel",
+                                          "echo", "query_directory", "change_notify", "query_info", "set_info",
+                                          "oplock_break"};
+
+char *smb3_stats_json(const struct smb3_stats *s) {
+  size_t cap = 2048;
+  char *out = malloc(cap);
+  if (!out) return NULL;
+  int n = snprintf(out, cap,
+                   "{\"requests\":%llu,\"round_trips\":%llu,\"bytes_read\":%llu,\"bytes_written\":%llu,"
+                   "\"reads\":%llu,\"writes\":%llu,\"max_read_size\":%u,\"max_write_size\":%u,"
+                   "\"credits_max_in_flight\":%u,\"commands\":{",
+                   (unsigned long long)s->requests, (unsigned long long)s->round_trips,
+                   (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written,
+                   (unsigned long long)s->reads, (unsigned long long)s->writes, s->max_read_size, s->max_write_size,
+                   s->credits_max_in_flight);
+  for (int i = 0; i < 19; i++)
+    n += snprintf(out + n, cap - (size_t)n, "%s\"%s\":%llu", i ? "," : "", cmd_names[i],
+                  (unsigned long long)s->per_command[i]);
+  snprintf(out + n, cap - (size_t)n, "}}");
+  return out;
+}
+
+void smb3_disconnect(smb3_client *c) {
+  if (!c) return;
+  if (c->tr && c->tree_id && !core_is_dead(c->core)) {
+    /* Polite goodbye; failures do not matter, the connection closes either way. */
+    struct smb3_chain *ch = chain_new(1);
+    if (ch && !build_simple(c, &ch->msgs[0], SMB2_TREE_DISCONNECT)) client_run(c, ch);
+    chain_free(ch);
+    ch = chain_new(1);
+    if (ch && !build_simple(c, &ch->msgs[0], SMB2_LOGOFF)) client_run(c, ch);
+    chain_free(ch);
+  }
+  transport_close(c->tr);
+  core_free(c->core);
+  smb3_options_free(&c->opts);
+  pthread_mutex_destroy(&c->err_lock);
+  pthread_mutex_destroy(&c->root_lock);
+  free(c);
+}

@@ -1,0 +1,98 @@
+/* client.h - internals of the client layer (lib/client/): the client object, synchronous
+ * chain execution, compound/no-compound step runner, and request builders. */
+#ifndef SMB3_CLIENT_INTERNAL_H
+#define SMB3_CLIENT_INTERNAL_H
+
+#include <pthread.h>
+
+#include "core/core.h"
+#include "fscc/fscc.h"
+#include "net/transport.h"
+#include "smb3/smb3.h"
+
+struct smb3_client {
+  struct smb3_options opts;       /* private copy */
+  struct smb3_core *core;
+  struct smb3_transport *tr;
+  uint32_t tree_id;
+  uint32_t rsize, wsize;          /* effective */
+  int multi_credit;
+  pthread_mutex_t err_lock;
+  char last_error[512];
+  /* cached handle on the share root (statvfs in one QUERY_INFO) */
+  pthread_mutex_t root_lock;
+  int root_open;
+  struct smb2_file_id root_fid;
+  uint64_t last_activity_ns;
+  int echo_outstanding;
+  int closing;
+};
+
+struct smb3_file {
+  smb3_client *c;
+  struct smb2_file_id fid;
+  int is_dir;
+  char *path;
+};
+
+struct smb3_dir {
+  smb3_client *c;
+  struct smb2_file_id fid;
+  int open;
+  int eof;
+  struct smb3_chain *batch;     /* last QUERY_DIRECTORY response */
+  struct fscc_dir_iter it;
+  int have_iter;
+};
+
+/* Record the failure (one line, with the NTSTATUS name when status != 0) and return rc. */
+int client_fail(smb3_client *c, int rc, uint32_t status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Map a completed message to 0 or SMB3_E*, recording the failure as "<what>: <reason>". */
+int client_msg_result(smb3_client *c, const struct smb3_chain *ch, int i, const char *what);
+
+/* Submit a chain and wait for it (never from an I/O-thread callback). Returns ch->error or the
+ * submit error; message statuses are left for the caller to check. */
+int client_run(smb3_client *c, struct smb3_chain *ch);
+
+/* Request builders: encode message i of chain ch. */
+struct create_args {
+  const char *path;
+  uint32_t access, share, disposition, options, attributes;
+  uint8_t oplock;
+  struct smb2_lease lease;
+};
+int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *a);
+int build_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, int postquery);
+int build_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
+                     uint32_t outlen);
+int build_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
+                   const uint8_t *buf, uint32_t len);
+int build_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, void *buf, uint32_t len, uint64_t off);
+int build_write(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *buf, uint32_t len,
+                uint64_t off);
+int build_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid);
+int build_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t flags, uint32_t outlen);
+int build_simple(smb3_client *c, struct smb3_msg *m, uint16_t command);
+
+/* A step of a CREATE ... CLOSE sequence: encode message into m for the given file id. */
+struct step {
+  int (*encode)(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg);
+  const void *arg;
+};
+/* Run steps[0..n) (steps[0] a CREATE, steps[n-1] usually a CLOSE) as one related compound chain,
+ * or one by one with the real file id under `nocompound`. Returns the completed chain in *out
+ * (caller frees) with every message's status/response, or SMB3_E* on a transport failure. In
+ * one-by-one mode a failed CREATE fails the rest with its status, as a server does for a chain. */
+int client_steps(smb3_client *c, const struct step *steps, int n, struct smb3_chain **out);
+
+/* Result of a CREATE response as smb3_stat. */
+void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st);
+void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st);
+/* FILETIME <-> timespec */
+struct timespec_smb3 filetime_to_ts(uint64_t ft);
+uint64_t ts_to_filetime(const struct timespec_smb3 *ts);
+
+/* Map open(2)-style flags to CREATE arguments. */
+void create_args_from_flags(struct create_args *a, const char *path, int flags);
+
+#endif

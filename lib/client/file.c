@@ -1,0 +1,220 @@
+/* file.c - open handles: open/close, pread/pwrite (sync and async), fstat, ftruncate, fsync. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "util/status.h"
+
+struct timespec_smb3 filetime_to_ts(uint64_t ft) {
+  /* FILETIME: 100 ns units since 1601-01-01; 11644473600 s to 1970. */
+  struct timespec_smb3 ts = {0, 0};
+  if (!ft) return ts;
+  int64_t t = (int64_t)(ft / 10000000u) - 11644473600LL;
+  ts.sec = t;
+  ts.nsec = (long)(ft % 10000000u) * 100;
+  return ts;
+}
+
+uint64_t ts_to_filetime(const struct timespec_smb3 *ts) {
+  int64_t s = ts->sec + 11644473600LL;
+  if (s < 0) return 0;
+  return (uint64_t)s * 10000000u + (uint64_t)ts->nsec / 100u;
+}
+
+void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st) {
+  memset(st, 0, sizeof *st);
+  st->size = f->end_of_file;
+  st->alloc_size = f->allocation_size;
+  st->ino = f->file_id;
+  st->attributes = f->attributes;
+  st->is_dir = (f->attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
+  st->nlink = f->nlink ? f->nlink : 1;
+  st->btime = filetime_to_ts(f->creation_time);
+  st->atime = filetime_to_ts(f->last_access_time);
+  st->mtime = filetime_to_ts(f->last_write_time);
+  st->ctime = filetime_to_ts(f->change_time);
+}
+
+void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
+  struct fscc_stat f = {.creation_time = r->creation_time, .last_access_time = r->last_access_time,
+                        .last_write_time = r->last_write_time, .change_time = r->change_time,
+                        .allocation_size = r->allocation_size, .end_of_file = r->end_of_file,
+                        .attributes = r->file_attributes, .file_id = r->have_disk_id ? r->disk_file_id : 0};
+  stat_from_fscc(&f, st);
+}
+
+int smb3_open(smb3_client *c, const char *path, int flags, smb3_file **out, struct smb3_stat *st) {
+  *out = NULL;
+  if (!path) return SMB3_EINVAL;
+  struct create_args a;
+  create_args_from_flags(&a, path, flags);
+  struct smb3_chain *ch = chain_new(1);
+  if (!ch) return SMB3_ENOMEM;
+  int rc = build_create(c, &ch->msgs[0], &a);
+  if (!rc) rc = client_run(c, ch);
+  struct smb2_create_rsp r;
+  if (!rc) {
+    char what[600];
+    snprintf(what, sizeof what, "open '%s'", path);
+    rc = client_msg_result(c, ch, 0, what);
+  }
+  if (!rc && smb2_create_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &r))
+    rc = client_fail(c, SMB3_EPROTO, 0, "malformed CREATE response");
+  chain_free(ch);
+  if (rc) return rc;
+  smb3_file *f = calloc(1, sizeof *f);
+  if (f) f->path = strdup(path);
+  if (!f || !f->path) {
+    free(f);
+    return SMB3_ENOMEM; /* the handle leaks on the server until disconnect */
+  }
+  f->c = c;
+  f->fid = r.file_id;
+  f->is_dir = (r.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
+  if (st) stat_from_create(&r, st);
+  *out = f;
+  return 0;
+}
+
+int smb3_close(smb3_file *f) {
+  if (!f) return SMB3_EBADF;
+  smb3_client *c = f->c;
+  struct smb3_chain *ch = chain_new(1);
+  int rc = ch ? build_close(c, &ch->msgs[0], f->fid, 0) : SMB3_ENOMEM;
+  if (!rc) rc = client_run(c, ch);
+  if (!rc) rc = client_msg_result(c, ch, 0, "close");
+  chain_free(ch);
+  free(f->path);
+  free(f);
+  return rc;
+}
+
+/* ---- async single READ/WRITE ---- */
+struct io_ctx {
+  smb3_cb cb;
+  void *arg;
+  smb3_client *c;
+};
+
+static int64_t read_result(const struct smb3_chain *ch) {
+  if (ch->error) return ch->error;
+  uint32_t st = ch->msgs[0].status;
+  if (st == NT_STATUS_END_OF_FILE) return 0;
+  if (st != NT_STATUS_SUCCESS) {
+    int rc = smb3_status_to_err(st);
+    return rc ? rc : SMB3_ESTATUS;
+  }
+  return (int64_t)ch->msgs[0].rd_len;
+}
+
+static int64_t write_result(const struct smb3_chain *ch) {
+  if (ch->error) return ch->error;
+  uint32_t st = ch->msgs[0].status;
+  if (st != NT_STATUS_SUCCESS) {
+    int rc = smb3_status_to_err(st);
+    return rc ? rc : SMB3_ESTATUS;
+  }
+  struct smb2_write_rsp w;
+  if (smb2_write_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &w)) return SMB3_EPROTO;
+  if (w.count > ch->msgs[0].payload_len) return SMB3_EPROTO;
+  return (int64_t)w.count;
+}
+
+static void io_done(struct smb3_chain *ch, void *arg) {
+  struct io_ctx *x = arg;
+  int64_t r = ch->msgs[0].command == SMB2_READ ? read_result(ch) : write_result(ch);
+  smb3_cb cb = x->cb;
+  void *cbarg = x->arg;
+  free(x);
+  chain_free(ch);
+  cb(r, cbarg);
+}
+
+static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
+  smb3_client *c = f->c;
+  uint32_t max = is_read ? c->rsize : c->wsize;
+  if (!cb || (!buf && len) || len > max || off > INT64_MAX - len) return SMB3_EINVAL;
+  struct smb3_chain *ch = chain_new(1);
+  struct io_ctx *x = malloc(sizeof *x);
+  if (!ch || !x) {
+    chain_free(ch);
+    free(x);
+    return SMB3_ENOMEM;
+  }
+  *x = (struct io_ctx){cb, arg, c};
+  int rc = is_read ? build_read(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off)
+                   : build_write(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off);
+  ch->cb = io_done;
+  ch->arg = x;
+  if (!rc) rc = transport_submit(c->tr, ch);
+  if (rc) {
+    chain_free(ch);
+    free(x);
+  }
+  return rc;
+}
+
+int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
+  return submit_io(f, 1, buf, len, off, cb, arg);
+}
+
+int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
+  return submit_io(f, 0, (void *)buf, len, off, cb, arg);
+}
+
+ssize_t smb3_pread(smb3_file *f, void *buf, size_t len, uint64_t off) {
+  if (!f) return SMB3_EBADF;
+  return smb3_read_range(f, buf, len, off);
+}
+
+ssize_t smb3_pwrite(smb3_file *f, const void *buf, size_t len, uint64_t off) {
+  if (!f) return SMB3_EBADF;
+  return smb3_write_range(f, buf, len, off);
+}
+
+/* ---- handle-based metadata ---- */
+static int handle_op(smb3_file *f, struct smb3_chain *ch, const char *what) {
+  int rc = client_run(f->c, ch);
+  if (!rc) rc = client_msg_result(f->c, ch, 0, what);
+  return rc;
+}
+
+int smb3_fstat(smb3_file *f, struct smb3_stat *st) {
+  if (!f) return SMB3_EBADF;
+  struct smb3_chain *ch = chain_new(1);
+  if (!ch) return SMB3_ENOMEM;
+  int rc = build_query_info(f->c, &ch->msgs[0], f->fid, SMB2_0_INFO_FILE, FSCC_FILE_ALL_INFORMATION, 4096);
+  if (!rc) rc = handle_op(f, ch, "fstat");
+  struct smb2_query_info_rsp q;
+  struct fscc_stat fs;
+  if (!rc && (smb2_query_info_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &q) ||
+              fscc_all_info_decode(q.buf, q.len, &fs)))
+    rc = client_fail(f->c, SMB3_EPROTO, 0, "malformed QUERY_INFO response");
+  if (!rc) stat_from_fscc(&fs, st);
+  chain_free(ch);
+  return rc;
+}
+
+int smb3_ftruncate(smb3_file *f, uint64_t size) {
+  if (!f) return SMB3_EBADF;
+  uint8_t buf[8];
+  fscc_eof_info_encode(buf, sizeof buf, size);
+  struct smb3_chain *ch = chain_new(1);
+  if (!ch) return SMB3_ENOMEM;
+  int rc = build_set_info(f->c, &ch->msgs[0], f->fid, SMB2_0_INFO_FILE, FSCC_FILE_END_OF_FILE_INFORMATION, buf, 8);
+  if (!rc) rc = handle_op(f, ch, "truncate");
+  chain_free(ch);
+  return rc;
+}
+
+int smb3_fsync(smb3_file *f) {
+  if (!f) return SMB3_EBADF;
+  struct smb3_chain *ch = chain_new(1);
+  if (!ch) return SMB3_ENOMEM;
+  int rc = build_flush(f->c, &ch->msgs[0], f->fid);
+  if (!rc) rc = handle_op(f, ch, "fsync");
+  chain_free(ch);
+  return rc;
+}

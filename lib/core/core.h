@@ -1,0 +1,197 @@
+/* core.h - the SMB2/3 connection engine, with no sockets in it ("sans-I/O").
+ *
+ * The core is fed received bytes and hands out bytes to send. It owns: message ids and the
+ * credit window, the table of requests in flight, compound chains, session state (keys, preauth
+ * hash), signing and sealing. It never blocks and never calls back into its caller while the
+ * caller holds its lock: completed chains and server notifications are queued and handed out by
+ * core_take_events(), and the caller (net/) runs their callbacks without the lock.
+ *
+ * Threading: a core is not thread-safe; net/transport.c serializes all calls with one mutex.
+ *
+ * Buffers: a chain's request bodies are owned by the chain (freed by chain_free()); a WRITE
+ * payload and a READ destination buffer belong to the caller and must stay valid until the
+ * chain's callback has run. Response messages are copied into per-message buffers owned by the
+ * chain, except READ data, which goes straight into the caller's buffer when one is given.
+ */
+#ifndef SMB3_CORE_H
+#define SMB3_CORE_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "crypto/crypto.h"
+#include "wire/wire.h"
+
+#define CORE_MAX_CHAIN 8          /* requests in one compound chain */
+#define CORE_MAX_BODY 1024        /* inline body bytes per request (bigger bodies are malloc'd) */
+#define CORE_FRAME_MAX (16u << 20) /* largest frame we accept: 8 MiB READ + headers, with margin */
+
+struct smb3_core;
+struct smb3_chain;
+
+/* One request of a chain and, once answered, its response. */
+struct smb3_msg {
+  uint16_t command;
+  uint32_t tree_id;
+  uint8_t hdr[SMB2_HDR_LEN];
+  uint8_t *body;                 /* encoded body; == inline_body or malloc'd */
+  size_t body_len;
+  uint8_t inline_body[CORE_MAX_BODY];
+  const uint8_t *payload;        /* WRITE data, caller-owned, sent by writev (not copied) */
+  size_t payload_len;
+  size_t pad_len;                /* zero padding after payload/body for 8-byte compound alignment */
+  uint32_t expect_rsp_len;       /* largest response payload expected (READ length, QUERY output) */
+  uint16_t credit_charge;
+  uint64_t msg_id;
+  uint64_t async_id;
+  int got_interim;
+  /* response */
+  int done;
+  uint32_t status;               /* NTSTATUS of the final response */
+  uint8_t *rsp;                  /* whole response message (header + body), malloc'd, owned */
+  size_t rsp_len;
+  /* zero-copy READ: destination for the data (caller-owned) */
+  uint8_t *rd_buf;
+  size_t rd_cap;
+  size_t rd_len;                 /* bytes of data placed into rd_buf */
+};
+
+typedef void (*smb3_chain_cb)(struct smb3_chain *c, void *arg);
+
+/* Events handed out by core_take_events(): completed chains and server notifications. */
+/* A chain's completion event is embedded in the chain (no allocation can fail at completion);
+ * break events are malloc'd and freed by whoever takes them (core_event_free()). */
+struct core_event {
+  struct core_event *next;
+  struct smb3_chain *chain;          /* completed chain (callback still to run), or NULL */
+  struct smb2_break brk;             /* valid when chain == NULL: oplock/lease break */
+};
+
+
+struct smb3_chain {
+  int n;                         /* requests in the chain */
+  int related;                   /* send as a related compound (3.2.4.1.4) */
+  int remaining;                 /* responses still awaited */
+  int error;                     /* transport-level failure (SMB3_E*), 0 otherwise */
+  int queued;                    /* submitted to the core */
+  int no_session;                /* NEGOTIATE: no session/tree; SESSION_SETUP: no signing */
+  smb3_chain_cb cb;
+  void *arg;
+  struct smb3_chain *next;       /* core-internal list link */
+  uint64_t deadline_ns;          /* monotonic time after which the request times out */
+  struct core_event ev;          /* completion event (core-internal) */
+  struct smb3_msg msgs[CORE_MAX_CHAIN];
+};
+
+/* Allocate a chain of n empty messages (n <= CORE_MAX_CHAIN). NULL on ENOMEM. */
+struct smb3_chain *chain_new(int n);
+/* Free a chain and everything it owns (not caller payload/destination buffers). */
+void chain_free(struct smb3_chain *c);
+/* Prepare message i: command, tree id; returns a writer positioned at body offset 0 with room
+ * for `body_cap` bytes (inline when it fits, else malloc'd). Call msg_body_done() after encoding. */
+int msg_body_begin(struct smb3_msg *m, uint16_t command, uint32_t tree_id, size_t body_cap, struct le_wr *w);
+int msg_body_done(struct smb3_msg *m, const struct le_wr *w);
+
+/* Status helpers for completed chains. Returns the NTSTATUS of message i or a synthetic failure. */
+static inline uint32_t msg_status(const struct smb3_msg *m) { return m->status; }
+
+/* ---- the engine ---- */
+struct core_config {
+  uint16_t dialect_min, dialect_max; /* e.g. 0x0202..0x0311 */
+  int sign_wanted;                   /* client asks for signing ('sign' option) */
+  int seal_wanted;                   /* client asks for encryption ('seal' option) */
+  uint32_t credits_target;           /* credit window to grow to */
+  uint32_t timeout_ms;               /* per request */
+};
+
+
+struct smb3_core *core_new(const struct core_config *cfg);
+void core_free(struct smb3_core *c); /* fails nothing: call core_fail_all() first */
+
+/* Queue a chain: assign message ids and credits, build headers, sign/seal. A chain that does not
+ * fit the current credit window waits inside the core until credits arrive. Returns 0 or
+ * SMB3_E* (then the chain is not queued and its callback will not run). */
+int core_submit(struct smb3_core *c, struct smb3_chain *ch, uint64_t now_ns);
+
+/* Bytes to send: fills up to max iovecs; returns the count (0 = nothing to send). */
+int core_output(struct smb3_core *c, struct iovec *iov, int max);
+/* n bytes of the output were written. */
+void core_output_done(struct smb3_core *c, size_t n);
+int core_want_write(const struct smb3_core *c);
+
+/* Receiving. net/ reads a 4-byte NBSS header (length L <= CORE_FRAME_MAX) and then either:
+ *  - the whole frame into a buffer and calls core_recv_frame(), or
+ *  - first `head` bytes (>= 80 or the whole frame) and asks core_recv_direct() whether the
+ *    rest may go straight to a caller's READ buffer. If so, it fills *iov (pad, data) for the
+ *    remaining L-head bytes and later calls core_recv_direct_done(). */
+int core_recv_frame(struct smb3_core *c, uint8_t *frame, size_t len);
+struct core_direct {
+  struct smb3_msg *msg;
+  struct iovec iov[2];   /* where the remaining bytes go: [pad scratch][caller data] */
+  int iovcnt;
+  uint8_t head[SMB2_HDR_LEN + SMB2_READ_RSP_FIXED];
+  uint8_t pad[256];
+  size_t frame_len;
+};
+/* Returns 1 if direct receive applies (d filled), 0 if not, <0 on a protocol error. */
+int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, size_t frame_len,
+                     struct core_direct *d);
+int core_recv_direct_done(struct smb3_core *c, struct core_direct *d);
+
+/* Fail every queued and in-flight chain with err (connection lost, closing). */
+void core_fail_all(struct smb3_core *c, int err);
+/* Fail requests whose deadline passed; returns 1 if any did (the connection is then unusable). */
+int core_check_timeouts(struct smb3_core *c, uint64_t now_ns);
+/* Detach and return the queued events (oldest first); the caller runs callbacks and then
+ * calls core_event_free() on each (which frees break events, not chains). */
+struct core_event *core_take_events(struct smb3_core *c);
+void core_event_free(struct core_event *e);
+int core_is_dead(const struct smb3_core *c);
+int core_dead_error(const struct smb3_core *c);
+
+/* ---- negotiated and session state (client layer drives the handshake) ---- */
+struct core_negotiated {
+  uint16_t dialect;
+  uint16_t security_mode;
+  uint32_t capabilities;
+  uint32_t max_read, max_write, max_transact;
+  uint16_t cipher;
+  uint16_t sign_alg;
+  uint8_t server_guid[16];
+};
+/* Build the NEGOTIATE request for the configured dialects into chain message 0. */
+int core_build_negotiate(struct smb3_core *c, struct smb3_chain *ch);
+/* Apply a NEGOTIATE response (message 0 of the completed chain). */
+int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch);
+const struct core_negotiated *core_negotiated(const struct smb3_core *c);
+/* The request that VALIDATE_NEGOTIATE_INFO must echo (3.0/3.0.2). */
+void core_validate_negotiate_info(const struct smb3_core *c, struct smb2_validate_negotiate *v);
+
+/* Session setup: the session id is learnt from the first SESSION_SETUP response. */
+void core_set_session_id(struct smb3_core *c, uint64_t sid);
+uint64_t core_session_id(const struct smb3_core *c);
+/* Give the 16-byte session key before the final SESSION_SETUP response arrives, so the core can
+ * derive keys and verify that response's signature. NULL for anonymous/guest (no signing). */
+void core_set_session_key(struct smb3_core *c, const uint8_t *key);
+/* The session is up: session_flags from the final response. Turns on signing/encryption as the
+ * negotiated state and the options require. Returns SMB3_ENCRYPT if sealing is required but not possible. */
+int core_session_established(struct smb3_core *c, uint16_t session_flags);
+/* Require encryption from now on (share flag ENCRYPT_DATA). */
+int core_require_encryption(struct smb3_core *c);
+int core_signing_active(const struct smb3_core *c);
+int core_encryption_active(const struct smb3_core *c);
+
+/* Counters (exact, for --stats). */
+struct core_stats {
+  uint64_t requests;        /* SMB2 requests sent */
+  uint64_t round_trips;     /* frames sent (a compound chain counts once) */
+  uint64_t per_command[SMB2_NCOMMANDS];
+  uint64_t bytes_read, bytes_written;
+  uint64_t reads, writes;
+  uint32_t max_read_size, max_write_size;
+  uint32_t credits_max_in_flight;
+  uint32_t credits_granted;  /* current window (available + in flight) */
+};
+void core_get_stats(const struct smb3_core *c, struct core_stats *s);
+
+#endif

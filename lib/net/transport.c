@@ -1,0 +1,456 @@
+/* transport.c - TCP connect, NBSS framing (MS-SMB2 2.1), and the I/O thread's epoll loop. */
+#include "net/transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "smb3/smb3_errors.h"
+
+#define RX_STAGE (512u * 1024u) /* staging buffer for small frames and frame heads */
+#define TX_IOV 256
+
+enum rx_state { RX_LEN, RX_HEAD, RX_FRAME, RX_DIRECT };
+
+struct smb3_transport {
+  int fd, efd, epfd;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  struct smb3_core *core;
+  int stop;
+  transport_break_cb on_break;
+  transport_tick_cb on_tick;
+  void *cb_arg;
+  /* receive state (I/O thread only) */
+  uint8_t *stage;
+  size_t st_off, st_len;
+  enum rx_state rx;
+  uint32_t frame_len;
+  uint8_t *frame;    /* RX_FRAME: malloc'd frame */
+  size_t frame_got;
+  struct core_direct direct; /* RX_DIRECT */
+  size_t direct_got;
+  int out_armed;
+};
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- connect ---- */
+static int wait_connected(int fd, int timeout_ms) {
+  struct pollfd p = {.fd = fd, .events = POLLOUT};
+  int n;
+  do n = poll(&p, 1, timeout_ms);
+  while (n < 0 && errno == EINTR);
+  if (n == 0) return ETIMEDOUT;
+  if (n < 0) return errno;
+  int soerr = 0;
+  socklen_t sl = sizeof soerr;
+  getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+  return soerr;
+}
+
+static void tune_socket(int fd, size_t sockbuf) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  if (sockbuf) {
+    /* Seed 003: the send buffer must exceed ~2x wsize or large writes collapse. Plain SO_SNDBUF is
+     * capped by net.core.wmem_max (often 208 KiB, below autotuning); only the privileged FORCE
+     * variants can raise it, so without privilege we keep the kernel's autotuning. */
+    int v = sockbuf > (size_t)0x7fffffff / 2 ? 0x3fffffff : (int)sockbuf;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof v);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof v);
+  }
+}
+
+static int connect_fd(const char *host, int port, int timeout_ms, size_t sockbuf, char *err, size_t errlen) {
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+  char portstr[16];
+  snprintf(portstr, sizeof portstr, "%d", port);
+  int gai = getaddrinfo(host, portstr, &hints, &res);
+  if (gai) {
+    snprintf(err, errlen, "cannot resolve host '%s': %s", host, gai_strerror(gai));
+    return SMB3_ECONNECT;
+  }
+  int last = ECONNREFUSED, fd = -1;
+  for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+      last = errno;
+      continue;
+    }
+    tune_socket(fd, sockbuf);
+    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ? 0 : errno;
+    if (rc == EINPROGRESS) rc = wait_connected(fd, timeout_ms);
+    if (rc) {
+      last = rc;
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(res);
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot connect to %s port %d: %s", host, port,
+             last == ETIMEDOUT ? "connection timed out" : strerror(last));
+    return last == ETIMEDOUT ? SMB3_ETIMEDOUT : SMB3_ECONNECT;
+  }
+  return fd;
+}
+
+/* ---- event dispatch (no lock held) ---- */
+static void run_events(struct smb3_transport *t, struct core_event *e) {
+  while (e) {
+    struct core_event *next = e->next;
+    if (e->chain) {
+      struct smb3_chain *ch = e->chain;
+      ch->cb(ch, ch->arg); /* may free ch (and e with it) */
+    } else {
+      if (t->on_break) t->on_break(&e->brk, t->cb_arg);
+      core_event_free(e);
+    }
+    e = next;
+  }
+}
+
+static void take_and_run(struct smb3_transport *t) {
+  pthread_mutex_lock(&t->lock);
+  struct core_event *e = core_take_events(t->core);
+  pthread_mutex_unlock(&t->lock);
+  run_events(t, e);
+}
+
+static void fail(struct smb3_transport *t, int err) {
+  pthread_mutex_lock(&t->lock);
+  core_fail_all(t->core, err);
+  pthread_mutex_unlock(&t->lock);
+  if (t->rx == RX_FRAME) free(t->frame);
+  t->frame = NULL;
+  t->rx = RX_LEN;
+}
+
+/* ---- sending ---- */
+static int flush_output(struct smb3_transport *t) {
+  struct iovec iov[TX_IOV];
+  for (;;) {
+    pthread_mutex_lock(&t->lock);
+    int n = core_output(t->core, iov, TX_IOV);
+    pthread_mutex_unlock(&t->lock);
+    if (!n) return 0;
+    ssize_t w = writev(t->fd, iov, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return 1; /* wait for EPOLLOUT */
+      return -errno;
+    }
+    pthread_mutex_lock(&t->lock);
+    core_output_done(t->core, (size_t)w);
+    pthread_mutex_unlock(&t->lock);
+  }
+}
+
+/* ---- receiving ---- */
+static void stage_compact(struct smb3_transport *t) {
+  if (t->st_off == 0) return;
+  memmove(t->stage, t->stage + t->st_off, t->st_len - t->st_off);
+  t->st_len -= t->st_off;
+  t->st_off = 0;
+}
+
+static size_t staged(const struct smb3_transport *t) { return t->st_len - t->st_off; }
+
+/* Copy staged bytes into an iovec list starting at byte `got`; returns bytes copied. */
+static size_t stage_to_iov(struct smb3_transport *t, struct iovec *iov, int cnt, size_t got, size_t want) {
+  size_t copied = 0, pos = 0;
+  for (int i = 0; i < cnt && copied < want; i++) {
+    size_t l = iov[i].iov_len;
+    if (got >= pos + l) {
+      pos += l;
+      continue;
+    }
+    size_t in = got - pos + 0;
+    size_t n = l - in;
+    if (n > want - copied) n = want - copied;
+    memcpy((uint8_t *)iov[i].iov_base + in, t->stage + t->st_off + copied, n);
+    copied += n;
+    got += n;
+    pos += l;
+  }
+  t->st_off += copied;
+  return copied;
+}
+
+static int frame_done(struct smb3_transport *t, uint8_t *buf, size_t len) {
+  pthread_mutex_lock(&t->lock);
+  int rc = core_recv_frame(t->core, buf, len);
+  pthread_mutex_unlock(&t->lock);
+  return rc;
+}
+
+/* Process what is staged; returns <0 on a fatal error. */
+static int process_stage(struct smb3_transport *t) {
+  for (;;) {
+    if (t->rx == RX_LEN) {
+      if (staged(t) < 4) return 0;
+      const uint8_t *p = t->stage + t->st_off;
+      if (p[0] != 0) return SMB3_EPROTO; /* NBSS session message only */
+      t->frame_len = (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+      if (t->frame_len < 4 || t->frame_len > CORE_FRAME_MAX) return SMB3_EPROTO;
+      t->st_off += 4;
+      t->rx = RX_HEAD;
+    }
+    if (t->rx == RX_HEAD) {
+      size_t head = SMB2_HDR_LEN + SMB2_READ_RSP_FIXED;
+      size_t need = t->frame_len < head ? t->frame_len : head;
+      if (staged(t) < need) return 0;
+      if (staged(t) >= t->frame_len) { /* whole frame staged: process in place */
+        uint8_t *p = t->stage + t->st_off;
+        t->st_off += t->frame_len;
+        t->rx = RX_LEN;
+        int rc = frame_done(t, p, t->frame_len);
+        if (rc) return rc;
+        continue;
+      }
+      pthread_mutex_lock(&t->lock);
+      int d = core_recv_direct(t->core, t->stage + t->st_off, head, t->frame_len, &t->direct);
+      pthread_mutex_unlock(&t->lock);
+      if (d < 0) return d;
+      if (d == 1) {
+        t->st_off += head;
+        t->direct_got = stage_to_iov(t, t->direct.iov, t->direct.iovcnt, 0, staged(t));
+        t->rx = RX_DIRECT;
+      } else {
+        t->frame = malloc(t->frame_len);
+        if (!t->frame) return SMB3_ENOMEM;
+        t->frame_got = staged(t);
+        memcpy(t->frame, t->stage + t->st_off, t->frame_got);
+        t->st_off += t->frame_got;
+        t->rx = RX_FRAME;
+      }
+    }
+    return 0; /* RX_FRAME / RX_DIRECT continue from the socket */
+  }
+}
+
+static ssize_t read_some(struct smb3_transport *t, struct iovec *iov, int cnt) {
+  ssize_t n;
+  do n = readv(t->fd, iov, cnt);
+  while (n < 0 && errno == EINTR);
+  if (n == 0) return SMB3_ECLOSED;
+  if (n < 0) return errno == EAGAIN ? 0 : SMB3_ECLOSED;
+  return n;
+}
+
+/* Receive into the direct READ destination (no copy). */
+static int rx_direct(struct smb3_transport *t) {
+  size_t total = t->frame_len - (SMB2_HDR_LEN + SMB2_READ_RSP_FIXED);
+  while (t->direct_got < total) {
+    struct iovec iov[2];
+    int cnt = 0;
+    size_t pos = 0;
+    for (int i = 0; i < t->direct.iovcnt; i++) {
+      size_t l = t->direct.iov[i].iov_len;
+      if (t->direct_got < pos + l) {
+        size_t in = t->direct_got > pos ? t->direct_got - pos : 0;
+        iov[cnt++] = (struct iovec){(uint8_t *)t->direct.iov[i].iov_base + in, l - in};
+      }
+      pos += l;
+    }
+    ssize_t n = read_some(t, iov, cnt);
+    if (n <= 0) return (int)n;
+    t->direct_got += (size_t)n;
+  }
+  t->rx = RX_LEN;
+  pthread_mutex_lock(&t->lock);
+  int rc = core_recv_direct_done(t->core, &t->direct);
+  pthread_mutex_unlock(&t->lock);
+  return rc ? rc : 1;
+}
+
+static int rx_frame(struct smb3_transport *t) {
+  while (t->frame_got < t->frame_len) {
+    struct iovec iov = {t->frame + t->frame_got, t->frame_len - t->frame_got};
+    ssize_t n = read_some(t, &iov, 1);
+    if (n <= 0) return (int)n;
+    t->frame_got += (size_t)n;
+  }
+  t->rx = RX_LEN;
+  int rc = frame_done(t, t->frame, t->frame_len);
+  free(t->frame);
+  t->frame = NULL;
+  return rc ? rc : 1;
+}
+
+/* Read until the socket would block. Returns 0 or SMB3_E*. */
+static int on_readable(struct smb3_transport *t) {
+  for (;;) {
+    int rc;
+    if (t->rx == RX_DIRECT) rc = rx_direct(t);
+    else if (t->rx == RX_FRAME) rc = rx_frame(t);
+    else {
+      stage_compact(t);
+      struct iovec iov = {t->stage + t->st_len, RX_STAGE - t->st_len};
+      ssize_t n = read_some(t, &iov, 1);
+      if (n <= 0) return (int)n;
+      t->st_len += (size_t)n;
+      rc = process_stage(t);
+      if (rc) return rc;
+      rc = 1;
+    }
+    if (rc <= 0) return rc;
+    take_and_run(t);
+    if (t->rx == RX_LEN || t->rx == RX_HEAD) {
+      rc = process_stage(t);
+      if (rc) return rc;
+    }
+  }
+}
+
+static void arm_output(struct smb3_transport *t, int want) {
+  if (want == t->out_armed) return;
+  struct epoll_event ev = {.events = EPOLLIN | (want ? EPOLLOUT : 0), .data.fd = t->fd};
+  epoll_ctl(t->epfd, EPOLL_CTL_MOD, t->fd, &ev);
+  t->out_armed = want;
+}
+
+static void drain_eventfd(int efd) {
+  uint64_t v;
+  while (read(efd, &v, sizeof v) > 0) {
+  }
+}
+
+static int loop_once(struct smb3_transport *t) {
+  struct epoll_event evs[4];
+  int n = epoll_wait(t->epfd, evs, 4, 250);
+  if (n < 0 && errno != EINTR) return SMB3_EIO;
+  int rc = 0;
+  for (int i = 0; i < n && !rc; i++) {
+    if (evs[i].data.fd == t->efd) drain_eventfd(t->efd);
+    else if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) rc = on_readable(t);
+  }
+  if (rc) return rc;
+  int w = flush_output(t);
+  if (w < 0) return SMB3_ECLOSED;
+  arm_output(t, w == 1);
+  pthread_mutex_lock(&t->lock);
+  int timed_out = core_check_timeouts(t->core, now_ns());
+  pthread_mutex_unlock(&t->lock);
+  if (timed_out) return SMB3_ETIMEDOUT;
+  if (t->on_tick) t->on_tick(t->cb_arg);
+  return 0;
+}
+
+static void *io_thread(void *arg) {
+  struct smb3_transport *t = arg;
+  int dead = 0;
+  for (;;) {
+    pthread_mutex_lock(&t->lock);
+    int stop = t->stop;
+    pthread_mutex_unlock(&t->lock);
+    if (stop) break;
+    int rc = loop_once(t);
+    if (rc && !dead) {
+      fail(t, rc);
+      dead = 1;
+    }
+    take_and_run(t);
+  }
+  fail(t, SMB3_ECLOSED);
+  take_and_run(t);
+  return NULL;
+}
+
+int transport_connect(const char *host, int port, int timeout_ms, size_t sockbuf, struct smb3_core *core,
+                      struct smb3_transport **out, char *err, size_t errlen) {
+  *out = NULL;
+  struct smb3_transport *t = calloc(1, sizeof *t);
+  if (!t) return SMB3_ENOMEM;
+  t->fd = t->efd = t->epfd = -1;
+  t->core = core;
+  t->stage = malloc(RX_STAGE);
+  int fd = t->stage ? connect_fd(host, port, timeout_ms, sockbuf, err, errlen) : SMB3_ENOMEM;
+  if (fd < 0) {
+    free(t->stage);
+    free(t);
+    return fd;
+  }
+  t->fd = fd;
+  t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  t->epfd = epoll_create1(EPOLL_CLOEXEC);
+  struct epoll_event ev1 = {.events = EPOLLIN, .data.fd = t->fd}, ev2 = {.events = EPOLLIN, .data.fd = t->efd};
+  int ok = t->efd >= 0 && t->epfd >= 0 && !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->fd, &ev1) &&
+           !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->efd, &ev2);
+  pthread_mutex_init(&t->lock, NULL);
+  if (!ok || pthread_create(&t->thread, NULL, io_thread, t)) {
+    snprintf(err, errlen, "cannot start the I/O thread: %s", strerror(errno));
+    if (t->efd >= 0) close(t->efd);
+    if (t->epfd >= 0) close(t->epfd);
+    close(t->fd);
+    pthread_mutex_destroy(&t->lock);
+    free(t->stage);
+    free(t);
+    return SMB3_ENOMEM;
+  }
+  *out = t;
+  return 0;
+}
+
+int transport_submit(struct smb3_transport *t, struct smb3_chain *ch) {
+  pthread_mutex_lock(&t->lock);
+  int rc = t->stop ? SMB3_ECLOSED : core_submit(t->core, ch, now_ns());
+  pthread_mutex_unlock(&t->lock);
+  if (!rc) {
+    uint64_t one = 1;
+    ssize_t w = write(t->efd, &one, sizeof one);
+    (void)w; /* a full eventfd counter already means "wake up" */
+  }
+  return rc;
+}
+
+void transport_set_handlers(struct smb3_transport *t, transport_break_cb on_break, transport_tick_cb on_tick,
+                            void *arg) {
+  pthread_mutex_lock(&t->lock);
+  t->on_break = on_break;
+  t->on_tick = on_tick;
+  t->cb_arg = arg;
+  pthread_mutex_unlock(&t->lock);
+}
+
+void transport_with_core(struct smb3_transport *t, void (*fn)(struct smb3_core *, void *), void *arg) {
+  pthread_mutex_lock(&t->lock);
+  fn(t->core, arg);
+  pthread_mutex_unlock(&t->lock);
+}
+
+void transport_close(struct smb3_transport *t) {
+  if (!t) return;
+  pthread_mutex_lock(&t->lock);
+  t->stop = 1;
+  pthread_mutex_unlock(&t->lock);
+  uint64_t one = 1;
+  ssize_t w = write(t->efd, &one, sizeof one);
+  (void)w;
+  pthread_join(t->thread, NULL);
+  close(t->fd);
+  close(t->efd);
+  close(t->epfd);
+  pthread_mutex_destroy(&t->lock);
+  free(t->frame);
+  free(t->stage);
+  free(t);
+}
