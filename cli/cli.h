@@ -1,0 +1,46 @@
+/* cli.h - shared state of the smb3 command-line client. */
+#ifndef SMB3_CLI_H
+#define SMB3_CLI_H
+
+#include <stdint.h>
+
+#include "smb3/smb3.h"
+
+struct cli {
+  const char *optstr;   /* -o */
+  const char *authfile; /* -A */
+  int stats;            /* --stats */
+  int quiet;            /* -q */
+  smb3_client *client;  /* connected by cli_connect(); reported by --stats at exit */
+  struct smb3_options opts;
+};
+
+/* Parse URL + options, connect. On failure prints "smb3: <cmd>: <reason>" and returns non-zero. */
+int cli_connect(struct cli *cli, const char *cmd, const char *url);
+/* Print "smb3: <cmd>: <message>" to stderr; returns 1. */
+int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The client's last error as a CLI error. */
+int cli_fail(struct cli *cli, const char *cmd, int rc);
+
+/* Progress meter on stderr (only when it is a terminal and not -q). */
+struct progress {
+  int on;
+  uint64_t total;
+  double start, last;
+};
+void progress_start(struct progress *p, const struct cli *cli, uint64_t total);
+void progress_update(uint64_t done, void *p);
+void progress_end(struct progress *p, uint64_t done);
+
+int cmd_get(struct cli *cli, int argc, char **argv);
+int cmd_put(struct cli *cli, int argc, char **argv);
+int cmd_cat(struct cli *cli, int argc, char **argv);
+int cmd_ls(struct cli *cli, int argc, char **argv);
+int cmd_stat(struct cli *cli, int argc, char **argv);
+int cmd_df(struct cli *cli, int argc, char **argv);
+int cmd_rm(struct cli *cli, int argc, char **argv);
+int cmd_mkdir(struct cli *cli, int argc, char **argv);
+int cmd_rmdir(struct cli *cli, int argc, char **argv);
+int cmd_mv(struct cli *cli, int argc, char **argv);
+
+#endif

@@ -1,0 +1,43 @@
+/* cmd_ns.c - namespace changes: rm, mkdir, rmdir, mv. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int one_path(struct cli *cli, const char *cmd, int argc, char **argv, int (*fn)(smb3_client *, const char *)) {
+  if (argc != 1) return cli_error(cmd, "usage: smb3 %s URL", cmd);
+  if (cli_connect(cli, cmd, argv[0])) return 1;
+  if (!cli->opts.path[0]) return cli_error(cmd, "no path in URL '%s'", argv[0]);
+  int rc = fn(cli->client, cli->opts.path);
+  return rc ? cli_fail(cli, cmd, rc) : 0;
+}
+
+int cmd_rm(struct cli *cli, int argc, char **argv) { return one_path(cli, "rm", argc, argv, smb3_unlink); }
+int cmd_mkdir(struct cli *cli, int argc, char **argv) { return one_path(cli, "mkdir", argc, argv, smb3_mkdir); }
+int cmd_rmdir(struct cli *cli, int argc, char **argv) { return one_path(cli, "rmdir", argc, argv, smb3_rmdir); }
+
+int cmd_mv(struct cli *cli, int argc, char **argv) {
+  if (argc != 2) return cli_error("mv", "usage: smb3 mv URL NEWPATH");
+  if (cli_connect(cli, "mv", argv[0])) return 1;
+  if (!cli->opts.path[0]) return cli_error("mv", "no path in URL '%s'", argv[0]);
+  const char *to = argv[1];
+  struct smb3_options o;
+  char err[512];
+  smb3_options_init(&o);
+  if (!strncmp(to, "smb://", 6)) {
+    if (smb3_url_parse(&o, to, err, sizeof err)) {
+      smb3_options_free(&o);
+      return cli_error("mv", "%s", err);
+    }
+    if (strcmp(o.host, cli->opts.host) || strcmp(o.share, cli->opts.share)) {
+      smb3_options_free(&o);
+      return cli_error("mv", "cannot move across servers or shares");
+    }
+    to = o.path;
+  }
+  while (*to == '/') to++;
+  int rc = *to ? smb3_rename(cli->client, cli->opts.path, to, 0) : SMB3_EINVAL;
+  smb3_options_free(&o);
+  if (rc == SMB3_EINVAL) return cli_error("mv", "empty target path");
+  return rc ? cli_fail(cli, "mv", rc) : 0;
+}

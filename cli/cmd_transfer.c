@@ -1,0 +1,193 @@
+/* cmd_transfer.c - get, put, cat: whole-file transfers through the pipelined bulk engine. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int write_all(int fd, const void *buf, size_t n) {
+  const char *p = buf;
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -errno;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+struct fd_sink {
+  int fd;
+  int err; /* errno of a failed local write */
+};
+
+static int sink_fd(const void *buf, size_t n, uint64_t off, void *arg) {
+  (void)off;
+  struct fd_sink *s = arg;
+  int rc = write_all(s->fd, buf, n);
+  if (rc) {
+    s->err = -rc;
+    return SMB3_EIO;
+  }
+  return 0;
+}
+
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+/* Open the remote file for reading; st gets its size. */
+static int open_remote(struct cli *cli, const char *cmd, const char *url, smb3_file **f, struct smb3_stat *st) {
+  if (cli_connect(cli, cmd, url)) return 1;
+  if (!cli->opts.path[0]) return cli_error(cmd, "no file path in URL '%s'", url);
+  int rc = smb3_open(cli->client, cli->opts.path, O_RDONLY, f, st);
+  if (rc) return cli_fail(cli, cmd, rc);
+  if (st->is_dir) {
+    smb3_close(*f);
+    return cli_error(cmd, "'%s' is a directory", cli->opts.path);
+  }
+  return 0;
+}
+
+int cmd_cat(struct cli *cli, int argc, char **argv) {
+  if (argc != 1) return cli_error("cat", "usage: smb3 cat URL");
+  smb3_file *f;
+  struct smb3_stat st;
+  if (open_remote(cli, "cat", argv[0], &f, &st)) return 1;
+  struct fd_sink s = {1, 0};
+  int64_t n = smb3_read_stream(f, 0, UINT64_MAX, sink_fd, &s, NULL, NULL);
+  int crc = smb3_close(f);
+  if (n < 0 && s.err) return cli_error("cat", "standard output: %s", strerror(s.err));
+  if (n < 0) return cli_fail(cli, "cat", (int)n);
+  if (crc) return cli_fail(cli, "cat", crc);
+  return 0;
+}
+
+int cmd_get(struct cli *cli, int argc, char **argv) {
+  if (argc < 1 || argc > 2) return cli_error("get", "usage: smb3 get URL [LOCAL]");
+  smb3_file *f;
+  struct smb3_stat st;
+  if (open_remote(cli, "get", argv[0], &f, &st)) return 1;
+  char local[4096];
+  const char *dst = argc == 2 ? argv[1] : base_name(cli->opts.path);
+  struct stat ls;
+  if (stat(dst, &ls) == 0 && S_ISDIR(ls.st_mode))
+    snprintf(local, sizeof local, "%s/%s", dst, base_name(cli->opts.path));
+  else
+    snprintf(local, sizeof local, "%s", dst);
+  /* Never leave a truncated file that looks complete: write a temporary name, rename at the end. */
+  char tmp[4200];
+  char dircopy[4096];
+  snprintf(dircopy, sizeof dircopy, "%s", local);
+  snprintf(tmp, sizeof tmp, "%s/.%s.smb3-XXXXXX", dirname(dircopy), base_name(local));
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    smb3_close(f);
+    return cli_error("get", "cannot create '%s': %s", tmp, strerror(errno));
+  }
+  struct progress p;
+  progress_start(&p, cli, st.size);
+  struct fd_sink s = {fd, 0};
+  int64_t n = smb3_read_stream(f, 0, UINT64_MAX, sink_fd, &s, progress_update, &p);
+  progress_end(&p, n > 0 ? (uint64_t)n : 0);
+  int crc = smb3_close(f);
+  int rc = 0;
+  if (n < 0 && s.err) rc = cli_error("get", "%s: %s", local, strerror(s.err));
+  else if (n < 0) rc = cli_fail(cli, "get", (int)n);
+  else if (crc) rc = cli_fail(cli, "get", crc);
+  else {
+    mode_t um = umask(0); /* mkstemp made it 0600; give it the mode a new file would get */
+    umask(um);
+    if (fchmod(fd, 0666 & ~um) || fsync(fd)) rc = cli_error("get", "%s: %s", local, strerror(errno));
+  }
+  if (close(fd) && !rc) rc = cli_error("get", "%s: %s", local, strerror(errno));
+  if (!rc && rename(tmp, local))
+    rc = cli_error("get", "cannot rename to '%s': %s", local, strerror(errno));
+  if (rc) unlink(tmp);
+  return rc;
+}
+
+struct fd_source {
+  int fd;
+  int err;
+};
+
+static ssize_t source_fd(void *buf, size_t n, uint64_t off, void *arg) {
+  (void)off;
+  struct fd_source *s = arg;
+  size_t got = 0;
+  while (got < n) { /* fill completely: a short fill tells the engine the source is exhausted */
+    ssize_t r = read(s->fd, (char *)buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      s->err = errno;
+      return SMB3_EIO;
+    }
+    if (r == 0) break;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+/* Remote destination path: URL path, or URL dir + local base name when it ends in '/' or is a dir. */
+static int put_target(struct cli *cli, const char *url, const char *local, char *out, size_t n) {
+  const char *path = cli->opts.path;
+  size_t ul = strlen(url);
+  struct smb3_stat st;
+  int is_dir = !path[0] || (ul && url[ul - 1] == '/') || (smb3_stat(cli->client, path, &st) == 0 && st.is_dir);
+  if (is_dir)
+    snprintf(out, n, "%s%s%s", path, path[0] ? "/" : "", base_name(local));
+  else
+    snprintf(out, n, "%s", path);
+  return 0;
+}
+
+int cmd_put(struct cli *cli, int argc, char **argv) {
+  if (argc != 2) return cli_error("put", "usage: smb3 put LOCAL URL");
+  int fd = open(argv[0], O_RDONLY);
+  if (fd < 0) return cli_error("put", "cannot open '%s': %s", argv[0], strerror(errno));
+  struct stat ls;
+  if (fstat(fd, &ls) || S_ISDIR(ls.st_mode)) {
+    close(fd);
+    return cli_error("put", "'%s' is not a regular file", argv[0]);
+  }
+  if (cli_connect(cli, "put", argv[1])) {
+    close(fd);
+    return 1;
+  }
+  char target[4096], tmp[4200];
+  put_target(cli, argv[1], argv[0], target, sizeof target);
+  char *slash = strrchr(target, '/');
+  unsigned r = (unsigned)getpid() ^ (unsigned)ls.st_ino;
+  if (slash)
+    snprintf(tmp, sizeof tmp, "%.*s/.%s.smb3-%08x", (int)(slash - target), target, slash + 1, r);
+  else
+    snprintf(tmp, sizeof tmp, ".%s.smb3-%08x", target, r);
+  smb3_file *f;
+  int rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &f, NULL);
+  if (rc) {
+    close(fd);
+    return cli_fail(cli, "put", rc);
+  }
+  struct progress p;
+  progress_start(&p, cli, (uint64_t)ls.st_size);
+  struct fd_source s = {fd, 0};
+  int64_t n = smb3_write_stream(f, 0, source_fd, &s, progress_update, &p);
+  progress_end(&p, n > 0 ? (uint64_t)n : 0);
+  close(fd);
+  int crc = smb3_close(f); /* the server acknowledged every WRITE; close reports late failures */
+  int out = 0;
+  if (n < 0 && s.err) out = cli_error("put", "%s: %s", argv[0], strerror(s.err));
+  else if (n < 0) out = cli_fail(cli, "put", (int)n);
+  else if (crc) out = cli_fail(cli, "put", crc);
+  else if ((rc = smb3_rename(cli->client, tmp, target, 1))) out = cli_fail(cli, "put", rc);
+  if (out) smb3_unlink(cli->client, tmp); /* best effort: no partial file left behind */
+  return out;
+}
