@@ -28,7 +28,8 @@ int smb3_auth_step(struct smb3_auth *a, const uint8_t *in, size_t inlen, uint8_t
  * Returns 0, or SMB3_EPROTO / SMB3_ESIGNATURE. */
 int smb3_auth_finish(struct smb3_auth *a, const uint8_t *in, size_t inlen);
 
-/* The 16-byte session key (ExportedSessionKey); SMB3_EINVAL before authentication finished or
+/* The 16-byte session key (ExportedSessionKey), available once the AUTHENTICATE token was built
+ * (SMB needs it to verify the final SESSION_SETUP response); SMB3_EINVAL before that or
  * for anonymous logons (which have no key). */
 int smb3_auth_session_key(const struct smb3_auth *a, uint8_t key[16]);
 

@@ -361,7 +361,8 @@ int smb3_auth_finish(struct smb3_auth *a, const uint8_t *in, size_t inlen) {
 }
 
 int smb3_auth_session_key(const struct smb3_auth *a, uint8_t key[16]) {
-  if (!a || !key || a->state != AUTH_DONE || !a->ntlm.have_key) return SMB3_EINVAL;
+  if (!a || !key || (a->state != AUTH_DONE && a->state != AUTH_AUTHENTICATE_SENT) || !a->ntlm.have_key)
+    return SMB3_EINVAL;
   memcpy(key, a->ntlm.session_key, 16);
   return 0;
 }

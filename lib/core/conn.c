@@ -168,6 +168,13 @@ size_t out_frame_len(const struct out_frame *f, int from) {
   return n;
 }
 
+/* Signed: everything on a signing session, and on 3.1.1 the TREE_CONNECT of any authenticated
+ * session (MS-SMB2 3.2.4.1.1). Encrypted messages are not signed (the transform authenticates). */
+static int msg_must_sign(const struct smb3_core *c, const struct smb3_chain *ch, const struct smb3_msg *m) {
+  if (!c->established || ch->no_session || c->sealing || c->anon) return 0;
+  return c->signing || (c->neg.dialect == SMB2_DIALECT_311 && m->command == SMB2_TREE_CONNECT);
+}
+
 /* Build headers, sign, and lay the chain out as one frame. */
 static int chain_frame(struct smb3_core *c, struct smb3_chain *ch, struct out_frame *f) {
   frame_add(f, f->nbss, 4);
@@ -178,7 +185,7 @@ static int chain_frame(struct smb3_core *c, struct smb3_chain *ch, struct out_fr
     msg_header(c, ch, i, len + m->pad_len);
     int rc = core_session_on_send(c, m);
     if (rc) return rc;
-    int sign = c->signing && c->established && !ch->no_session && !c->sealing;
+    int sign = msg_must_sign(c, ch, m);
     if (sign && (rc = msg_sign(c, m))) return rc;
     frame_add(f, m->hdr, SMB2_HDR_LEN);
     frame_add(f, m->body, m->body_len);

@@ -53,6 +53,7 @@ struct smb3_core {
   uint8_t preauth[64];        /* connection hash, then session hash (3.1.1) */
   int preauth_active;
   int established;
+  int anon;                   /* guest or anonymous session: no keys */
   int signing;                /* sign requests, verify responses */
   int sealing;                /* encrypt requests */
   int sign_alg;

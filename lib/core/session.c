@@ -176,6 +176,7 @@ int core_session_established(struct smb3_core *c, uint16_t session_flags) {
   c->established = 1;
   c->preauth_active = 0;
   int anon = !c->have_key || (session_flags & (SMB2_SESSION_FLAG_IS_GUEST | SMB2_SESSION_FLAG_IS_NULL));
+  c->anon = anon;
   int required = (c->neg.security_mode & SMB2_NEGOTIATE_SIGNING_REQUIRED) || c->cfg.sign_wanted;
   if (!anon && required) c->signing = 1;
   if (session_flags & SMB2_SESSION_FLAG_ENCRYPT_DATA || c->cfg.seal_wanted) return core_require_encryption(c);
