@@ -1,0 +1,806 @@
+/*
+ * netsim: a TCP relay for loopback testing that adds a one-way delay and a bandwidth cap to each
+ * direction of every connection it carries. The kernel here has no netem, so benchmarks and tests run
+ * the client against "netsim --listen A --to smbd" instead.
+ *
+ * Model, per direction (up = accepting side -> --to side, down = the reverse):
+ *   - every read() of the source is one timestamped chunk in a byte ring; a chunk read at time t is
+ *     released at t + delay. The delay is added once per byte, not once per read, so a bulk stream is
+ *     limited only by the rate while each request/response pays the delay once each way.
+ *   - released bytes leave through a token bucket (rate, burst = max(64 KiB, 50 us of the rate)).
+ *     The order "delay, then pace" gives the same departure times as "serialize at the rate, then
+ *     propagate", i.e. a link with that bandwidth and that one-way latency.
+ *   - when the ring is full, the source is not read (backpressure through the TCP window). The ring is
+ *     sized from 2 * rate * delay + 4 MiB (minimum 8 MiB) so the cap, not the ring, limits a stream.
+ *   - one thread per direction; sockets are non-blocking and the thread sleeps in poll() on the source,
+ *     the destination and a timerfd armed at the absolute CLOCK_MONOTONIC deadline of the next release
+ *     or of the next token, so sub-millisecond delays are kept to within the wake-up latency.
+ *   - EOF on the source becomes shutdown(SHUT_WR) on the destination once the ring has drained; any
+ *     error resets both sides. The last direction thread to finish closes everything.
+ * Known limits: TCP itself runs over plain loopback on each side of the relay, so the endpoints' TCP
+ * does not see the added RTT (no slow-start or window effects of a real long path), and the rate counts
+ * payload bytes only (no per-packet header overhead, so 1gbit carries 125 MB/s of payload).
+ *
+ * Measured on the 2-core development VM (AMD EPYC, Linux 6.18), iperf3 3.12, -t 5 -l 1M, Gbit/s at the
+ * receiver, forward / reverse (-R); see tools/README.md for how:
+ *   direct loopback, no relay                  33.6 / 34.6
+ *   netsim, no options (uncapped, no delay)    see tools/README.md
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NSEC_PER_SEC 1000000000LL
+#define READ_MAX ((size_t)1 << 20)  /* largest single read from a source */
+#define WRITE_MAX ((size_t)4 << 20) /* largest single write to a destination */
+#define CHUNK_SLOTS 16384u          /* unreleased reads per direction; power of two */
+#define BURST_MIN ((size_t)64 << 10)
+#define BURST_NS 50000.0 /* default bucket depth: 50 us worth of the rate */
+#define LATE_CREDIT 8.0  /* credit kept across a late pacing wake-up, in bursts */
+#define QUEUE_MIN ((size_t)8 << 20)
+#define QUEUE_HEADROOM ((size_t)4 << 20)
+#define QUEUE_AUTO_MAX ((size_t)256 << 20)
+#define QUEUE_MAX ((size_t)1 << 30)
+#define UNCAPPED_SIZING_RATE 2.5e9 /* bytes/s assumed when sizing the ring of an uncapped direction */
+#define SOCK_BUF (4 << 20)
+#define THREAD_STACK ((size_t)512 << 10)
+
+/* ---- configuration ---------------------------------------------------------------------------- */
+
+struct dir_cfg {
+  double rate; /* bytes per second, 0 = unlimited */
+  int64_t delay_ns;
+  size_t burst; /* token bucket depth, bytes */
+  size_t queue; /* ring size, bytes, power of two */
+};
+
+struct config {
+  struct sockaddr_storage listen_addr, to_addr;
+  socklen_t listen_len, to_len;
+  const char *to_text;
+  struct dir_cfg up, down;
+  double max_seconds; /* 0 = run until a signal */
+  bool quiet;
+};
+
+/* Command line as given; NAN / 0 mean "not given". */
+struct args {
+  const char *listen, *to;
+  double delay_ms, delay_up_ms, delay_down_ms;
+  double rate, rate_up, rate_down; /* bytes per second */
+  size_t burst, queue;
+  double max_seconds;
+  bool quiet;
+};
+
+struct unit {
+  const char *name;
+  double scale;
+};
+
+/* tc(8) conventions: "bit" units are bits/s, "bps" units are BYTES/s; k/m/g are SI, ki/mi/gi binary. */
+static const struct unit rate_units[] = {
+    {"", 0.125},       {"bit", 0.125},          {"kbit", 125.0},           {"mbit", 125e3},
+    {"gbit", 125e6},   {"tbit", 125e9},         {"kibit", 128.0},          {"mibit", 131072.0},
+    {"gibit", 134217728.0}, {"tibit", 137438953472.0}, {"bps", 1.0},       {"kbps", 1e3},
+    {"mbps", 1e6},     {"gbps", 1e9},           {"tbps", 1e12},            {"kibps", 1024.0},
+    {"mibps", 1048576.0}, {"gibps", 1073741824.0},
+};
+
+static const struct unit size_units[] = {
+    {"", 1.0},          {"b", 1.0},           {"k", 1024.0},       {"kb", 1024.0},
+    {"kib", 1024.0},    {"m", 1048576.0},     {"mb", 1048576.0},   {"mib", 1048576.0},
+    {"g", 1073741824.0}, {"gb", 1073741824.0}, {"gib", 1073741824.0},
+};
+
+static void usage(FILE *f) {
+  fputs("usage: netsim --listen HOST:PORT --to HOST:PORT [options]\n"
+        "\n"
+        "TCP relay that adds a one-way delay and a bandwidth cap to each direction of every connection.\n"
+        "\"up\" is the accepting side -> the --to side (client to server), \"down\" the reverse.\n"
+        "\n"
+        "  --listen HOST:PORT  accept connections here; port 0 picks a free port. The first line on\n"
+        "                      stdout is always \"listening HOST:PORT\".\n"
+        "  --to HOST:PORT      for each accepted connection, connect here and relay both directions\n"
+        "  --delay-ms MS       one-way delay added to EACH direction (the RTT grows by 2*MS); default 0\n"
+        "  --delay-up-ms MS    one-way delay client -> server (overrides --delay-ms)\n"
+        "  --delay-down-ms MS  one-way delay server -> client (overrides --delay-ms)\n"
+        "  --rate RATE         bandwidth cap of each direction; 0 or absent means unlimited\n"
+        "  --rate-up RATE      cap client -> server (overrides --rate)\n"
+        "  --rate-down RATE    cap server -> client (overrides --rate)\n"
+        "  --burst SIZE        token bucket depth; default max(64k, 50 us worth of the rate)\n"
+        "  --queue SIZE        per-direction queue bound, rounded up to a power of two;\n"
+        "                      default max(8m, 2 * rate * delay + 4m)\n"
+        "  --max-seconds N     exit by itself after N seconds (default: run until SIGTERM/SIGINT)\n"
+        "  --quiet             do not log connections on stderr\n"
+        "  --help              show this help\n"
+        "\n"
+        "RATE is a number of bits/s, or a number with a unit as in tc(8): bit kbit mbit gbit tbit\n"
+        "(SI bits/s), kibit mibit gibit (binary), bps kbps mbps gbps (BYTES/s), kibps mibps gibps.\n"
+        "SIZE is a number of bytes with an optional k, m or g (binary) suffix.\n",
+        f);
+}
+
+/* Parses a non-negative decimal number followed by one of units[] (case-insensitive). */
+static int parse_with_unit(const char *s, const struct unit *units, size_t n_units, double *out) {
+  if (!((*s >= '0' && *s <= '9') || *s == '.')) return -1;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno != 0 || end == s || !isfinite(v) || v < 0) return -1;
+  for (size_t i = 0; i < n_units; i++) {
+    if (strcasecmp(end, units[i].name) == 0) {
+      *out = v * units[i].scale;
+      return isfinite(*out) ? 0 : -1;
+    }
+  }
+  return -1;
+}
+
+static int parse_rate(const char *s, double *bytes_per_sec) {
+  return parse_with_unit(s, rate_units, sizeof rate_units / sizeof rate_units[0], bytes_per_sec);
+}
+
+static int parse_size(const char *s, size_t *bytes) {
+  double v;
+  if (parse_with_unit(s, size_units, sizeof size_units / sizeof size_units[0], &v) < 0) return -1;
+  if (v < 1 || v > (double)QUEUE_MAX) return -1;
+  *bytes = (size_t)v;
+  return 0;
+}
+
+/* A plain number in [0, max]. */
+static int parse_number(const char *s, double max, double *out) {
+  static const struct unit none[] = {{"", 1.0}};
+  if (parse_with_unit(s, none, 1, out) < 0 || *out > max) return -1;
+  return 0;
+}
+
+/* "HOST:PORT" or "[V6]:PORT" -> socket address. */
+static int parse_addr(const char *spec, bool passive, struct sockaddr_storage *ss, socklen_t *len) {
+  char host[256];
+  const char *colon = strrchr(spec, ':');
+  if (!colon || colon == spec || colon[1] == '\0') return -1;
+  size_t hlen = (size_t)(colon - spec);
+  const char *h = spec;
+  if (spec[0] == '[') {
+    if (hlen < 3 || colon[-1] != ']') return -1;
+    h = spec + 1;
+    hlen -= 2;
+  }
+  if (hlen >= sizeof host) return -1;
+  memcpy(host, h, hlen);
+  host[hlen] = '\0';
+  for (const char *p = colon + 1; *p; p++)
+    if (*p < '0' || *p > '9') return -1;
+  if (atol(colon + 1) > 65535) return -1;
+
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                           .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)};
+  struct addrinfo *res;
+  if (getaddrinfo(host, colon + 1, &hints, &res) != 0) return -1;
+  memcpy(ss, res->ai_addr, res->ai_addrlen);
+  *len = res->ai_addrlen;
+  freeaddrinfo(res);
+  return 0;
+}
+
+static int bad_arg(const char *opt, const char *value) {
+  fprintf(stderr, "netsim: bad %s '%s'\n", opt, value);
+  return 2;
+}
+
+/* Stores one option's value into a; returns 0 or an exit code. */
+static int args_set(struct args *a, const char *opt, const char *v) {
+  double *ms = NULL, *rate = NULL;
+  size_t *size = NULL;
+  if (strcmp(opt, "listen") == 0) a->listen = v;
+  else if (strcmp(opt, "to") == 0) a->to = v;
+  else if (strcmp(opt, "delay-ms") == 0) ms = &a->delay_ms;
+  else if (strcmp(opt, "delay-up-ms") == 0) ms = &a->delay_up_ms;
+  else if (strcmp(opt, "delay-down-ms") == 0) ms = &a->delay_down_ms;
+  else if (strcmp(opt, "rate") == 0) rate = &a->rate;
+  else if (strcmp(opt, "rate-up") == 0) rate = &a->rate_up;
+  else if (strcmp(opt, "rate-down") == 0) rate = &a->rate_down;
+  else if (strcmp(opt, "burst") == 0) size = &a->burst;
+  else if (strcmp(opt, "queue") == 0) size = &a->queue;
+  else if (strcmp(opt, "max-seconds") == 0) {
+    if (parse_number(v, 1e9, &a->max_seconds) < 0) return bad_arg("--max-seconds", v);
+  }
+  char name[32];
+  snprintf(name, sizeof name, "--%s", opt);
+  if (ms && parse_number(v, 3600e3, ms) < 0) return bad_arg(name, v);
+  if (rate && parse_rate(v, rate) < 0) return bad_arg(name, v);
+  if (size && parse_size(v, size) < 0) return bad_arg(name, v);
+  return 0;
+}
+
+/* Returns -1 to go on, or the exit code (0 after --help, 2 on a bad command line). */
+static int args_parse(int argc, char **argv, struct args *a) {
+  static const struct option opts[] = {
+      {"listen", required_argument, NULL, 'a'},       {"to", required_argument, NULL, 'a'},
+      {"delay-ms", required_argument, NULL, 'a'},     {"delay-up-ms", required_argument, NULL, 'a'},
+      {"delay-down-ms", required_argument, NULL, 'a'}, {"rate", required_argument, NULL, 'a'},
+      {"rate-up", required_argument, NULL, 'a'},      {"rate-down", required_argument, NULL, 'a'},
+      {"burst", required_argument, NULL, 'a'},        {"queue", required_argument, NULL, 'a'},
+      {"max-seconds", required_argument, NULL, 'a'},  {"quiet", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
+  };
+  *a = (struct args){.delay_ms = 0, .delay_up_ms = NAN, .delay_down_ms = NAN,
+                     .rate = 0, .rate_up = NAN, .rate_down = NAN};
+  opterr = 0;
+  int c, idx;
+  while ((c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
+    int rc = 0;
+    if (c == 'a') rc = args_set(a, opts[idx].name, optarg);
+    else if (c == 'q') a->quiet = true;
+    else if (c == 'h') {
+      usage(stdout);
+      return 0;
+    } else if (c == ':') {
+      fprintf(stderr, "netsim: option '%s' needs a value (see --help)\n", argv[optind - 1]);
+      return 2;
+    } else {
+      fprintf(stderr, "netsim: unknown option '%s' (see --help)\n", argv[optind - 1]);
+      return 2;
+    }
+    if (rc != 0) return rc;
+  }
+  if (optind < argc) {
+    fprintf(stderr, "netsim: unexpected argument '%s' (see --help)\n", argv[optind]);
+    return 2;
+  }
+  if (!a->listen || !a->to) {
+    fprintf(stderr, "netsim: --listen and --to are required (see --help)\n");
+    return 2;
+  }
+  return -1;
+}
+
+static size_t pow2_at_least(double want, size_t lo, size_t hi) {
+  size_t q = lo;
+  while ((double)q < want && q < hi) q <<= 1;
+  return q;
+}
+
+static struct dir_cfg dir_cfg_make(double rate, double delay_ms, const struct args *a) {
+  struct dir_cfg d = {.rate = rate, .delay_ns = (int64_t)llround(delay_ms * 1e6)};
+  double burst = rate * BURST_NS / 1e9;
+  d.burst = a->burst ? a->burst : burst > (double)BURST_MIN ? (size_t)burst : BURST_MIN;
+  double sizing_rate = rate > 0 ? rate : UNCAPPED_SIZING_RATE;
+  double want = 2.0 * sizing_rate * (double)d.delay_ns / 1e9 + (double)QUEUE_HEADROOM;
+  d.queue = a->queue ? pow2_at_least((double)a->queue, (size_t)64 << 10, QUEUE_MAX)
+                     : pow2_at_least(want, QUEUE_MIN, QUEUE_AUTO_MAX);
+  return d;
+}
+
+static int config_make(const struct args *a, struct config *cfg) {
+  *cfg = (struct config){.to_text = a->to, .max_seconds = a->max_seconds, .quiet = a->quiet};
+  if (parse_addr(a->listen, true, &cfg->listen_addr, &cfg->listen_len) < 0)
+    return bad_arg("--listen", a->listen);
+  if (parse_addr(a->to, false, &cfg->to_addr, &cfg->to_len) < 0) return bad_arg("--to", a->to);
+  cfg->up = dir_cfg_make(isnan(a->rate_up) ? a->rate : a->rate_up,
+                         isnan(a->delay_up_ms) ? a->delay_ms : a->delay_up_ms, a);
+  cfg->down = dir_cfg_make(isnan(a->rate_down) ? a->rate : a->rate_down,
+                           isnan(a->delay_down_ms) ? a->delay_ms : a->delay_down_ms, a);
+  return 0;
+}
+
+/* ---- the byte ring with timestamped chunks ------------------------------------------------------ */
+
+struct chunk {
+  uint64_t end;       /* stream offset just past this read */
+  int64_t release_ns; /* CLOCK_MONOTONIC time at which it may leave */
+};
+
+/* head <= released <= tail are byte offsets into the stream; the ring holds [head, tail). */
+struct queue {
+  char *buf;
+  uint64_t mask;     /* ring size - 1 */
+  uint64_t head;     /* written to the destination */
+  uint64_t released; /* delay elapsed */
+  uint64_t tail;     /* read from the source */
+  struct chunk *chunks; /* unreleased reads, oldest first */
+  uint32_t chunk_first, chunk_count;
+};
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static int queue_init(struct queue *q, size_t size) {
+  q->buf = malloc(size);
+  q->chunks = malloc(CHUNK_SLOTS * sizeof *q->chunks);
+  q->mask = size - 1;
+  return q->buf && q->chunks ? 0 : -1;
+}
+
+static void queue_free(struct queue *q) {
+  free(q->buf);
+  free(q->chunks);
+}
+
+static size_t queue_space(const struct queue *q) { return (size_t)(q->mask + 1 - (q->tail - q->head)); }
+
+static bool queue_can_read(const struct queue *q) {
+  return queue_space(q) > 0 && q->chunk_count < CHUNK_SLOTS;
+}
+
+/* Describes ring bytes [from, from + len) as at most two iovecs. */
+static int queue_iov(const struct queue *q, uint64_t from, size_t len, struct iovec iov[2]) {
+  size_t off = (size_t)(from & q->mask);
+  size_t first = len < q->mask + 1 - off ? len : (size_t)(q->mask + 1 - off);
+  iov[0] = (struct iovec){q->buf + off, first};
+  iov[1] = (struct iovec){q->buf, len - first};
+  return first == len ? 1 : 2;
+}
+
+static ssize_t queue_recv(struct queue *q, int fd, size_t max) {
+  struct iovec iov[2];
+  struct msghdr m = {.msg_iov = iov};
+  m.msg_iovlen = (size_t)queue_iov(q, q->tail, max, iov);
+  return recvmsg(fd, &m, MSG_DONTWAIT);
+}
+
+static ssize_t queue_send(struct queue *q, int fd, size_t len) {
+  struct iovec iov[2];
+  struct msghdr m = {.msg_iov = iov};
+  m.msg_iovlen = (size_t)queue_iov(q, q->head, len, iov);
+  return sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* Appends n freshly read bytes that may leave at release_ns. */
+static void queue_push(struct queue *q, size_t n, int64_t release_ns) {
+  q->tail += n;
+  if (q->chunk_count > 0) {
+    struct chunk *last = &q->chunks[(q->chunk_first + q->chunk_count - 1) & (CHUNK_SLOTS - 1)];
+    if (last->release_ns >= release_ns) { /* same clock reading: one chunk */
+      last->end = q->tail;
+      return;
+    }
+  }
+  q->chunks[(q->chunk_first + q->chunk_count) & (CHUNK_SLOTS - 1)] =
+      (struct chunk){.end = q->tail, .release_ns = release_ns};
+  q->chunk_count++;
+}
+
+/* Moves q->released past every chunk whose time has come. */
+static void queue_release(struct queue *q, int64_t now) {
+  while (q->chunk_count > 0 && q->chunks[q->chunk_first].release_ns <= now) {
+    q->released = q->chunks[q->chunk_first].end;
+    q->chunk_first = (q->chunk_first + 1) & (CHUNK_SLOTS - 1);
+    q->chunk_count--;
+  }
+}
+
+/* ---- the token bucket ---------------------------------------------------------------------------- */
+
+struct pacer {
+  double rate_ns; /* bytes per nanosecond, 0 = unlimited */
+  double burst;   /* bucket depth, bytes */
+  double credit;  /* bytes that may be sent now */
+  int64_t last_ns;
+  int64_t wake_ns; /* when the credit for the next write will be there, 0 = not waiting */
+  bool backlogged; /* data was waiting for credit since last_ns */
+};
+
+static void pacer_init(struct pacer *p, const struct dir_cfg *cfg, int64_t now) {
+  *p = (struct pacer){.rate_ns = cfg->rate / 1e9, .burst = (double)cfg->burst,
+                      .credit = (double)cfg->burst, .last_ns = now};
+}
+
+/*
+ * How many of avail released bytes may be written now; 0 means wait until p->wake_ns. It waits for a
+ * full burst (or for all of avail, if smaller), so a bulk stream is written in burst-sized pieces.
+ * While data is backlogged the credit earned by a late wake-up is kept, so wake-up latency does not
+ * lower the long-term rate; when the direction was idle or the destination full, it is capped at
+ * one burst as in any token bucket.
+ */
+static size_t pacer_allow(struct pacer *p, int64_t now, size_t avail) {
+  p->wake_ns = 0;
+  if (p->rate_ns <= 0) return avail;
+  double cap = p->backlogged ? p->burst * LATE_CREDIT : p->burst;
+  p->credit = fmin(p->credit + (double)(now - p->last_ns) * p->rate_ns, cap);
+  p->last_ns = now;
+  double need = fmin((double)avail, p->burst);
+  if (p->credit < need) {
+    p->wake_ns = now + (int64_t)ceil((need - p->credit) / p->rate_ns);
+    return 0;
+  }
+  return p->credit < (double)avail ? (size_t)p->credit : avail;
+}
+
+static void pacer_consume(struct pacer *p, size_t n) {
+  if (p->rate_ns > 0) p->credit -= (double)n;
+}
+
+/* ---- one direction of one connection ------------------------------------------------------------ */
+
+struct conn;
+
+struct dir {
+  struct conn *conn;
+  const char *name;
+  int src, dst, timer;
+  int64_t delay_ns;
+  int64_t armed_ns; /* absolute deadline the timerfd is armed for, 0 = disarmed */
+  bool src_eof;     /* read() returned 0 */
+  bool src_idle;    /* read() said EAGAIN; wait for POLLIN */
+  bool dst_blocked; /* write() said EAGAIN; wait for POLLOUT */
+  struct queue q;
+  struct pacer pacer;
+};
+
+struct conn {
+  const struct config *cfg;
+  unsigned long id;
+  int client, server;
+  atomic_int refs;     /* direction threads still running */
+  atomic_bool failed;  /* an error: both sides are being reset */
+  struct dir up, down;
+};
+
+static void conn_fail(struct conn *c) {
+  if (atomic_exchange(&c->failed, true)) return;
+  shutdown(c->client, SHUT_RDWR); /* wakes the other direction's poll() */
+  shutdown(c->server, SHUT_RDWR);
+}
+
+static int dir_error(struct dir *d, const char *what, int err) {
+  if (!d->conn->cfg->quiet && !atomic_load(&d->conn->failed))
+    fprintf(stderr, "netsim: conn %lu %s: %s: %s\n", d->conn->id, d->name, what, strerror(err));
+  return -1;
+}
+
+static int sock_error(int fd) {
+  int err = 0;
+  socklen_t len = sizeof err;
+  getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  return err ? err : ECONNRESET;
+}
+
+static int dir_write(struct dir *d, int64_t now, bool *progress) {
+  struct queue *q = &d->q;
+  size_t avail = (size_t)(q->released - q->head);
+  d->pacer.wake_ns = 0;
+  if (avail > 0 && !d->dst_blocked) {
+    size_t n = pacer_allow(&d->pacer, now, avail < WRITE_MAX ? avail : WRITE_MAX);
+    if (n > 0) {
+      ssize_t w = queue_send(q, d->dst, n);
+      if (w > 0) {
+        q->head += (uint64_t)w;
+        pacer_consume(&d->pacer, (size_t)w);
+        *progress = true;
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        d->dst_blocked = true;
+      } else if (errno != EINTR) {
+        return dir_error(d, "send", errno);
+      }
+    }
+  }
+  d->pacer.backlogged = q->released > q->head && !d->dst_blocked;
+  return 0;
+}
+
+static int dir_read(struct dir *d, bool *progress) {
+  struct queue *q = &d->q;
+  if (d->src_eof || d->src_idle || !queue_can_read(q)) return 0;
+  size_t space = queue_space(q);
+  static size_t rmax; if (!rmax) rmax = getenv("NS_RMAX") ? (size_t)atol(getenv("NS_RMAX")) : READ_MAX;
+  ssize_t r = queue_recv(q, d->src, space < rmax ? space : rmax);
+  if (r > 0) {
+    /* Stamped after the read returns, so no byte can leave before its full delay. */
+    queue_push(q, (size_t)r, mono_ns() + d->delay_ns);
+    *progress = true;
+  } else if (r == 0) {
+    d->src_eof = true;
+    *progress = true;
+  } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    d->src_idle = true;
+  } else if (errno != EINTR) {
+    return dir_error(d, "recv", errno);
+  }
+  return 0;
+}
+
+static int timer_arm(struct dir *d, int64_t deadline) {
+  if (deadline == d->armed_ns) return 0;
+  struct itimerspec its = {0};
+  its.it_value.tv_sec = deadline / NSEC_PER_SEC;
+  its.it_value.tv_nsec = deadline % NSEC_PER_SEC;
+  if (timerfd_settime(d->timer, TFD_TIMER_ABSTIME, &its, NULL) < 0) return dir_error(d, "timerfd", errno);
+  d->armed_ns = deadline;
+  return 0;
+}
+
+/* Sleeps until the source is readable, the destination writable, or the next release/token time. */
+static int dir_wait(struct dir *d) {
+  int64_t deadline = d->pacer.wake_ns;
+  if (d->q.chunk_count > 0) {
+    int64_t next = d->q.chunks[d->q.chunk_first].release_ns;
+    if (deadline == 0 || next < deadline) deadline = next;
+  }
+  if (timer_arm(d, deadline) < 0) return -1;
+
+  bool want_in = !d->src_eof && d->src_idle && queue_can_read(&d->q);
+  struct pollfd pfd[3] = {
+      {.fd = want_in ? d->src : -1, .events = POLLIN},
+      {.fd = d->dst, .events = d->dst_blocked ? POLLOUT : 0}, /* POLLERR/POLLHUP always reported */
+      {.fd = d->timer, .events = POLLIN},
+  };
+  if (poll(pfd, 3, -1) < 0) return errno == EINTR ? 0 : dir_error(d, "poll", errno);
+  if (pfd[0].revents) d->src_idle = false;
+  if (pfd[1].revents & (POLLERR | POLLHUP)) return dir_error(d, "send", sock_error(d->dst));
+  if (pfd[1].revents & POLLOUT) d->dst_blocked = false;
+  if (pfd[2].revents & POLLIN) {
+    uint64_t ticks;
+    if (read(d->timer, &ticks, sizeof ticks) < 0 && errno != EAGAIN) return dir_error(d, "timerfd", errno);
+    d->armed_ns = 0;
+  }
+  return 0;
+}
+
+/* Relays one direction until EOF has been passed on (0) or an error (-1). */
+static int dir_run(struct dir *d) {
+  for (;;) {
+    if (atomic_load(&d->conn->failed)) return -1;
+    int64_t now = mono_ns();
+    bool progress = false;
+    queue_release(&d->q, now);
+    if (dir_write(d, now, &progress) < 0 || dir_read(d, &progress) < 0) return -1;
+    if (d->src_eof && d->q.head == d->q.tail) {
+      if (shutdown(d->dst, SHUT_WR) < 0 && errno != ENOTCONN) return dir_error(d, "shutdown", errno);
+      return 0;
+    }
+    if (!progress && dir_wait(d) < 0) return -1;
+  }
+}
+
+static int dir_init(struct dir *d, struct conn *c, const char *name, int src, int dst,
+                    const struct dir_cfg *cfg) {
+  *d = (struct dir){.conn = c, .name = name, .src = src, .dst = dst, .delay_ns = cfg->delay_ns};
+  d->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  pacer_init(&d->pacer, cfg, mono_ns());
+  if (d->timer < 0 || queue_init(&d->q, cfg->queue) < 0) return dir_error(d, "setup", errno);
+  return 0;
+}
+
+/* ---- connections --------------------------------------------------------------------------------- */
+
+static void sock_tune(int fd) {
+  int one = 1, size = SOCK_BUF;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (getenv("NS_NOBUF")) return;
+  if (getenv("NS_BUF")) size = atoi(getenv("NS_BUF"));
+  if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0)
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+}
+
+static void close_fd(int fd, bool reset) {
+  if (fd < 0) return;
+  if (reset) {
+    struct linger l = {.l_onoff = 1, .l_linger = 0}; /* close() sends RST */
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  }
+  close(fd);
+}
+
+static void conn_destroy(struct conn *c) {
+  bool reset = atomic_load(&c->failed);
+  if (!c->cfg->quiet)
+    fprintf(stderr, "netsim: conn %lu %s, up %" PRIu64 " bytes, down %" PRIu64 " bytes\n", c->id,
+            reset ? "reset" : "closed", c->up.q.tail, c->down.q.tail);
+  close_fd(c->client, reset);
+  close_fd(c->server, reset);
+  close_fd(c->up.timer, false);
+  close_fd(c->down.timer, false);
+  queue_free(&c->up.q);
+  queue_free(&c->down.q);
+  free(c);
+}
+
+static void dir_finish(struct dir *d, int rc) {
+  struct conn *c = d->conn;
+  if (rc < 0) conn_fail(c);
+  if (atomic_fetch_sub(&c->refs, 1) == 1) conn_destroy(c);
+}
+
+static void *dir_thread(void *arg) {
+  struct dir *d = arg;
+  dir_finish(d, dir_run(d));
+  return NULL;
+}
+
+static int thread_spawn(void *(*fn)(void *), void *arg) {
+  pthread_attr_t attr;
+  pthread_t t;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, THREAD_STACK);
+  int rc = pthread_create(&t, &attr, fn, arg);
+  pthread_attr_destroy(&attr);
+  return rc;
+}
+
+static int conn_connect(struct conn *c) {
+  const struct config *cfg = c->cfg;
+  int fd = socket(cfg->to_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return dir_error(&c->up, "socket", errno);
+  sock_tune(fd);
+  if (connect(fd, (const struct sockaddr *)&cfg->to_addr, cfg->to_len) < 0) {
+    int err = errno;
+    close(fd);
+    if (!cfg->quiet) fprintf(stderr, "netsim: conn %lu: connect %s: %s\n", c->id, cfg->to_text, strerror(err));
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  c->server = fd;
+  return 0;
+}
+
+/* Runs the whole life of one accepted connection: connect upstream, then relay "up" in this thread
+ * and "down" in a second one. */
+static void *conn_main(void *arg) {
+  struct conn *c = arg;
+  const struct config *cfg = c->cfg;
+  if (conn_connect(c) < 0 || dir_init(&c->up, c, "up", c->client, c->server, &cfg->up) < 0 ||
+      dir_init(&c->down, c, "down", c->server, c->client, &cfg->down) < 0) {
+    atomic_store(&c->failed, true);
+    conn_destroy(c);
+    return NULL;
+  }
+  atomic_store(&c->refs, 2);
+  if (thread_spawn(dir_thread, &c->down) != 0) {
+    atomic_store(&c->failed, true);
+    conn_destroy(c);
+    return NULL;
+  }
+  dir_finish(&c->up, dir_run(&c->up));
+  return NULL;
+}
+
+static void conn_start(const struct config *cfg, int fd, unsigned long id) {
+  struct conn *c = calloc(1, sizeof *c);
+  if (!c) {
+    close(fd);
+    return;
+  }
+  *c = (struct conn){.cfg = cfg, .id = id, .client = fd, .server = -1};
+  c->up = (struct dir){.conn = c, .name = "up", .timer = -1};
+  c->down = (struct dir){.conn = c, .name = "down", .timer = -1};
+  sock_tune(fd);
+  if (!cfg->quiet) fprintf(stderr, "netsim: conn %lu open\n", id);
+  if (thread_spawn(conn_main, c) != 0) {
+    fprintf(stderr, "netsim: cannot start a thread for conn %lu\n", id);
+    close_fd(fd, true);
+    free(c);
+  }
+}
+
+/* ---- listening and the main loop ---------------------------------------------------------------- */
+
+static int listen_open(const struct config *cfg) {
+  int fd = socket(cfg->listen_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (fd < 0) return -1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sock_tune(fd); /* before listen(), so that accepted sockets start with big buffers */
+  if (bind(fd, (const struct sockaddr *)&cfg->listen_addr, cfg->listen_len) < 0 || listen(fd, 512) < 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
+}
+
+static void print_listening(int fd) {
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof ss;
+  char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+    getnameinfo((struct sockaddr *)&ss, len, host, sizeof host, port, sizeof port,
+                NI_NUMERICHOST | NI_NUMERICSERV);
+  if (ss.ss_family == AF_INET6) printf("listening [%s]:%s\n", host, port);
+  else printf("listening %s:%s\n", host, port);
+  fflush(stdout);
+}
+
+static void accept_one(const struct config *cfg, int lfd, unsigned long *next_id) {
+  int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd >= 0) {
+    conn_start(cfg, fd, ++*next_id);
+    return;
+  }
+  if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+    fprintf(stderr, "netsim: accept: %s\n", strerror(errno));
+    struct timespec pause = {0, 10 * 1000 * 1000}; /* do not spin while out of descriptors */
+    nanosleep(&pause, NULL);
+  }
+}
+
+/* Accepts connections until a signal or --max-seconds. */
+static int serve(const struct config *cfg, int lfd, int sfd) {
+  int64_t end = cfg->max_seconds > 0 ? mono_ns() + (int64_t)(cfg->max_seconds * 1e9) : 0;
+  unsigned long next_id = 0;
+  for (;;) {
+    int timeout = -1;
+    if (end) {
+      int64_t left = end - mono_ns();
+      if (left <= 0) break;
+      timeout = (int)((left + 999999) / 1000000);
+    }
+    struct pollfd pfd[2] = {{.fd = lfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+    if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
+      fprintf(stderr, "netsim: poll: %s\n", strerror(errno));
+      return 1;
+    }
+    if (pfd[1].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      if (read(sfd, &si, sizeof si) > 0 && !cfg->quiet)
+        fprintf(stderr, "netsim: %s, exiting\n", strsignal((int)si.ssi_signo));
+      break;
+    }
+    if (pfd[0].revents & POLLIN) accept_one(cfg, lfd, &next_id);
+  }
+  if (!cfg->quiet) fprintf(stderr, "netsim: %lu connections served\n", next_id);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  struct args a;
+  struct config cfg;
+  int rc = args_parse(argc, argv, &a);
+  if (rc >= 0) return rc;
+  if ((rc = config_make(&a, &cfg)) != 0) return rc;
+
+  /* Block the stop signals in every thread (they inherit the mask) and take them via a signalfd. */
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  int sfd = signalfd(-1, &stop, SFD_CLOEXEC);
+  int lfd = listen_open(&cfg);
+  if (sfd < 0 || lfd < 0) {
+    fprintf(stderr, "netsim: cannot listen on %s: %s\n", a.listen, strerror(errno));
+    return 1;
+  }
+  print_listening(lfd);
+  if (!cfg.quiet)
+    fprintf(stderr,
+            "netsim: -> %s; up: delay %.3f ms, rate %.0f bit/s, burst %zu, queue %zu; "
+            "down: delay %.3f ms, rate %.0f bit/s, burst %zu, queue %zu\n",
+            cfg.to_text, (double)cfg.up.delay_ns / 1e6, cfg.up.rate * 8, cfg.up.burst, cfg.up.queue,
+            (double)cfg.down.delay_ns / 1e6, cfg.down.rate * 8, cfg.down.burst, cfg.down.queue);
+  rc = serve(&cfg, lfd, sfd);
+  close(lfd);
+  /* Connections still open die with the process; their peers see the sockets close. */
+  return rc;
+}
