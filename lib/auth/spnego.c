@@ -360,6 +360,9 @@ int smb3_auth_finish(struct smb3_auth *a, const uint8_t *in, size_t inlen) {
   return rc;
 }
 
+/* The key exists once AUTHENTICATE is built: the caller needs it to check the signature of the
+ * final SESSION_SETUP response (MS-SMB2 3.2.5.3.1) before it calls smb3_auth_finish. A failed
+ * step or finish makes it unavailable (AUTH_FAILED). */
 int smb3_auth_session_key(const struct smb3_auth *a, uint8_t key[16]) {
   if (!a || !key || (a->state != AUTH_DONE && a->state != AUTH_AUTHENTICATE_SENT) || !a->ntlm.have_key)
     return SMB3_EINVAL;

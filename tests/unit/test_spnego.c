@@ -312,7 +312,9 @@ static void test_full_exchange(void **state) {
   assert_non_null(a);
   assert_false(smb3_auth_is_anonymous(a));
   fin = run_exchange(a, &s, NULL, 0, &finlen);
-  assert_int_equal(smb3_auth_session_key(a, key), SMB3_EINVAL); /* not before finish */
+  /* Known once AUTHENTICATE is out, so the final response's signature can be checked. */
+  assert_int_equal(smb3_auth_session_key(a, key), 0);
+  assert_memory_equal(key, s.session_key, 16);
   assert_int_equal(smb3_auth_finish(a, fin, finlen), 0);
   assert_int_equal(smb3_auth_session_key(a, key), 0);
   assert_memory_equal(key, s.session_key, 16);
@@ -435,8 +437,9 @@ static void test_step_errors(void **state) {
   assert_null(out);
   assert_int_equal(smb3_auth_step(a, NULL, 0, &out, &outlen), SMB3_EPROTO);
   smb3_auth_free(a);
-  /* finish before the exchange. */
+  /* finish (and the key) before the exchange. */
   a = smb3_auth_new("User", "Password", "Domain", NULL);
+  assert_int_equal(smb3_auth_session_key(a, key), SMB3_EINVAL);
   assert_int_equal(smb3_auth_finish(a, NULL, 0), SMB3_EPROTO);
   smb3_auth_free(a);
   /* Round 2 with a reject, an early accept-completed, no token; then raw NTLMSSP. */
