@@ -1,0 +1,17 @@
+/* fuzz_ioctl_rsp.c - libFuzzer target: MS-SMB2 2.2.32: IOCTL response, then its output as
+ * VALIDATE_NEGOTIATE_INFO (2.2.32.6). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz_check.h"
+#include "util/le.h"
+#include "wire/wire.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  struct smb2_ioctl_rsp r;
+  if (smb2_ioctl_rsp_decode(data, size, &r)) return 0;
+  fuzz_check_in(r.output, r.output_len, data, size);
+  struct smb2_validate_negotiate v;
+  (void)smb2_validate_negotiate_decode(r.output, r.output_len, &v);
+  return 0;
+}

@@ -1,0 +1,13 @@
+/* fuzz_write_rsp.c - libFuzzer target: MS-SMB2 2.2.22: WRITE response. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz_check.h"
+#include "util/le.h"
+#include "wire/wire.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  struct smb2_write_rsp r;
+  (void)smb2_write_rsp_decode(data, size, &r);
+  return 0;
+}
