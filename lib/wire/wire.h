@@ -180,7 +180,8 @@ struct smb2_negotiate_rsp {
   /* 3.1.1 contexts (0 when absent): */
   uint16_t preauth_hash_alg;
   uint16_t cipher;        /* the one cipher the server chose, 0 if none */
-  uint16_t sign_alg;      /* the one signing algorithm the server chose; 0xFFFF if the context was absent */
+  uint16_t sign_alg;      /* the one signing algorithm the server chose, as a crypto.h id (wire 0 =
+                             HMAC-SHA256 -> SMB3_SIGN_HMAC_SHA256); 0xFFFF if the context was absent */
 };
 int smb2_negotiate_rsp_decode(const uint8_t *msg, size_t len, struct smb2_negotiate_rsp *r);
 
@@ -308,7 +309,7 @@ struct smb2_create_req {
   uint32_t create_disposition;
   uint32_t create_options;
   const char *name;           /* UTF-8 path relative to the share, '\\' or '/' separators (encoder converts
-                                 '/' to '\\'), no leading separator; "" for the share root */
+                                 '/' to '\\' and drops leading separators); "" for the share root */
   struct smb2_lease lease;    /* "RqLs" context when version is 1 or 2 */
   int want_maximal_access;    /* "MxAc" context */
   int want_disk_id;           /* "QFid" context */
@@ -372,7 +373,8 @@ struct smb2_read_rsp {
 int smb2_read_rsp_decode(const uint8_t *msg, size_t len, struct smb2_read_rsp *r);
 /* Decode only the first 80 bytes (header + fixed part) of a READ response whose data is not
  * (yet) in memory, for zero-copy receive: checks StructureSize and that data_offset >= 80 and
- * data_offset + data_length <= msg_len (the whole message length from the frame). */
+ * data_offset + data_length <= msg_len (the whole message length from the frame). r->data points
+ * into head only when all the data is already there, else it is NULL. */
 int smb2_read_rsp_decode_head(const uint8_t *head, size_t head_len, size_t msg_len, struct smb2_read_rsp *r);
 
 /* ---- WRITE: 2.2.21 / 2.2.22 ---- write.c
@@ -435,7 +437,7 @@ struct smb2_query_dir_req {
   uint32_t file_index;
   struct smb2_file_id file_id;
   uint32_t output_buffer_length;
-  const char *pattern; /* UTF-8, e.g. "*" */
+  const char *pattern; /* UTF-8, e.g. "*"; NULL or "" is sent as "*" */
 };
 int smb2_query_dir_req_encode(struct le_wr *w, const struct smb2_query_dir_req *r);
 struct smb2_query_dir_rsp {
