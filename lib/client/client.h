@@ -17,6 +17,7 @@ struct smb3_client {
   uint32_t tree_id;
   uint32_t rsize, wsize;          /* effective */
   int multi_credit;
+  int guest;                      /* a named user was logged on as guest */
   pthread_mutex_t err_lock;
   char last_error[512];
   /* cached handle on the share root (statvfs in one QUERY_INFO) */

@@ -52,7 +52,10 @@ static int do_negotiate(smb3_client *c) {
   if (!rc && (rc = client_run(c, ch)) == SMB3_ECLOSED)
     rc = client_fail(c, SMB3_EDIALECT, 0, "server closed the connection during NEGOTIATE (dialect %s..%s refused?)",
                      dialect_name(c->opts.vers_min), dialect_name(c->opts.vers_max));
-  if (!rc && ch->msgs[0].status != NT_STATUS_SUCCESS)
+  if (!rc && ch->msgs[0].status == NT_STATUS_NOT_SUPPORTED) /* Samba's answer when no dialect is shared */
+    rc = client_fail(c, SMB3_EDIALECT, ch->msgs[0].status, "server supports none of the dialects %s..%s asked for",
+                     dialect_name(c->opts.vers_min), dialect_name(c->opts.vers_max));
+  else if (!rc && ch->msgs[0].status != NT_STATUS_SUCCESS)
     rc = client_msg_result(c, ch, 0, "negotiate");
   if (!rc) {
     rc = with_core(c, apply_negotiate, ch);
@@ -129,6 +132,7 @@ static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, s
       uint16_t flags = r.session_flags;
       if (smb3_auth_is_anonymous(a) && !(flags & (SMB2_SESSION_FLAG_IS_GUEST | SMB2_SESSION_FLAG_IS_NULL)))
         flags |= SMB2_SESSION_FLAG_IS_NULL;
+      c->guest = (flags & SMB2_SESSION_FLAG_IS_GUEST) && c->opts.username && c->opts.username[0];
       rc = with_core(c, established, &flags);
       if (rc == SMB3_ENCRYPT) return client_fail(c, rc, 0, "encryption required but not available on this session");
       if (rc) return client_fail(c, rc, 0, "signing required but the session is a guest session");
@@ -173,8 +177,10 @@ static int do_tree_connect(smb3_client *c) {
   if (!rc) rc = client_run(c, ch);
   struct smb2_tree_connect_rsp tr;
   if (!rc && ch->msgs[0].status != NT_STATUS_SUCCESS) {
-    char what[300];
-    snprintf(what, sizeof what, "tree connect to share '%s'", c->opts.share);
+    char what[400];
+    /* An unknown user may be logged on as guest ("map to guest = bad user"); say so. */
+    snprintf(what, sizeof what, "tree connect to share '%s'%s", c->opts.share,
+             c->guest ? " (server logged user on as guest: unknown user name?)" : "");
     rc = client_msg_result(c, ch, 0, what);
   } else if (!rc && smb2_tree_connect_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &tr)) {
     rc = client_fail(c, SMB3_EPROTO, 0, "malformed TREE_CONNECT response");

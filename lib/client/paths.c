@@ -122,17 +122,28 @@ int smb3_mkdir(smb3_client *c, const char *path) {
   return run_steps(c, s, 2, "mkdir", path, NULL);
 }
 
-/* Delete by opening with DELETE_ON_CLOSE and closing (one round trip). */
-static int delete_path(smb3_client *c, const char *path, int dir) {
+/* unlink: open with DELETE_ON_CLOSE and close (one round trip). */
+int smb3_unlink(smb3_client *c, const char *path) {
   struct create_args a;
   meta_create(&a, path, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
-  a.options = SMB2_FILE_DELETE_ON_CLOSE | (dir ? SMB2_FILE_DIRECTORY_FILE : SMB2_FILE_NON_DIRECTORY_FILE);
+  a.options = SMB2_FILE_DELETE_ON_CLOSE | SMB2_FILE_NON_DIRECTORY_FILE;
   struct step s[2] = {{enc_create, &a}, {enc_close, NULL}};
-  return run_steps(c, s, 2, dir ? "rmdir" : "unlink", path, NULL);
+  return run_steps(c, s, 2, "unlink", path, NULL);
 }
 
-int smb3_rmdir(smb3_client *c, const char *path) { return delete_path(c, path, 1); }
-int smb3_unlink(smb3_client *c, const char *path) { return delete_path(c, path, 0); }
+/* rmdir: CREATE + SET_INFO(FileDispositionInformation) + CLOSE. Samba accepts DELETE_ON_CLOSE
+ * on a non-empty directory and then silently keeps it at close; the disposition SET_INFO is
+ * where STATUS_DIRECTORY_NOT_EMPTY is reported. */
+int smb3_rmdir(smb3_client *c, const char *path) {
+  uint8_t disp[1];
+  fscc_disposition_info_encode(disp, sizeof disp, 1);
+  struct create_args a;
+  meta_create(&a, path, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
+  a.options = SMB2_FILE_DIRECTORY_FILE;
+  struct si_arg si = {FSCC_FILE_DISPOSITION_INFORMATION, disp, 1};
+  struct step s[3] = {{enc_create, &a}, {enc_set_info, &si}, {enc_close, NULL}};
+  return run_steps(c, s, 3, "rmdir", path, NULL);
+}
 
 int smb3_rename(smb3_client *c, const char *from, const char *to, int replace) {
   size_t cap = 24 + 4 * strlen(to) + 8;

@@ -1,0 +1,58 @@
+# smb3fs - top-level driver. Every target first installs the Debian packages it needs.
+#   make demo    set up, start a throwaway Samba share, run the seed workloads, print a table
+#   make check   build, run every test (unit, integration against a real smbd), then again
+#                under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make install library, header, smb3.pc, smb3 (PREFIX=/usr/local)
+#   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
+#   make bench   the side-by-side benchmark (not part of check)
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+PREFIX ?= /usr/local
+FUZZ_SECONDS ?= 60
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps build check check-fast check-asan demo install fuzz bench clean
+
+all: build
+
+build:
+	@scripts/install-deps.sh build
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+check:
+	@scripts/install-deps.sh check
+	$(MAKE) --no-print-directory check-fast
+	$(MAKE) --no-print-directory check-asan
+
+check-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j2
+
+check-asan:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSMB3_SANITIZE=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -j2
+
+demo:
+	@scripts/install-deps.sh demo
+	$(MAKE) --no-print-directory build
+	scripts/demo.sh $(BUILD)
+
+install: build
+	cmake --install $(BUILD)
+
+fuzz:
+	@scripts/install-deps.sh fuzz
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSMB3_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+	scripts/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+bench:
+	@scripts/install-deps.sh bench
+	$(MAKE) --no-print-directory build
+	$(BUILD)/tools/bench/smb3-bench
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

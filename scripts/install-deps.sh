@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install the Debian packages a target needs, only those missing (idempotent; root or sudo).
+#   scripts/install-deps.sh build|check|demo|bench|fuzz
+set -euo pipefail
+build=(build-essential cmake pkg-config libssl-dev libcmocka-dev libfuse3-dev fuse3)
+server=(samba smbclient)
+case "${1:-check}" in
+  build) want=("${build[@]}") ;;
+  check) want=("${build[@]}" "${server[@]}" iproute2 procps) ;;
+  demo) want=("${build[@]}" "${server[@]}" iproute2 procps) ;;
+  fuzz) want=("${build[@]}" clang libclang-rt-14-dev) ;;
+  bench) want=("${build[@]}" "${server[@]}" iproute2 procps iperf3 gnuplot-nox smbnetfs rclone) ;;
+  *) echo "install-deps: unknown target '$1'" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q >/dev/null
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+# Debian starts the samba services on install; the tests run their own smbd on other ports.
+if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl stop smbd nmbd samba-ad-dc 2>/dev/null || true; fi

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Directory listing of 2000 entries (several QUERY_DIRECTORY rounds), mkdir/rmdir/rm/mv,
+# get into a directory, put into a directory.
+source "$(dirname "$0")/lib.sh"
+U=$SMB3_TEST_URL
+D=$SMB3_TEST_SHARE_DIR
+mkdir -p "$D/many"
+for i in $(seq 1 2000); do : >"$D/many/entry-with-a-fairly-long-name-$i.txt"; done
+chmod -R a+rwX "$D/many"
+$SMB3 --stats ls "$U/many" >"$WORK/ls" 2>"$WORK/stats"
+n=$(grep -c 'entry-with-a-fairly-long-name-' "$WORK/ls")
+if [ "$n" -eq 2000 ]; then ok "ls of 2000 entries"; else bad "ls of 2000 entries: got $n"; fi
+qd=$(grep -o '"query_directory":[0-9]*' "$WORK/stats" | cut -d: -f2)
+if [ "${qd:-0}" -ge 3 ]; then ok "listing took $qd QUERY_DIRECTORY rounds"; else bad "expected several QUERY_DIRECTORY rounds, got ${qd:-none}"; fi
+names=$(sed 's/.*  //' "$WORK/ls" | sort | uniq | wc -l)
+if [ "$names" -eq 2000 ]; then ok "2000 distinct names"; else bad "distinct names: $names"; fi
+
+check "mkdir" $SMB3 mkdir "$U/newdir"
+if [ -d "$D/newdir" ]; then ok "mkdir visible on server"; else bad "mkdir not visible"; fi
+check_fails "mkdir existing" "exist" $SMB3 mkdir "$U/newdir"
+echo data >"$WORK/x"
+check "put into directory" $SMB3 -q put "$WORK/x" "$U/newdir/"
+if [ -f "$D/newdir/x" ]; then ok "put into dir made newdir/x"; else bad "newdir/x missing"; fi
+check_fails "rmdir non-empty" "not empty" $SMB3 rmdir "$U/newdir"
+check "mv file" $SMB3 mv "$U/newdir/x" newdir/y
+if [ -f "$D/newdir/y" ] && [ ! -e "$D/newdir/x" ]; then ok "mv visible"; else bad "mv not visible"; fi
+check "mv with URL target" $SMB3 mv "$U/newdir/y" "$U/newdir/z"
+echo other >"$D/newdir/w"
+check_fails "mv onto existing" "exist" $SMB3 mv "$U/newdir/z" newdir/w
+check "rm" $SMB3 rm "$U/newdir/z"
+check "rm 2" $SMB3 rm "$U/newdir/w"
+check_fails "rm missing" "no such file" $SMB3 rm "$U/newdir/z"
+check "rmdir" $SMB3 rmdir "$U/newdir"
+if [ ! -e "$D/newdir" ]; then ok "rmdir visible"; else bad "rmdir not visible"; fi
+check_fails "rmdir missing" "no such file" $SMB3 rmdir "$U/newdir"
+check_fails "rm directory" "directory" $SMB3 rm "$U/many"
+mkdir -p "$WORK/dl"
+check "get into local directory" $SMB3 -q get "$U/many/entry-with-a-fairly-long-name-7.txt" "$WORK/dl"
+if [ -f "$WORK/dl/entry-with-a-fairly-long-name-7.txt" ]; then ok "get into dir"; else bad "get into dir"; fi
+check "df" $SMB3 df "$U/"
+if grep -q "//127.0.0.1/$SMB3_TEST_SHARE" "$WORK/out"; then ok "df output"; else bad "df output: $(cat "$WORK/out")"; fi
+finish
