@@ -181,6 +181,49 @@ int smb3_closedir(smb3_dir *d);
 ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len);
 ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_t len);
 
+/* ---- asynchronous metadata operations ----
+ * Same semantics (and the same compounding) as the synchronous calls above; the callback runs
+ * exactly once on the I/O thread when the call returned 0, never when it returned an error.
+ * Strings are copied before the call returns. Callbacks must not block and must not call the
+ * synchronous API (they may call other *_async functions). */
+typedef void (*smb3_done_cb)(int rc, void *arg);
+typedef void (*smb3_stat_cb)(int rc, const struct smb3_stat *st, void *arg);
+typedef void (*smb3_open_cb)(int rc, smb3_file *f, const struct smb3_stat *st, void *arg);
+typedef void (*smb3_statvfs_cb)(int rc, const struct smb3_statvfs *sv, void *arg);
+int smb3_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, void *arg);
+int smb3_fstat_async(smb3_file *f, smb3_stat_cb cb, void *arg);
+int smb3_statvfs_async(smb3_client *c, smb3_statvfs_cb cb, void *arg);
+/* On success the callback receives a new handle that the caller owns (close it). */
+int smb3_open_async(smb3_client *c, const char *path, int flags, smb3_open_cb cb, void *arg);
+/* Closes and frees f (f is invalid as soon as the call returns 0). */
+int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg);
+int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg);
+int smb3_ftruncate_async(smb3_file *f, uint64_t size, smb3_done_cb cb, void *arg);
+int smb3_mkdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
+int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
+int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
+int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb, void *arg);
+int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_done_cb cb, void *arg);
+/* Set times (NULL = unchanged) and attributes (0 = unchanged) in one compound. */
+int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
+                       const struct timespec_smb3 *mtime, uint32_t attributes, smb3_done_cb cb, void *arg);
+
+/* ---- leases (SMB 2.1+; MS-SMB2 3.2.5.19.2) ----
+ * smb3_open_lease_async() opens like smb3_open_async() and asks for a lease with the given key
+ * (the caller picks one key per file, shared by all opens of it) and state (SMB3_LEASE_* bits).
+ * smb3_file_lease() tells what was granted (0 = none; always 0 before SMB 2.1).
+ * When the server breaks a lease, the break handler runs on the I/O thread with the key, the
+ * state the server allows now, and whether it waits for an acknowledgment; the handler (or a
+ * thread it wakes) flushes dirty data and then calls smb3_lease_ack_async() when ack_required. */
+#define SMB3_LEASE_READ 0x1u
+#define SMB3_LEASE_HANDLE 0x2u
+#define SMB3_LEASE_WRITE 0x4u
+int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
+                          smb3_open_cb cb, void *arg);
+uint32_t smb3_file_lease(const smb3_file *f);
+typedef void (*smb3_break_cb)(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);
+void smb3_set_break_handler(smb3_client *c, smb3_break_cb cb, void *arg);
+int smb3_lease_ack_async(smb3_client *c, const uint8_t key[16], uint32_t state, smb3_done_cb cb, void *arg);
 #ifdef __cplusplus
 }
 #endif
