@@ -24,8 +24,11 @@ struct smb3_client {
   pthread_mutex_t root_lock;
   int root_open;
   struct smb2_file_id root_fid;
-  uint64_t last_activity_ns;
+  uint64_t last_activity_s;       /* keepalive.c (I/O thread only) */
+  uint64_t last_requests;
   int echo_outstanding;
+  smb3_break_cb break_cb;         /* guarded by err_lock */
+  void *break_arg;
   int closing;
 };
 
@@ -33,6 +36,7 @@ struct smb3_file {
   smb3_client *c;
   struct smb2_file_id fid;
   int is_dir;
+  uint32_t lease; /* granted lease state (SMB3_LEASE_*), 0 = none */
   char *path;
 };
 
@@ -85,6 +89,15 @@ struct step {
  * (caller frees) with every message's status/response, or SMB3_E* on a transport failure. In
  * one-by-one mode a failed CREATE fails the rest with its status, as a server does for a chain. */
 int client_steps(smb3_client *c, const struct step *steps, int n, struct smb3_chain **out);
+/* The same with an explicit "steps[0] is a CREATE" (handle operations pass 0). */
+int client_steps_first(smb3_client *c, const struct step *steps, int n, int first_is_create,
+                       struct smb3_chain **out);
+/* Asynchronous form: done(result_chain, rc, arg) runs once (on the I/O thread, or before the
+ * call returns for an immediate failure in one-by-one mode); the caller frees result_chain.
+ * steps must stay valid until then. Returns 0 or SMB3_E* (then done never runs). */
+typedef void (*steps_done_fn)(struct smb3_chain *result, int rc, void *arg);
+int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create, steps_done_fn done,
+                       void *arg);
 
 /* Result of a CREATE response as smb3_stat. */
 void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st);
@@ -92,6 +105,10 @@ void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st);
 /* FILETIME <-> timespec */
 struct timespec_smb3 filetime_to_ts(uint64_t ft);
 uint64_t ts_to_filetime(const struct timespec_smb3 *ts);
+
+/* Transport callbacks: lease breaks (lease.c) and the idle keep-alive tick (keepalive.c). */
+void client_install_handlers(smb3_client *c);
+void client_tick(void *arg);
 
 /* Map open(2)-style flags to CREATE arguments. */
 void create_args_from_flags(struct create_args *a, const char *path, int flags);

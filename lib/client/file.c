@@ -45,52 +45,6 @@ void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
   stat_from_fscc(&f, st);
 }
 
-int smb3_open(smb3_client *c, const char *path, int flags, smb3_file **out, struct smb3_stat *st) {
-  *out = NULL;
-  if (!path) return SMB3_EINVAL;
-  struct create_args a;
-  create_args_from_flags(&a, path, flags);
-  struct smb3_chain *ch = chain_new(1);
-  if (!ch) return SMB3_ENOMEM;
-  int rc = build_create(c, &ch->msgs[0], &a);
-  if (!rc) rc = client_run(c, ch);
-  struct smb2_create_rsp r;
-  if (!rc) {
-    char what[600];
-    snprintf(what, sizeof what, "open '%s'", path);
-    rc = client_msg_result(c, ch, 0, what);
-  }
-  if (!rc && smb2_create_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &r))
-    rc = client_fail(c, SMB3_EPROTO, 0, "malformed CREATE response");
-  chain_free(ch);
-  if (rc) return rc;
-  smb3_file *f = calloc(1, sizeof *f);
-  if (f) f->path = strdup(path);
-  if (!f || !f->path) {
-    free(f);
-    return SMB3_ENOMEM; /* the handle leaks on the server until disconnect */
-  }
-  f->c = c;
-  f->fid = r.file_id;
-  f->is_dir = (r.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
-  if (st) stat_from_create(&r, st);
-  *out = f;
-  return 0;
-}
-
-int smb3_close(smb3_file *f) {
-  if (!f) return SMB3_EBADF;
-  smb3_client *c = f->c;
-  struct smb3_chain *ch = chain_new(1);
-  int rc = ch ? build_close(c, &ch->msgs[0], f->fid, 0) : SMB3_ENOMEM;
-  if (!rc) rc = client_run(c, ch);
-  if (!rc) rc = client_msg_result(c, ch, 0, "close");
-  chain_free(ch);
-  free(f->path);
-  free(f);
-  return rc;
-}
-
 /* ---- async single READ/WRITE ---- */
 struct io_ctx {
   smb3_cb cb;
@@ -174,47 +128,3 @@ ssize_t smb3_pwrite(smb3_file *f, const void *buf, size_t len, uint64_t off) {
   return smb3_write_range(f, buf, len, off);
 }
 
-/* ---- handle-based metadata ---- */
-static int handle_op(smb3_file *f, struct smb3_chain *ch, const char *what) {
-  int rc = client_run(f->c, ch);
-  if (!rc) rc = client_msg_result(f->c, ch, 0, what);
-  return rc;
-}
-
-int smb3_fstat(smb3_file *f, struct smb3_stat *st) {
-  if (!f) return SMB3_EBADF;
-  struct smb3_chain *ch = chain_new(1);
-  if (!ch) return SMB3_ENOMEM;
-  int rc = build_query_info(f->c, &ch->msgs[0], f->fid, SMB2_0_INFO_FILE, FSCC_FILE_ALL_INFORMATION, 4096);
-  if (!rc) rc = handle_op(f, ch, "fstat");
-  struct smb2_query_info_rsp q;
-  struct fscc_stat fs;
-  if (!rc && (smb2_query_info_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &q) ||
-              fscc_all_info_decode(q.buf, q.len, &fs)))
-    rc = client_fail(f->c, SMB3_EPROTO, 0, "malformed QUERY_INFO response");
-  if (!rc) stat_from_fscc(&fs, st);
-  chain_free(ch);
-  return rc;
-}
-
-int smb3_ftruncate(smb3_file *f, uint64_t size) {
-  if (!f) return SMB3_EBADF;
-  uint8_t buf[8];
-  fscc_eof_info_encode(buf, sizeof buf, size);
-  struct smb3_chain *ch = chain_new(1);
-  if (!ch) return SMB3_ENOMEM;
-  int rc = build_set_info(f->c, &ch->msgs[0], f->fid, SMB2_0_INFO_FILE, FSCC_FILE_END_OF_FILE_INFORMATION, buf, 8);
-  if (!rc) rc = handle_op(f, ch, "truncate");
-  chain_free(ch);
-  return rc;
-}
-
-int smb3_fsync(smb3_file *f) {
-  if (!f) return SMB3_EBADF;
-  struct smb3_chain *ch = chain_new(1);
-  if (!ch) return SMB3_ENOMEM;
-  int rc = build_flush(f->c, &ch->msgs[0], f->fid);
-  if (!rc) rc = handle_op(f, ch, "fsync");
-  chain_free(ch);
-  return rc;
-}

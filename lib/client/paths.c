@@ -1,192 +1,134 @@
-/* paths.c - path operations, each CREATE + op + CLOSE in one related compound chain (seed 004;
- * MS-SMB2 3.2.4.1.4), or one by one under `nocompound`. */
+/* paths.c - the public metadata API, synchronous and asynchronous, over pathop.c (one
+ * description per operation; the sync form runs it and waits). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "client/client.h"
+#include "client/pathop.h"
 #include "util/status.h"
 
-/* ---- step encoders ---- */
-static int enc_create(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
-  (void)fid;
-  return build_create(c, m, arg);
-}
-static int enc_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
-  (void)arg;
-  return build_close(c, m, fid, 0);
-}
-static int enc_close_postquery(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
-  (void)arg;
-  return build_close(c, m, fid, 1);
-}
-struct qi_arg {
-  uint8_t type, cls;
-  uint32_t outlen;
-};
-static int enc_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
-  const struct qi_arg *q = arg;
-  return build_query_info(c, m, fid, q->type, q->cls, q->outlen);
-}
-struct si_arg {
-  uint8_t cls;
-  const uint8_t *buf;
-  uint32_t len;
-};
-static int enc_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
-  const struct si_arg *s = arg;
-  return build_set_info(c, m, fid, SMB2_0_INFO_FILE, s->cls, s->buf, s->len);
-}
-
-/* The first failing message of a completed chain, as SMB3_E*. */
-static int chain_result(smb3_client *c, struct smb3_chain *ch, const char *what, const char *path) {
-  char msg[700];
-  snprintf(msg, sizeof msg, "%s '%s'", what, path);
-  for (int i = 0; i < ch->n; i++) {
-    uint32_t st = ch->msgs[i].status;
-    if (st != NT_STATUS_SUCCESS) return client_msg_result(c, ch, i, msg);
+/* Create and prepare; NULL (with *rc) on failure. */
+static struct pathop *op_make(smb3_client *c, enum pathop_kind kind, const char *path, int *rc) {
+  if (!c || (!path && kind < OP_FSTAT)) {
+    *rc = SMB3_EINVAL;
+    return NULL;
   }
-  return 0;
+  struct pathop *op = pathop_new(c, kind, path);
+  *rc = op ? 0 : SMB3_ENOMEM;
+  return op;
 }
 
-static int run_steps(smb3_client *c, const struct step *s, int n, const char *what, const char *path,
-                     struct smb3_chain **keep) {
-  struct smb3_chain *ch;
-  int rc = client_steps(c, s, n, &ch);
-  if (rc) return rc;
-  rc = chain_result(c, ch, what, path);
-  if (keep && !rc)
-    *keep = ch;
-  else
-    chain_free(ch);
+static int op_sync(struct pathop *op) {
+  int rc = pathop_prepare(op);
+  if (!rc) rc = pathop_run_sync(op);
   return rc;
 }
 
-static void meta_create(struct create_args *a, const char *path, uint32_t access) {
-  memset(a, 0, sizeof *a);
-  a->path = path;
-  a->access = access | SMB2_SYNCHRONIZE;
-  a->share = SMB2_FILE_SHARE_ALL;
-  a->disposition = SMB2_FILE_OPEN;
+static int op_async(struct pathop *op) {
+  int rc = pathop_prepare(op);
+  if (!rc) rc = pathop_run_async(op);
+  if (rc) pathop_free(op);
+  return rc;
 }
 
+/* SET_INFO payloads */
+static int set_buf(struct pathop *op, const uint8_t *b, uint32_t len) {
+  op->buf = malloc(len ? len : 1);
+  if (!op->buf) return SMB3_ENOMEM;
+  memcpy(op->buf, b, len);
+  op->buflen = len;
+  return 0;
+}
+
+static int rename_buf(struct pathop *op, const char *to, int replace) {
+  size_t cap = 32 + 4 * strlen(to);
+  op->buf = malloc(cap);
+  if (!op->buf) return SMB3_ENOMEM;
+  int len = fscc_rename_info_encode(op->buf, cap, replace, to);
+  if (len < 0) return client_fail(op->c, SMB3_ENAMETOOLONG, 0, "rename: bad target name '%s'", to);
+  op->buflen = (uint32_t)len;
+  return 0;
+}
+
+static int eof_buf(struct pathop *op, uint64_t size) {
+  uint8_t b[8];
+  fscc_eof_info_encode(b, sizeof b, size);
+  return set_buf(op, b, 8);
+}
+
+static int basic_buf(struct pathop *op, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
+                     uint32_t attrs) {
+  uint8_t b[40];
+  fscc_basic_info_encode(b, sizeof b, 0, atime ? ts_to_filetime(atime) : 0, mtime ? ts_to_filetime(mtime) : 0, 0,
+                         attrs);
+  return set_buf(op, b, 40);
+}
+
+/* ---- synchronous ---- */
 int smb3_stat(smb3_client *c, const char *path, struct smb3_stat *st) {
-  struct create_args a;
-  meta_create(&a, path, SMB2_FILE_READ_ATTRIBUTES);
-  struct qi_arg q = {SMB2_0_INFO_FILE, FSCC_FILE_ALL_INFORMATION, 4096};
-  struct step s[3] = {{enc_create, &a}, {enc_query_info, &q}, {enc_close, NULL}};
-  struct smb3_chain *ch = NULL;
-  int rc = run_steps(c, s, 3, "stat", path, &ch);
-  if (rc) return rc;
-  struct smb2_query_info_rsp r;
-  struct fscc_stat fs;
-  if (smb2_query_info_rsp_decode(ch->msgs[1].rsp, ch->msgs[1].rsp_len, &r) || fscc_all_info_decode(r.buf, r.len, &fs))
-    rc = client_fail(c, SMB3_EPROTO, 0, "stat '%s': malformed QUERY_INFO response", path);
-  else
-    stat_from_fscc(&fs, st);
-  chain_free(ch);
+  int rc;
+  struct pathop *op = op_make(c, OP_STAT, path, &rc);
+  if (op && !(rc = op_sync(op))) *st = op->st;
+  pathop_free(op);
   return rc;
 }
 
 int smb3_statvfs(smb3_client *c, struct smb3_statvfs *sv) {
-  struct create_args a;
-  meta_create(&a, "", SMB2_FILE_READ_ATTRIBUTES);
-  struct qi_arg q = {SMB2_0_INFO_FILESYSTEM, FSCC_FS_FULL_SIZE_INFORMATION, 64};
-  struct step s[3] = {{enc_create, &a}, {enc_query_info, &q}, {enc_close, NULL}};
-  struct smb3_chain *ch = NULL;
-  int rc = run_steps(c, s, 3, "statvfs", "/", &ch);
-  if (rc) return rc;
-  struct smb2_query_info_rsp r;
-  struct fscc_fs_full_size fs;
-  if (smb2_query_info_rsp_decode(ch->msgs[1].rsp, ch->msgs[1].rsp_len, &r) ||
-      fscc_fs_full_size_decode(r.buf, r.len, &fs)) {
-    rc = client_fail(c, SMB3_EPROTO, 0, "statvfs: malformed QUERY_INFO response");
-  } else {
-    sv->bsize = (uint64_t)fs.sectors_per_unit * fs.bytes_per_sector;
-    sv->blocks = fs.total_units;
-    sv->bfree = fs.actual_available_units;
-    sv->bavail = fs.caller_available_units;
-  }
-  chain_free(ch);
+  int rc;
+  struct pathop *op = op_make(c, OP_STATVFS, "", &rc);
+  if (op && !(rc = op_sync(op))) *sv = op->sv;
+  pathop_free(op);
   return rc;
 }
 
-int smb3_mkdir(smb3_client *c, const char *path) {
-  struct create_args a;
-  meta_create(&a, path, SMB2_FILE_READ_ATTRIBUTES);
-  a.disposition = SMB2_FILE_CREATE;
-  a.options = SMB2_FILE_DIRECTORY_FILE;
-  a.attributes = SMB2_FILE_ATTRIBUTE_DIRECTORY;
-  struct step s[2] = {{enc_create, &a}, {enc_close, NULL}};
-  return run_steps(c, s, 2, "mkdir", path, NULL);
+static int simple_sync(smb3_client *c, enum pathop_kind kind, const char *path) {
+  int rc;
+  struct pathop *op = op_make(c, kind, path, &rc);
+  if (op) rc = op_sync(op);
+  pathop_free(op);
+  return rc;
 }
 
-/* unlink: open with DELETE_ON_CLOSE and close (one round trip). */
-int smb3_unlink(smb3_client *c, const char *path) {
-  struct create_args a;
-  meta_create(&a, path, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
-  a.options = SMB2_FILE_DELETE_ON_CLOSE | SMB2_FILE_NON_DIRECTORY_FILE;
-  struct step s[2] = {{enc_create, &a}, {enc_close, NULL}};
-  return run_steps(c, s, 2, "unlink", path, NULL);
-}
-
-/* rmdir: CREATE + SET_INFO(FileDispositionInformation) + CLOSE. Samba accepts DELETE_ON_CLOSE
- * on a non-empty directory and then silently keeps it at close; the disposition SET_INFO is
- * where STATUS_DIRECTORY_NOT_EMPTY is reported. */
+int smb3_mkdir(smb3_client *c, const char *path) { return simple_sync(c, OP_MKDIR, path); }
 int smb3_rmdir(smb3_client *c, const char *path) {
-  uint8_t disp[1];
-  fscc_disposition_info_encode(disp, sizeof disp, 1);
-  struct create_args a;
-  meta_create(&a, path, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
-  a.options = SMB2_FILE_DIRECTORY_FILE;
-  struct si_arg si = {FSCC_FILE_DISPOSITION_INFORMATION, disp, 1};
-  struct step s[3] = {{enc_create, &a}, {enc_set_info, &si}, {enc_close, NULL}};
-  return run_steps(c, s, 3, "rmdir", path, NULL);
+  int rc;
+  struct pathop *op = op_make(c, OP_RMDIR, path, &rc);
+  uint8_t one = 1;
+  if (op && !(rc = set_buf(op, &one, 1))) rc = op_sync(op);
+  pathop_free(op);
+  return rc;
 }
+int smb3_unlink(smb3_client *c, const char *path) { return simple_sync(c, OP_UNLINK, path); }
 
 int smb3_rename(smb3_client *c, const char *from, const char *to, int replace) {
-  size_t cap = 24 + 4 * strlen(to) + 8;
-  uint8_t *buf = malloc(cap);
-  if (!buf) return SMB3_ENOMEM;
-  int len = fscc_rename_info_encode(buf, cap, replace, to);
-  if (len < 0) {
-    free(buf);
-    return client_fail(c, SMB3_ENAMETOOLONG, 0, "rename: bad target name '%s'", to);
-  }
-  struct create_args a;
-  meta_create(&a, from, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
-  struct si_arg si = {FSCC_FILE_RENAME_INFORMATION, buf, (uint32_t)len};
-  struct step s[3] = {{enc_create, &a}, {enc_set_info, &si}, {enc_close, NULL}};
-  int rc = run_steps(c, s, 3, "rename", from, NULL);
-  free(buf);
-  return rc;
+  int rc;
+  struct pathop *op = op_make(c, OP_RENAME, from, &rc);
+  if (op && to && !(rc = rename_buf(op, to, replace))) rc = op_sync(op);
+  pathop_free(op);
+  return to ? rc : SMB3_EINVAL;
 }
 
 int smb3_truncate(smb3_client *c, const char *path, uint64_t size) {
-  uint8_t buf[8];
-  fscc_eof_info_encode(buf, sizeof buf, size);
-  struct create_args a;
-  meta_create(&a, path, SMB2_FILE_WRITE_DATA | SMB2_FILE_READ_ATTRIBUTES);
-  struct si_arg si = {FSCC_FILE_END_OF_FILE_INFORMATION, buf, 8};
-  struct step s[3] = {{enc_create, &a}, {enc_set_info, &si}, {enc_close, NULL}};
-  return run_steps(c, s, 3, "truncate", path, NULL);
+  int rc;
+  struct pathop *op = op_make(c, OP_TRUNCATE, path, &rc);
+  if (op && !(rc = eof_buf(op, size))) rc = op_sync(op);
+  pathop_free(op);
+  return rc;
 }
 
-static int set_basic(smb3_client *c, const char *path, uint64_t atime, uint64_t mtime, uint32_t attrs,
-                     const char *what) {
-  uint8_t buf[40];
-  fscc_basic_info_encode(buf, sizeof buf, 0, atime, mtime, 0, attrs);
-  struct create_args a;
-  meta_create(&a, path, SMB2_FILE_WRITE_ATTRIBUTES | SMB2_FILE_READ_ATTRIBUTES);
-  struct si_arg si = {FSCC_FILE_BASIC_INFORMATION, buf, 40};
-  struct step s[3] = {{enc_create, &a}, {enc_set_info, &si}, {enc_close, NULL}};
-  return run_steps(c, s, 3, what, path, NULL);
+static int setattr_sync(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
+                        const struct timespec_smb3 *mtime, uint32_t attrs) {
+  int rc;
+  struct pathop *op = op_make(c, OP_SETATTR, path, &rc);
+  if (op && !(rc = basic_buf(op, atime, mtime, attrs))) rc = op_sync(op);
+  pathop_free(op);
+  return rc;
 }
 
 int smb3_utimens(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
                  const struct timespec_smb3 *mtime) {
-  return set_basic(c, path, atime ? ts_to_filetime(atime) : 0, mtime ? ts_to_filetime(mtime) : 0, 0, "utimens");
+  return setattr_sync(c, path, atime, mtime, 0);
 }
 
 int smb3_set_readonly(smb3_client *c, const char *path, int readonly) {
@@ -196,70 +138,201 @@ int smb3_set_readonly(smb3_client *c, const char *path, int readonly) {
   uint32_t attrs = st.attributes & ~SMB2_FILE_ATTRIBUTE_READONLY;
   if (readonly) attrs |= SMB2_FILE_ATTRIBUTE_READONLY;
   if (!attrs) attrs = SMB2_FILE_ATTRIBUTE_NORMAL; /* 0 would mean "unchanged" */
-  return set_basic(c, path, 0, 0, attrs, "chmod");
+  return setattr_sync(c, path, NULL, NULL, attrs);
 }
 
-/* ---- small whole-file helpers ---- */
-struct rw_arg {
-  void *buf;
-  uint32_t len;
-};
-static int enc_read0(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
-  const struct rw_arg *r = arg;
-  return build_read(c, m, fid, r->buf, r->len, 0);
-}
-static int enc_write0(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
-  const struct rw_arg *r = arg;
-  return build_write(c, m, fid, r->buf, r->len, 0);
-}
-
-ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len) {
-  if (len > c->rsize) { /* does not fit one READ: open + pipelined reads + close */
-    smb3_file *f;
-    int rc = smb3_open(c, path, O_RDONLY, &f, NULL);
-    if (rc) return rc;
-    ssize_t n = smb3_read_range(f, buf, len, 0);
-    int crc = smb3_close(f);
-    return n < 0 ? n : crc ? crc : n;
+int smb3_open(smb3_client *c, const char *path, int flags, smb3_file **out, struct smb3_stat *st) {
+  *out = NULL;
+  int rc;
+  struct pathop *op = op_make(c, OP_OPEN, path, &rc);
+  if (op) {
+    op->open_flags = flags;
+    if (!(rc = op_sync(op))) {
+      *out = op->file;
+      if (st) *st = op->st;
+    }
   }
-  struct create_args a;
-  create_args_from_flags(&a, path, O_RDONLY);
-  struct rw_arg r = {buf, (uint32_t)len};
-  struct step s[3] = {{enc_create, &a}, {enc_read0, &r}, {enc_close, NULL}};
-  struct smb3_chain *ch;
-  int rc = client_steps(c, s, 3, &ch);
+  pathop_free(op);
+  return rc;
+}
+
+static int handle_sync(smb3_file *f, enum pathop_kind kind, struct pathop **keep) {
+  if (!f) return SMB3_EBADF;
+  int rc;
+  struct pathop *op = op_make(f->c, kind, f->path, &rc);
+  if (op) {
+    op->fid = f->fid;
+    rc = op_sync(op);
+  }
+  if (keep && !rc)
+    *keep = op;
+  else
+    pathop_free(op);
+  return rc;
+}
+
+int smb3_close(smb3_file *f) {
+  if (!f) return SMB3_EBADF;
+  int rc = handle_sync(f, OP_CLOSE, NULL);
+  free(f->path);
+  free(f);
+  return rc;
+}
+
+int smb3_fstat(smb3_file *f, struct smb3_stat *st) {
+  struct pathop *op = NULL;
+  int rc = handle_sync(f, OP_FSTAT, &op);
+  if (!rc) *st = op->st;
+  pathop_free(op);
+  return rc;
+}
+
+int smb3_fsync(smb3_file *f) { return handle_sync(f, OP_FSYNC, NULL); }
+
+int smb3_ftruncate(smb3_file *f, uint64_t size) {
+  if (!f) return SMB3_EBADF;
+  int rc;
+  struct pathop *op = op_make(f->c, OP_FTRUNCATE, f->path, &rc);
+  if (op) {
+    op->fid = f->fid;
+    if (!(rc = eof_buf(op, size))) rc = op_sync(op);
+  }
+  pathop_free(op);
+  return rc;
+}
+
+/* ---- asynchronous ---- */
+#define ASYNC_OP(kind_, path_, field_, cb_)                                                                        \
+  int rc;                                                                                                          \
+  if (!(cb_)) return SMB3_EINVAL;                                                                                  \
+  struct pathop *op = op_make(c, kind_, path_, &rc);                                                               \
+  if (!op) return rc;                                                                                              \
+  op->cb.field_ = cb_;                                                                                             \
+  op->arg = arg
+
+int smb3_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, void *arg) {
+  ASYNC_OP(OP_STAT, path, stat, cb);
+  return op_async(op);
+}
+
+int smb3_statvfs_async(smb3_client *c, smb3_statvfs_cb cb, void *arg) {
+  ASYNC_OP(OP_STATVFS, "", statvfs, cb);
+  return op_async(op);
+}
+
+static int done_async(smb3_client *c, enum pathop_kind kind, const char *path, smb3_done_cb cb, void *arg,
+                      struct pathop **out) {
+  ASYNC_OP(kind, path, done, cb);
+  *out = op;
+  return 0;
+}
+
+int smb3_mkdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = done_async(c, OP_MKDIR, path, cb, arg, &op);
+  return rc ? rc : op_async(op);
+}
+
+int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = done_async(c, OP_UNLINK, path, cb, arg, &op);
+  return rc ? rc : op_async(op);
+}
+
+/* Attach a SET_INFO payload, then run; frees op on any failure. */
+static int with_buf_async(struct pathop *op, int rc) {
+  if (rc) {
+    pathop_free(op);
+    return rc;
+  }
+  return op_async(op);
+}
+
+int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  uint8_t one = 1;
+  int rc = done_async(c, OP_RMDIR, path, cb, arg, &op);
+  return rc ? rc : with_buf_async(op, set_buf(op, &one, 1));
+}
+
+int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb, void *arg) {
+  if (!to) return SMB3_EINVAL;
+  struct pathop *op;
+  int rc = done_async(c, OP_RENAME, from, cb, arg, &op);
+  return rc ? rc : with_buf_async(op, rename_buf(op, to, replace));
+}
+
+int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = done_async(c, OP_TRUNCATE, path, cb, arg, &op);
+  return rc ? rc : with_buf_async(op, eof_buf(op, size));
+}
+
+int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
+                       const struct timespec_smb3 *mtime, uint32_t attributes, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = done_async(c, OP_SETATTR, path, cb, arg, &op);
+  return rc ? rc : with_buf_async(op, basic_buf(op, atime, mtime, attributes));
+}
+
+static int open_async(smb3_client *c, const char *path, int flags, const uint8_t *key, uint32_t want,
+                      smb3_open_cb cb, void *arg) {
+  ASYNC_OP(OP_OPEN, path, open, cb);
+  op->open_flags = flags;
+  if (key && want && core_negotiated(c->core)->dialect >= SMB2_DIALECT_210 &&
+      (core_negotiated(c->core)->capabilities & SMB2_GLOBAL_CAP_LEASING)) {
+    op->ca.oplock = SMB2_OPLOCK_LEVEL_LEASE;
+    op->ca.lease.version = core_negotiated(c->core)->dialect >= SMB2_DIALECT_300 ? 2 : 1;
+    memcpy(op->ca.lease.key, key, 16);
+    op->ca.lease.state = want & (SMB3_LEASE_READ | SMB3_LEASE_WRITE | SMB3_LEASE_HANDLE);
+  }
+  return op_async(op);
+}
+
+int smb3_open_async(smb3_client *c, const char *path, int flags, smb3_open_cb cb, void *arg) {
+  return open_async(c, path, flags, NULL, 0, cb, arg);
+}
+
+int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
+                          smb3_open_cb cb, void *arg) {
+  return open_async(c, path, flags, key, want, cb, arg);
+}
+
+uint32_t smb3_file_lease(const smb3_file *f) { return f ? f->lease : 0; }
+
+static int handle_async(smb3_file *f, enum pathop_kind kind, smb3_done_cb cb, void *arg, struct pathop **out) {
+  if (!f) return SMB3_EBADF;
+  smb3_client *c = f->c;
+  ASYNC_OP(kind, f->path, done, cb);
+  op->fid = f->fid;
+  *out = op;
+  return 0;
+}
+
+int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = handle_async(f, OP_CLOSE, cb, arg, &op);
   if (rc) return rc;
-  ssize_t n;
-  if (ch->msgs[0].status != NT_STATUS_SUCCESS) n = chain_result(c, ch, "read", path);
-  else if (ch->msgs[1].status == NT_STATUS_END_OF_FILE) n = 0;
-  else if (ch->msgs[1].status != NT_STATUS_SUCCESS) n = chain_result(c, ch, "read", path);
-  else n = (ssize_t)ch->msgs[1].rd_len;
-  chain_free(ch);
-  return n;
+  op->closing = f;
+  return op_async(op);
 }
 
-ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_t len) {
-  if (len > c->wsize || len == 0) {
-    smb3_file *f;
-    int rc = smb3_open(c, path, O_WRONLY | O_CREAT | O_TRUNC, &f, NULL);
-    if (rc) return rc;
-    ssize_t n = len ? smb3_write_range(f, buf, len, 0) : 0;
-    int crc = smb3_close(f);
-    return n < 0 ? n : crc ? crc : n;
-  }
-  struct create_args a;
-  create_args_from_flags(&a, path, O_WRONLY | O_CREAT | O_TRUNC);
-  struct rw_arg r = {(void *)buf, (uint32_t)len};
-  struct step s[3] = {{enc_create, &a}, {enc_write0, &r}, {enc_close_postquery, NULL}};
-  struct smb3_chain *ch;
-  int rc = client_steps(c, s, 3, &ch);
-  if (rc) return rc;
-  ssize_t n = chain_result(c, ch, "write", path);
-  struct smb2_write_rsp w;
-  if (!n) {
-    if (smb2_write_rsp_decode(ch->msgs[1].rsp, ch->msgs[1].rsp_len, &w)) n = SMB3_EPROTO;
-    else n = w.count == len ? (ssize_t)len : client_fail(c, SMB3_EIO, 0, "write '%s': short write", path);
-  }
-  chain_free(ch);
-  return n;
+int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = handle_async(f, OP_FSYNC, cb, arg, &op);
+  return rc ? rc : op_async(op);
+}
+
+int smb3_ftruncate_async(smb3_file *f, uint64_t size, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = handle_async(f, OP_FTRUNCATE, cb, arg, &op);
+  return rc ? rc : with_buf_async(op, eof_buf(op, size));
+}
+
+int smb3_fstat_async(smb3_file *f, smb3_stat_cb cb, void *arg) {
+  if (!f) return SMB3_EBADF;
+  smb3_client *c = f->c;
+  ASYNC_OP(OP_FSTAT, f->path, stat, cb);
+  op->fid = f->fid;
+  return op_async(op);
 }

@@ -1,18 +1,30 @@
 /* steps.c - run CREATE ... CLOSE sequences as one related compound chain (MS-SMB2 3.2.4.1.4),
- * or one request at a time with the real FileId when the `nocompound` option is set. */
+ * or one request at a time with the real FileId when the `nocompound` option is set. Both
+ * forms are asynchronous; client_steps() waits for them. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/client.h"
 #include "util/status.h"
 
-static int run_compound(smb3_client *c, const struct step *steps, int n, struct smb3_chain *ch) {
-  ch->related = 1;
-  for (int i = 0; i < n; i++) {
-    int rc = steps[i].encode(c, &ch->msgs[i], SMB2_FILE_ID_RELATED, steps[i].arg);
-    if (rc) return rc;
-  }
-  return client_run(c, ch);
+struct steps_ctx {
+  smb3_client *c;
+  const struct step *steps;
+  int n, next, first_is_create;
+  struct smb3_chain *result;
+  struct smb2_file_id fid;
+  uint32_t create_status;
+  steps_done_fn done;
+  void *arg;
+};
+
+static void compound_done(struct smb3_chain *ch, void *arg) {
+  struct steps_ctx *x = arg;
+  steps_done_fn done = x->done;
+  void *darg = x->arg;
+  free(x);
+  done(ch, ch->error, darg);
 }
 
 /* Move the response of a one-request chain into message i of the result chain. */
@@ -24,49 +36,141 @@ static void take_response(struct smb3_chain *dst, int i, struct smb3_chain *one)
   d->rsp = s->rsp;
   d->rsp_len = s->rsp_len;
   d->rd_len = s->rd_len;
+  d->payload_len = s->payload_len;
   s->rsp = NULL;
 }
 
-static int run_one_by_one(smb3_client *c, const struct step *steps, int n, struct smb3_chain *ch) {
-  struct smb2_file_id fid = {0, 0};
-  uint32_t create_status = 0;
-  for (int i = 0; i < n; i++) {
-    struct smb3_msg *d = &ch->msgs[i];
-    if (create_status) { /* what a server does to the rest of a failed related chain */
-      d->done = 1;
-      d->status = create_status;
-      continue;
-    }
-    struct smb3_chain *one = chain_new(1);
-    if (!one) return SMB3_ENOMEM;
-    int rc = steps[i].encode(c, &one->msgs[0], fid, steps[i].arg);
-    /* READ destinations and WRITE payloads were set by encode on `one` */
-    if (!rc) rc = client_run(c, one);
-    if (rc) {
-      chain_free(one);
-      return rc;
-    }
-    take_response(ch, i, one);
-    chain_free(one);
-    if (i == 0) {
-      struct smb2_create_rsp cr;
-      if (d->status != NT_STATUS_SUCCESS) create_status = d->status;
-      else if (smb2_create_rsp_decode(d->rsp, d->rsp_len, &cr) == 0) fid = cr.file_id;
-      else create_status = NT_STATUS_INVALID_PARAMETER;
-    }
+static void one_done(struct smb3_chain *one, void *arg);
+
+static void steps_finish(struct steps_ctx *x, int rc) {
+  steps_done_fn done = x->done;
+  void *darg = x->arg;
+  struct smb3_chain *res = x->result;
+  free(x);
+  if (rc) res->error = rc;
+  done(res, rc, darg);
+}
+
+/* Submit step x->next (skipping, with the CREATE's status, what follows a failed CREATE).
+ * Returns the submit error without finishing when `first` (the caller reports it instead). */
+static int steps_next(struct steps_ctx *x, int first) {
+  while (x->next < x->n && x->create_status) {
+    x->result->msgs[x->next].done = 1;
+    x->result->msgs[x->next].status = x->create_status;
+    x->next++;
   }
+  if (x->next == x->n) {
+    steps_finish(x, 0);
+    return 0;
+  }
+  struct smb3_chain *one = chain_new(1);
+  int rc = one ? x->steps[x->next].encode(x->c, &one->msgs[0], x->fid, x->steps[x->next].arg) : SMB3_ENOMEM;
+  if (!rc) {
+    one->cb = one_done;
+    one->arg = x;
+    rc = transport_submit(x->c->tr, one);
+  }
+  if (rc) {
+    chain_free(one);
+    if (first) return rc;
+    steps_finish(x, rc);
+  }
+  return 0;
+}
+
+static void one_done(struct smb3_chain *one, void *arg) {
+  struct steps_ctx *x = arg;
+  int rc = one->error;
+  if (!rc) {
+    take_response(x->result, x->next, one);
+    struct smb3_msg *d = &x->result->msgs[x->next];
+    if (x->next == 0 && x->first_is_create) {
+      struct smb2_create_rsp cr;
+      if (d->status != NT_STATUS_SUCCESS) x->create_status = d->status;
+      else if (smb2_create_rsp_decode(d->rsp, d->rsp_len, &cr) == 0) x->fid = cr.file_id;
+      else x->create_status = NT_STATUS_INVALID_PARAMETER;
+    }
+    x->next++;
+  }
+  chain_free(one);
+  if (rc) steps_finish(x, rc);
+  else steps_next(x, 0);
+}
+
+int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create, steps_done_fn done,
+                       void *arg) {
+  struct steps_ctx *x = calloc(1, sizeof *x);
+  struct smb3_chain *ch = chain_new(n);
+  if (!x || !ch) {
+    free(x);
+    chain_free(ch);
+    return SMB3_ENOMEM;
+  }
+  *x = (struct steps_ctx){.c = c, .steps = steps, .n = n, .first_is_create = first_is_create, .done = done,
+                          .arg = arg};
+  int rc = 0;
+  if (c->opts.nocompound || n == 1) {
+    x->result = ch;
+    rc = steps_next(x, 1);
+    if (rc) {
+      chain_free(ch);
+      free(x);
+    }
+    return rc;
+  }
+  ch->related = 1;
+  for (int i = 0; i < n && !rc; i++) rc = steps[i].encode(c, &ch->msgs[i], SMB2_FILE_ID_RELATED, steps[i].arg);
+  ch->cb = compound_done;
+  ch->arg = x;
+  if (!rc) rc = transport_submit(c->tr, ch);
+  if (rc) {
+    chain_free(ch);
+    free(x);
+  }
+  return rc;
+}
+
+/* ---- synchronous form ---- */
+struct steps_wait {
+  pthread_mutex_t m;
+  pthread_cond_t cv;
+  int done, rc;
+  struct smb3_chain *ch;
+};
+
+static void steps_wait_done(struct smb3_chain *ch, int rc, void *arg) {
+  struct steps_wait *w = arg;
+  pthread_mutex_lock(&w->m);
+  w->ch = ch;
+  w->rc = rc;
+  w->done = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->m);
+}
+
+int client_steps_first(smb3_client *c, const struct step *steps, int n, int first_is_create,
+                       struct smb3_chain **out) {
+  struct steps_wait w = {.done = 0};
+  pthread_mutex_init(&w.m, NULL);
+  pthread_cond_init(&w.cv, NULL);
+  int rc = client_steps_async(c, steps, n, first_is_create, steps_wait_done, &w);
+  if (!rc) {
+    pthread_mutex_lock(&w.m);
+    while (!w.done) pthread_cond_wait(&w.cv, &w.m);
+    pthread_mutex_unlock(&w.m);
+    rc = w.rc;
+  }
+  pthread_cond_destroy(&w.cv);
+  pthread_mutex_destroy(&w.m);
+  *out = NULL;
+  if (rc) {
+    chain_free(w.ch);
+    return client_fail(c, rc, 0, "%s", smb3_strerror(rc));
+  }
+  *out = w.ch;
   return 0;
 }
 
 int client_steps(smb3_client *c, const struct step *steps, int n, struct smb3_chain **out) {
-  *out = NULL;
-  struct smb3_chain *ch = chain_new(n);
-  if (!ch) return SMB3_ENOMEM;
-  int rc = c->opts.nocompound ? run_one_by_one(c, steps, n, ch) : run_compound(c, steps, n, ch);
-  if (rc) {
-    chain_free(ch);
-    return rc;
-  }
-  *out = ch;
-  return 0;
+  return client_steps_first(c, steps, n, 1, out);
 }

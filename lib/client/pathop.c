@@ -1,0 +1,277 @@
+/* pathop.c - metadata operations: how each is built from steps, and how its completed chain
+ * becomes a result. Path operations are CREATE + op + CLOSE in one related compound chain
+ * (seed 004; MS-SMB2 3.2.4.1.4); handle operations are one request. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/pathop.h"
+#include "util/status.h"
+
+/* ---- step encoders (arg is the pathop) ---- */
+static int enc_create(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)fid;
+  return build_create(c, m, &((const struct pathop *)arg)->ca);
+}
+static int enc_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)arg;
+  return build_close(c, m, fid, 0);
+}
+static int enc_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct pathop *op = arg;
+  return build_query_info(c, m, fid, op->info_type, op->info_class, op->outlen);
+}
+static int enc_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct pathop *op = arg;
+  return build_set_info(c, m, fid, SMB2_0_INFO_FILE, op->info_class, op->buf, op->buflen);
+}
+/* handle operations use the op's own file id */
+static int enc_h_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)fid;
+  const struct pathop *op = arg;
+  return build_query_info(c, m, op->fid, op->info_type, op->info_class, op->outlen);
+}
+static int enc_h_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)fid;
+  const struct pathop *op = arg;
+  return build_set_info(c, m, op->fid, SMB2_0_INFO_FILE, op->info_class, op->buf, op->buflen);
+}
+static int enc_h_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)fid;
+  return build_close(c, m, ((const struct pathop *)arg)->fid, 0);
+}
+static int enc_h_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)fid;
+  return build_flush(c, m, ((const struct pathop *)arg)->fid);
+}
+
+struct pathop *pathop_new(smb3_client *c, enum pathop_kind kind, const char *path) {
+  struct pathop *op = calloc(1, sizeof *op);
+  if (!op) return NULL;
+  op->c = c;
+  op->kind = kind;
+  op->path = strdup(path ? path : "");
+  if (!op->path) {
+    free(op);
+    return NULL;
+  }
+  return op;
+}
+
+void pathop_free(struct pathop *op) {
+  if (!op) return;
+  free(op->path);
+  free(op->buf);
+  free(op);
+}
+
+static void meta_create(struct pathop *op, uint32_t access) {
+  memset(&op->ca, 0, sizeof op->ca);
+  op->ca.path = op->path;
+  op->ca.access = access | SMB2_SYNCHRONIZE;
+  op->ca.share = SMB2_FILE_SHARE_ALL;
+  op->ca.disposition = SMB2_FILE_OPEN;
+}
+
+static void add(struct pathop *op, int (*enc)(smb3_client *, struct smb3_msg *, struct smb2_file_id, const void *)) {
+  op->steps[op->n].encode = enc;
+  op->steps[op->n].arg = op;
+  op->n++;
+}
+
+/* CREATE + X + CLOSE */
+static void triple(struct pathop *op, int (*mid)(smb3_client *, struct smb3_msg *, struct smb2_file_id, const void *)) {
+  op->first_is_create = 1;
+  add(op, enc_create);
+  add(op, mid);
+  add(op, enc_close);
+}
+
+static int prepare_path(struct pathop *op) {
+  switch (op->kind) {
+  case OP_STAT:
+    op->what = "stat";
+    meta_create(op, SMB2_FILE_READ_ATTRIBUTES);
+    op->info_type = SMB2_0_INFO_FILE, op->info_class = FSCC_FILE_ALL_INFORMATION, op->outlen = 4096;
+    triple(op, enc_query_info);
+    return 0;
+  case OP_STATVFS:
+    op->what = "statvfs";
+    meta_create(op, SMB2_FILE_READ_ATTRIBUTES);
+    op->info_type = SMB2_0_INFO_FILESYSTEM, op->info_class = FSCC_FS_FULL_SIZE_INFORMATION, op->outlen = 64;
+    triple(op, enc_query_info);
+    return 0;
+  case OP_MKDIR:
+    op->what = "mkdir";
+    meta_create(op, SMB2_FILE_READ_ATTRIBUTES);
+    op->ca.disposition = SMB2_FILE_CREATE;
+    op->ca.options = SMB2_FILE_DIRECTORY_FILE;
+    op->ca.attributes = SMB2_FILE_ATTRIBUTE_DIRECTORY;
+    op->first_is_create = 1;
+    add(op, enc_create);
+    add(op, enc_close);
+    return 0;
+  case OP_UNLINK: /* open with DELETE_ON_CLOSE and close: one round trip */
+    op->what = "unlink";
+    meta_create(op, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
+    op->ca.options = SMB2_FILE_DELETE_ON_CLOSE | SMB2_FILE_NON_DIRECTORY_FILE;
+    op->first_is_create = 1;
+    add(op, enc_create);
+    add(op, enc_close);
+    return 0;
+  case OP_RMDIR: /* Samba accepts DELETE_ON_CLOSE on a non-empty directory and then silently keeps
+                    it; the disposition SET_INFO is where DIRECTORY_NOT_EMPTY is reported. */
+    op->what = "rmdir";
+    meta_create(op, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
+    op->ca.options = SMB2_FILE_DIRECTORY_FILE;
+    op->info_class = FSCC_FILE_DISPOSITION_INFORMATION;
+    triple(op, enc_set_info);
+    return 0;
+  case OP_RENAME:
+    op->what = "rename";
+    meta_create(op, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
+    op->info_class = FSCC_FILE_RENAME_INFORMATION;
+    triple(op, enc_set_info);
+    return 0;
+  case OP_TRUNCATE:
+    op->what = "truncate";
+    meta_create(op, SMB2_FILE_WRITE_DATA | SMB2_FILE_READ_ATTRIBUTES);
+    op->info_class = FSCC_FILE_END_OF_FILE_INFORMATION;
+    triple(op, enc_set_info);
+    return 0;
+  case OP_SETATTR:
+    op->what = "setattr";
+    meta_create(op, SMB2_FILE_WRITE_ATTRIBUTES | SMB2_FILE_READ_ATTRIBUTES);
+    op->info_class = FSCC_FILE_BASIC_INFORMATION;
+    triple(op, enc_set_info);
+    return 0;
+  case OP_OPEN: {
+    op->what = "open";
+    struct smb2_lease lease = op->ca.lease; /* set by the caller before prepare */
+    uint8_t oplock = op->ca.oplock;
+    create_args_from_flags(&op->ca, op->path, op->open_flags);
+    op->ca.lease = lease;
+    op->ca.oplock = oplock;
+    op->first_is_create = 1;
+    add(op, enc_create);
+    return 0;
+  }
+  default:
+    return SMB3_EINVAL;
+  }
+}
+
+int pathop_prepare(struct pathop *op) {
+  op->n = 0;
+  switch (op->kind) {
+  case OP_FSTAT:
+    op->what = "fstat";
+    op->info_type = SMB2_0_INFO_FILE, op->info_class = FSCC_FILE_ALL_INFORMATION, op->outlen = 4096;
+    add(op, enc_h_query_info);
+    return 0;
+  case OP_FTRUNCATE:
+    op->what = "truncate";
+    op->info_class = FSCC_FILE_END_OF_FILE_INFORMATION;
+    add(op, enc_h_set_info);
+    return 0;
+  case OP_CLOSE:
+    op->what = "close";
+    add(op, enc_h_close);
+    return 0;
+  case OP_FSYNC:
+    op->what = "fsync";
+    add(op, enc_h_flush);
+    return 0;
+  default:
+    return prepare_path(op);
+  }
+}
+
+/* ---- results ---- */
+static int first_failure(struct pathop *op, struct smb3_chain *ch) {
+  char what[700];
+  snprintf(what, sizeof what, "%s '%s'", op->what, op->path[0] ? op->path : "/");
+  for (int i = 0; i < ch->n; i++)
+    if (ch->msgs[i].status != NT_STATUS_SUCCESS) return client_msg_result(op->c, ch, i, what);
+  return 0;
+}
+
+static int finish_query(struct pathop *op, struct smb3_msg *m) {
+  struct smb2_query_info_rsp r;
+  if (smb2_query_info_rsp_decode(m->rsp, m->rsp_len, &r)) goto bad;
+  if (op->kind == OP_STATVFS) {
+    struct fscc_fs_full_size fs;
+    if (fscc_fs_full_size_decode(r.buf, r.len, &fs)) goto bad;
+    op->sv.bsize = (uint64_t)fs.sectors_per_unit * fs.bytes_per_sector;
+    op->sv.blocks = fs.total_units;
+    op->sv.bfree = fs.actual_available_units;
+    op->sv.bavail = fs.caller_available_units;
+    return 0;
+  }
+  struct fscc_stat fs;
+  if (fscc_all_info_decode(r.buf, r.len, &fs)) goto bad;
+  stat_from_fscc(&fs, &op->st);
+  return 0;
+bad:
+  return client_fail(op->c, SMB3_EPROTO, 0, "%s: malformed QUERY_INFO response", op->what);
+}
+
+static int finish_open(struct pathop *op, struct smb3_msg *m) {
+  struct smb2_create_rsp r;
+  if (smb2_create_rsp_decode(m->rsp, m->rsp_len, &r))
+    return client_fail(op->c, SMB3_EPROTO, 0, "open: malformed CREATE response");
+  smb3_file *f = calloc(1, sizeof *f);
+  if (f) f->path = strdup(op->path);
+  if (!f || !f->path) {
+    free(f);
+    return SMB3_ENOMEM; /* the handle stays open on the server until disconnect */
+  }
+  f->c = op->c;
+  f->fid = r.file_id;
+  f->is_dir = (r.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
+  f->lease = r.lease.version ? r.lease.state : 0;
+  stat_from_create(&r, &op->st);
+  op->file = f;
+  return 0;
+}
+
+/* Turn a completed chain into op's result; frees the chain. */
+static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
+  if (!rc) rc = first_failure(op, ch);
+  if (!rc && (op->kind == OP_STAT || op->kind == OP_STATVFS)) rc = finish_query(op, &ch->msgs[1]);
+  if (!rc && op->kind == OP_FSTAT) rc = finish_query(op, &ch->msgs[0]);
+  if (!rc && op->kind == OP_OPEN) rc = finish_open(op, &ch->msgs[0]);
+  if (op->kind == OP_CLOSE && op->closing) { /* the handle is gone whatever the server said */
+    free(op->closing->path);
+    free(op->closing);
+    op->closing = NULL;
+  }
+  chain_free(ch);
+  return rc;
+}
+
+/* ---- running ---- */
+int pathop_run_sync(struct pathop *op) {
+  struct smb3_chain *ch;
+  int rc = client_steps_first(op->c, op->steps, op->n, op->first_is_create, &ch);
+  return pathop_finish(op, rc ? NULL : ch, rc);
+}
+
+static void async_done(struct smb3_chain *ch, int rc, void *arg) {
+  struct pathop *op = arg;
+  rc = pathop_finish(op, ch, rc);
+  switch (op->kind) {
+  case OP_STAT:
+  case OP_FSTAT: op->cb.stat(rc, rc ? NULL : &op->st, op->arg); break;
+  case OP_STATVFS: op->cb.statvfs(rc, rc ? NULL : &op->sv, op->arg); break;
+  case OP_OPEN: op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg); break;
+  default: op->cb.done(rc, op->arg); break;
+  }
+  pathop_free(op);
+}
+
+int pathop_run_async(struct pathop *op) {
+  return client_steps_async(op->c, op->steps, op->n, op->first_is_create, async_done, op);
+}

@@ -1,0 +1,61 @@
+/* pathop.h - one description of every metadata operation, run either synchronously or
+ * asynchronously (so the sync API is the async one plus a wait, with no second copy of the
+ * logic). An operation is a short list of steps (usually CREATE, the operation, CLOSE) run as one
+ * related compound, or one by one under `nocompound`, and a finish function that turns the
+ * completed chain into a result. */
+#ifndef SMB3_PATHOP_H
+#define SMB3_PATHOP_H
+
+#include "client/client.h"
+
+enum pathop_kind {
+  OP_STAT, OP_STATVFS, OP_MKDIR, OP_RMDIR, OP_UNLINK, OP_RENAME, OP_TRUNCATE, OP_SETATTR, OP_OPEN,
+  OP_FSTAT, OP_CLOSE, OP_FSYNC, OP_FTRUNCATE
+};
+
+struct pathop {
+  smb3_client *c;
+  enum pathop_kind kind;
+  const char *what;            /* for error messages */
+  char *path;                  /* owned copy */
+  struct step steps[4];
+  int n;
+  int first_is_create;
+  struct smb2_file_id fid;     /* handle operations */
+  struct create_args ca;
+  uint8_t info_type, info_class;
+  uint32_t outlen;
+  uint8_t *buf;                /* SET_INFO payload (owned) */
+  uint32_t buflen;
+  int open_flags;
+  /* results */
+  struct smb3_stat st;
+  struct smb3_statvfs sv;
+  smb3_file *file;             /* OP_OPEN */
+  smb3_file *closing;          /* OP_CLOSE: freed when finished */
+  /* async completion */
+  union {
+    smb3_done_cb done;
+    smb3_stat_cb stat;
+    smb3_open_cb open;
+    smb3_statvfs_cb statvfs;
+  } cb;
+  void *arg;
+  /* one-by-one runner state */
+  struct smb3_chain *result;
+  int next;
+  uint32_t create_status;
+};
+
+/* Allocate an operation (NULL on ENOMEM). path may be NULL for handle operations. */
+struct pathop *pathop_new(smb3_client *c, enum pathop_kind kind, const char *path);
+void pathop_free(struct pathop *op);
+
+/* Fill the steps for op->kind from the fields set by the caller. */
+int pathop_prepare(struct pathop *op);
+/* Run and wait; returns 0 or SMB3_E* (results in op). */
+int pathop_run_sync(struct pathop *op);
+/* Run; op->cb / op->arg are called once on completion and op is freed afterwards. */
+int pathop_run_async(struct pathop *op);
+
+#endif
