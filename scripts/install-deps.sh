@@ -6,8 +6,8 @@ build=(build-essential cmake pkg-config libssl-dev libcmocka-dev libfuse3-dev fu
 server=(samba smbclient)
 case "${1:-check}" in
   build) want=("${build[@]}") ;;
-  check) want=("${build[@]}" "${server[@]}" iproute2 procps) ;;
-  demo) want=("${build[@]}" "${server[@]}" iproute2 procps) ;;
+  check) want=("${build[@]}" "${server[@]}" iproute2 procps python3) ;;
+  demo) want=("${build[@]}" "${server[@]}" iproute2 procps bc python3) ;;
   fuzz) want=("${build[@]}" clang libclang-rt-14-dev) ;;
   bench) want=("${build[@]}" "${server[@]}" iproute2 procps iperf3 gnuplot-nox smbnetfs rclone) ;;
   *) echo "install-deps: unknown target '$1'" >&2; exit 2 ;;

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# make demo: start a throwaway Samba share (tmpfs), run the seed workloads with smb3 (and the
+# smb3fs mount when it is built), next to smbclient, and print what was done as a table.
+set -euo pipefail
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "$BUILD" && pwd)
+export BUILD ROOT
+exec "$ROOT/tests/harness/with-smbd" --tmpfs -- "$ROOT/scripts/demo-inner.sh"
