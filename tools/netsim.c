@@ -57,7 +57,8 @@
 #define CHUNK_SLOTS 16384u          /* unreleased reads per direction; power of two */
 #define BURST_MIN ((size_t)64 << 10)
 #define BURST_NS 50000.0 /* default bucket depth: 50 us worth of the rate */
-#define LATE_CREDIT 8.0  /* credit kept across a late pacing wake-up, in bursts */
+#define LATE_CREDIT 8.0  /* credit kept across a late pacing wake-up: 8 bursts ... */
+#define LATE_CREDIT_NS 2e6 /* ... or 2 ms worth of the rate, whichever is more */
 #define QUEUE_MIN ((size_t)8 << 20)
 #define QUEUE_HEADROOM ((size_t)4 << 20)
 #define QUEUE_AUTO_MAX ((size_t)256 << 20)
@@ -65,6 +66,10 @@
 #define UNCAPPED_SIZING_RATE 2.5e9 /* bytes/s assumed when sizing the ring of an uncapped direction */
 #define SOCK_BUF (4 << 20)
 #define THREAD_STACK ((size_t)512 << 10)
+#define SPIN_MAX_US 200.0 /* default cap of the early wake-up before a release (see dir_deadline) */
+#define EARLY_INIT_NS 20000
+#define EARLY_UP_NS 3000 /* with EARLY_DOWN_NS: early_ns tracks the 75th percentile of lateness */
+#define EARLY_DOWN_NS 1000
 
 /* ---- configuration ---------------------------------------------------------------------------- */
 
@@ -81,6 +86,7 @@ struct config {
   const char *to_text;
   struct dir_cfg up, down;
   double max_seconds; /* 0 = run until a signal */
+  int64_t spin_max_ns;
   bool quiet;
 };
 
@@ -90,7 +96,7 @@ struct args {
   double delay_ms, delay_up_ms, delay_down_ms;
   double rate, rate_up, rate_down; /* bytes per second */
   size_t burst, queue;
-  double max_seconds;
+  double max_seconds, spin_max_us;
   bool quiet;
 };
 
@@ -132,6 +138,9 @@ static void usage(FILE *f) {
         "  --burst SIZE        token bucket depth; default max(64k, 50 us worth of the rate)\n"
         "  --queue SIZE        per-direction queue bound, rounded up to a power of two;\n"
         "                      default max(8m, 2 * rate * delay + 4m)\n"
+        "  --spin-max-us N     wake up to N us before a delayed chunk is due and spin on the clock\n"
+        "                      until it is (timer wake-ups here are 15-100+ us late); default 200,\n"
+        "                      0 trades that accuracy for no spinning\n"
         "  --max-seconds N     exit by itself after N seconds (default: run until SIGTERM/SIGINT)\n"
         "  --quiet             do not log connections on stderr\n"
         "  --help              show this help\n"
@@ -227,6 +236,8 @@ static int args_set(struct args *a, const char *opt, const char *v) {
   else if (strcmp(opt, "queue") == 0) size = &a->queue;
   else if (strcmp(opt, "max-seconds") == 0) {
     if (parse_number(v, 1e9, &a->max_seconds) < 0) return bad_arg("--max-seconds", v);
+  } else if (strcmp(opt, "spin-max-us") == 0) {
+    if (parse_number(v, 1e4, &a->spin_max_us) < 0) return bad_arg("--spin-max-us", v);
   }
   char name[32];
   snprintf(name, sizeof name, "--%s", opt);
@@ -244,11 +255,12 @@ static int args_parse(int argc, char **argv, struct args *a) {
       {"delay-down-ms", required_argument, NULL, 'a'}, {"rate", required_argument, NULL, 'a'},
       {"rate-up", required_argument, NULL, 'a'},      {"rate-down", required_argument, NULL, 'a'},
       {"burst", required_argument, NULL, 'a'},        {"queue", required_argument, NULL, 'a'},
-      {"max-seconds", required_argument, NULL, 'a'},  {"quiet", no_argument, NULL, 'q'},
+      {"max-seconds", required_argument, NULL, 'a'},  {"spin-max-us", required_argument, NULL, 'a'},
+      {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
   };
   *a = (struct args){.delay_ms = 0, .delay_up_ms = NAN, .delay_down_ms = NAN,
-                     .rate = 0, .rate_up = NAN, .rate_down = NAN};
+                     .rate = 0, .rate_up = NAN, .rate_down = NAN, .spin_max_us = SPIN_MAX_US};
   opterr = 0;
   int c, idx;
   while ((c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
@@ -296,7 +308,8 @@ static struct dir_cfg dir_cfg_make(double rate, double delay_ms, const struct ar
 }
 
 static int config_make(const struct args *a, struct config *cfg) {
-  *cfg = (struct config){.to_text = a->to, .max_seconds = a->max_seconds, .quiet = a->quiet};
+  *cfg = (struct config){.to_text = a->to, .max_seconds = a->max_seconds, .quiet = a->quiet,
+                         .spin_max_ns = (int64_t)(a->spin_max_us * 1e3)};
   if (parse_addr(a->listen, true, &cfg->listen_addr, &cfg->listen_len) < 0)
     return bad_arg("--listen", a->listen);
   if (parse_addr(a->to, false, &cfg->to_addr, &cfg->to_len) < 0) return bad_arg("--to", a->to);
@@ -345,8 +358,13 @@ static void queue_free(struct queue *q) {
 
 static size_t queue_space(const struct queue *q) { return (size_t)(q->mask + 1 - (q->tail - q->head)); }
 
+/*
+ * A full ring is refilled only once a good part of it is free again: when the destination is the
+ * bottleneck this turns many small reads (and as many wake-ups of the sender) into few large ones.
+ */
 static bool queue_can_read(const struct queue *q) {
-  return queue_space(q) > 0 && q->chunk_count < CHUNK_SLOTS;
+  size_t low = (q->mask + 1) / 4 < READ_MAX ? (q->mask + 1) / 4 : READ_MAX;
+  return queue_space(q) >= low && q->chunk_count < CHUNK_SLOTS;
 }
 
 /* Describes ring bytes [from, from + len) as at most two iovecs. */
@@ -401,6 +419,7 @@ static void queue_release(struct queue *q, int64_t now) {
 struct pacer {
   double rate_ns; /* bytes per nanosecond, 0 = unlimited */
   double burst;   /* bucket depth, bytes */
+  double late_cap; /* most credit kept across a late wake-up while backlogged */
   double credit;  /* bytes that may be sent now */
   int64_t last_ns;
   int64_t wake_ns; /* when the credit for the next write will be there, 0 = not waiting */
@@ -410,6 +429,7 @@ struct pacer {
 static void pacer_init(struct pacer *p, const struct dir_cfg *cfg, int64_t now) {
   *p = (struct pacer){.rate_ns = cfg->rate / 1e9, .burst = (double)cfg->burst,
                       .credit = (double)cfg->burst, .last_ns = now};
+  p->late_cap = fmax(p->burst * LATE_CREDIT, p->rate_ns * LATE_CREDIT_NS);
 }
 
 /*
@@ -422,7 +442,7 @@ static void pacer_init(struct pacer *p, const struct dir_cfg *cfg, int64_t now) 
 static size_t pacer_allow(struct pacer *p, int64_t now, size_t avail) {
   p->wake_ns = 0;
   if (p->rate_ns <= 0) return avail;
-  double cap = p->backlogged ? p->burst * LATE_CREDIT : p->burst;
+  double cap = p->backlogged ? p->late_cap : p->burst;
   p->credit = fmin(p->credit + (double)(now - p->last_ns) * p->rate_ns, cap);
   p->last_ns = now;
   double need = fmin((double)avail, p->burst);
@@ -447,6 +467,10 @@ struct dir {
   int src, dst, timer;
   int64_t delay_ns;
   int64_t armed_ns; /* absolute deadline the timerfd is armed for, 0 = disarmed */
+  bool armed_ahead; /* it was in the future when armed, so its wake-up lateness is a fair sample */
+  int64_t spin_until; /* the release time the armed timer is early for, 0 = none */
+  int64_t early_ns;   /* how early release times are armed (see dir_deadline) */
+  int64_t spin_max_ns;
   bool src_eof;     /* read() returned 0 */
   bool src_idle;    /* read() said EAGAIN; wait for POLLIN */
   bool dst_blocked; /* write() said EAGAIN; wait for POLLOUT */
@@ -509,8 +533,7 @@ static int dir_read(struct dir *d, bool *progress) {
   struct queue *q = &d->q;
   if (d->src_eof || d->src_idle || !queue_can_read(q)) return 0;
   size_t space = queue_space(q);
-  static size_t rmax; if (!rmax) rmax = getenv("NS_RMAX") ? (size_t)atol(getenv("NS_RMAX")) : READ_MAX;
-  ssize_t r = queue_recv(q, d->src, space < rmax ? space : rmax);
+  ssize_t r = queue_recv(q, d->src, space < READ_MAX ? space : READ_MAX);
   if (r > 0) {
     /* Stamped after the read returns, so no byte can leave before its full delay. */
     queue_push(q, (size_t)r, mono_ns() + d->delay_ns);
@@ -533,18 +556,49 @@ static int timer_arm(struct dir *d, int64_t deadline) {
   its.it_value.tv_nsec = deadline % NSEC_PER_SEC;
   if (timerfd_settime(d->timer, TFD_TIMER_ABSTIME, &its, NULL) < 0) return dir_error(d, "timerfd", errno);
   d->armed_ns = deadline;
+  d->armed_ahead = deadline > mono_ns();
   return 0;
+}
+
+/*
+ * The time to wake up at, 0 for none. Timer wake-ups on this VM arrive 15-100+ us late (halt exits,
+ * busy cores), which would add that much to every delayed message. So the next release time is armed
+ * early_ns early and the rest is spun out on the clock (dir_timer_fired). Pacing deadlines are armed
+ * exactly: a late pacing wake-up keeps its credit (pacer_allow), so lateness costs no rate there, and
+ * spinning at every 50 us pacing step would burn a core.
+ */
+static int64_t dir_deadline(struct dir *d) {
+  int64_t at = d->pacer.wake_ns;
+  d->spin_until = 0;
+  if (d->q.chunk_count > 0) {
+    int64_t release = d->q.chunks[d->q.chunk_first].release_ns;
+    if (at == 0 || release - d->early_ns < at) {
+      at = release - d->early_ns;
+      d->spin_until = release;
+    }
+  }
+  return at;
+}
+
+/*
+ * The timer went off. early_ns follows the 75th percentile of the wake-up lateness (a stochastic
+ * quantile estimate: up 3 us when a wake-up was later than early_ns, down 1 us otherwise), within
+ * [0, --spin-max-us]; then the wait for the release time is finished by spinning.
+ */
+static void dir_timer_fired(struct dir *d) {
+  int64_t now = mono_ns();
+  if (d->spin_until && d->armed_ahead) {
+    d->early_ns += now - d->armed_ns > d->early_ns ? EARLY_UP_NS : -EARLY_DOWN_NS;
+    if (d->early_ns > d->spin_max_ns) d->early_ns = d->spin_max_ns;
+    if (d->early_ns < 0) d->early_ns = 0;
+  }
+  while (d->spin_until && now < d->spin_until) now = mono_ns();
+  d->armed_ns = 0;
 }
 
 /* Sleeps until the source is readable, the destination writable, or the next release/token time. */
 static int dir_wait(struct dir *d) {
-  int64_t deadline = d->pacer.wake_ns;
-  if (d->q.chunk_count > 0) {
-    int64_t next = d->q.chunks[d->q.chunk_first].release_ns;
-    if (deadline == 0 || next < deadline) deadline = next;
-  }
-  if (timer_arm(d, deadline) < 0) return -1;
-
+  if (timer_arm(d, dir_deadline(d)) < 0) return -1;
   bool want_in = !d->src_eof && d->src_idle && queue_can_read(&d->q);
   struct pollfd pfd[3] = {
       {.fd = want_in ? d->src : -1, .events = POLLIN},
@@ -558,7 +612,7 @@ static int dir_wait(struct dir *d) {
   if (pfd[2].revents & POLLIN) {
     uint64_t ticks;
     if (read(d->timer, &ticks, sizeof ticks) < 0 && errno != EAGAIN) return dir_error(d, "timerfd", errno);
-    d->armed_ns = 0;
+    dir_timer_fired(d);
   }
   return 0;
 }
@@ -581,7 +635,9 @@ static int dir_run(struct dir *d) {
 
 static int dir_init(struct dir *d, struct conn *c, const char *name, int src, int dst,
                     const struct dir_cfg *cfg) {
-  *d = (struct dir){.conn = c, .name = name, .src = src, .dst = dst, .delay_ns = cfg->delay_ns};
+  *d = (struct dir){.conn = c, .name = name, .src = src, .dst = dst, .delay_ns = cfg->delay_ns,
+                    .spin_max_ns = c->cfg->spin_max_ns};
+  d->early_ns = EARLY_INIT_NS < d->spin_max_ns ? EARLY_INIT_NS : d->spin_max_ns;
   d->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   pacer_init(&d->pacer, cfg, mono_ns());
   if (d->timer < 0 || queue_init(&d->q, cfg->queue) < 0) return dir_error(d, "setup", errno);
@@ -593,8 +649,6 @@ static int dir_init(struct dir *d, struct conn *c, const char *name, int src, in
 static void sock_tune(int fd) {
   int one = 1, size = SOCK_BUF;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  if (getenv("NS_NOBUF")) return;
-  if (getenv("NS_BUF")) size = atoi(getenv("NS_BUF"));
   if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0)
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)

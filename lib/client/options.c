@@ -14,7 +14,7 @@ void smb3_options_init(struct smb3_options *o) {
   o->vers_min = 0x0202;
   o->vers_max = 0x0311;
   o->rsize = o->wsize = 4u << 20;
-  o->max_inflight = 8;
+  o->max_inflight = 0; /* auto: about 16 MiB in flight (bulk.c) */
   o->credits = 1024;
   o->timeout_ms = 60000;
   o->connect_timeout_ms = 10000;
@@ -109,7 +109,7 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
     *(k[0] == 'r' ? &o->rsize : &o->wsize) = (uint32_t)n;
     return 0;
   }
-  if (!strcmp(k, "max_inflight")) { NEED_V(); if (parse_uint(v, 256, &n) || !n) return -1; o->max_inflight = (uint32_t)n; return 0; }
+  if (!strcmp(k, "max_inflight")) { NEED_V(); if (parse_uint(v, 256, &n)) return -1; o->max_inflight = (uint32_t)n; return 0; }
   if (!strcmp(k, "credits")) { NEED_V(); if (parse_uint(v, 8192, &n) || n < 16) return -1; o->credits = (uint32_t)n; return 0; }
   if (!strcmp(k, "timeout")) { NEED_V(); if (parse_uint(v, 3600, &n) || !n) return -1; o->timeout_ms = (uint32_t)n * 1000; return 0; }
   if (!strcmp(k, "connect_timeout")) { NEED_V(); if (parse_uint(v, 3600, &n) || !n) return -1; o->connect_timeout_ms = (uint32_t)n * 1000; return 0; }

@@ -463,8 +463,8 @@ int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, 
   if (c->dead || head_len < fixed || frame_len <= fixed) return 0;
   if (le32_at(head) != SMB2_PROTO_ID || le16_at(head + SMB2_HDR_OFF_COMMAND) != SMB2_READ) return 0;
   if (le32_at(head + SMB2_HDR_OFF_STATUS) != NT_STATUS_SUCCESS || le32_at(head + SMB2_HDR_OFF_NEXT) != 0) return 0;
-  uint32_t flags = le32_at(head + SMB2_HDR_OFF_FLAGS);
-  if (flags & SMB2_FLAGS_ASYNC_COMMAND) return 0;
+  /* The final response of a request that went async (Samba's threaded reads do) carries the
+   * ASYNC flag too; MessageId sits at the same offset in both header forms. */
   struct pending *p = table_take(c, le64_at(head + SMB2_HDR_OFF_MSGID), 0);
   if (!p || !p->msg->rd_buf || p->msg->command != SMB2_READ) return 0;
   struct smb2_read_rsp r;

@@ -69,9 +69,10 @@ session_row() {
 	pid=$!
 	exec {fd}>"$fifo"
 	echo ls >&"$fd"
-	# query only once `ls` has answered: during session setup the row is incomplete
+	# query only once the tree connect shows up: during session setup the session
+	# row is incomplete (smbclient's own output is block-buffered, no use here)
 	for ((i = 0; i < 100; i++)); do
-		grep -q 'blocks of size' "$fifo.out" 2>/dev/null && break
+		smbstatus -s "$SMB3_TEST_CONF" -S 2>/dev/null | grep -q "^$share " && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -328,6 +329,7 @@ rc=0
 log_out=$("$WITH_SMBD" --keep-log -- true 2>&1) || rc=$?
 if ((rc == 0)) && [[ $log_out == *"smbd version"* ]]; then ok "--keep-log prints the smbd log"; else ko "--keep-log prints the smbd log" "rc=$rc"; fi
 rc=0
+# shellcheck disable=SC2016 # expanded by the inner shell
 echo "piped input" | "$WITH_SMBD" -- sh -c 'read -r l && test "$l" = "piped input"' || rc=$?
 check "COMMAND gets the harness' stdin" test "$rc" = 0
 
@@ -363,6 +365,7 @@ echo "=== signals"
 for sig in TERM INT KILL; do
 	(
 		trap - INT
+		# shellcheck disable=SC2016 # expanded by the inner shell
 		exec "$WITH_SMBD" -- sh -c 'smbclient -s /dev/null -p "$SMB3_TEST_PORT" -L 127.0.0.1 -U "$SMB3_TEST_USER%$SMB3_TEST_PASS" >/dev/null 2>&1; exec "$0" --inner sleeper "$1"' "$SELF" "$sig"
 	) &
 	hp=$!
