@@ -86,9 +86,17 @@ char *smb3_stats_json(const struct smb3_stats *s) {
 
 void smb3_disconnect(smb3_client *c) {
   if (!c) return;
+  pthread_mutex_lock(&c->root_lock);
+  c->closing = 1;
+  int root = c->root_open && !c->root_opening;
+  c->root_open = 0;
+  pthread_mutex_unlock(&c->root_lock);
   if (c->tr && c->tree_id && !core_is_dead(c->core)) {
     /* Polite goodbye; failures do not matter, the connection closes either way. */
     struct smb3_chain *ch = chain_new(1);
+    if (root && ch && !build_close(c, &ch->msgs[0], c->root_fid, 0)) client_run(c, ch);
+    chain_free(ch);
+    ch = chain_new(1);
     if (ch && !build_simple(c, &ch->msgs[0], SMB2_TREE_DISCONNECT)) client_run(c, ch);
     chain_free(ch);
     ch = chain_new(1);

@@ -22,7 +22,7 @@ struct smb3_client {
   char last_error[512];
   /* cached handle on the share root (statvfs in one QUERY_INFO) */
   pthread_mutex_t root_lock;
-  int root_open;
+  int root_open, root_opening;
   struct smb2_file_id root_fid;
   uint64_t last_activity_s;       /* keepalive.c (I/O thread only) */
   uint64_t last_requests;

@@ -89,6 +89,55 @@ static void triple(struct pathop *op, int (*mid)(smb3_client *, struct smb3_msg 
   add(op, enc_close);
 }
 
+/* statvfs through a handle on the share root kept open for the client's life: the first call
+ * is CREATE + QUERY_INFO (no CLOSE), later ones a single QUERY_INFO. File-system sizes are
+ * answered live by every QUERY_INFO, so the cached handle needs no lease to stay correct. */
+static int prepare_statvfs(struct pathop *op) {
+  smb3_client *c = op->c;
+  op->what = "statvfs";
+  op->info_type = SMB2_0_INFO_FILESYSTEM, op->info_class = FSCC_FS_FULL_SIZE_INFORMATION, op->outlen = 64;
+  pthread_mutex_lock(&c->root_lock);
+  if (c->opts.nocompound) {
+    /* the baseline mode: every operation as CREATE, QUERY_INFO, CLOSE sent one by one */
+  } else if (c->root_open) {
+    op->fid = c->root_fid;
+    op->root_use = ROOT_CACHED;
+  } else if (!c->root_opening && !c->closing) {
+    c->root_opening = 1;
+    op->root_use = ROOT_OPENING;
+  }
+  pthread_mutex_unlock(&c->root_lock);
+  if (op->root_use == ROOT_CACHED) {
+    add(op, enc_h_query_info);
+    return 0;
+  }
+  meta_create(op, SMB2_FILE_READ_ATTRIBUTES);
+  op->first_is_create = 1;
+  add(op, enc_create);
+  add(op, enc_query_info);
+  if (op->root_use != ROOT_OPENING) add(op, enc_close); /* another thread is opening it */
+  return 0;
+}
+
+/* Record (or drop) the cached root handle after a statvfs. */
+static void root_update(struct pathop *op, struct smb3_chain *ch, int rc) {
+  smb3_client *c = op->c;
+  if (op->root_use == ROOT_NONE) return;
+  pthread_mutex_lock(&c->root_lock);
+  if (op->root_use == ROOT_OPENING) {
+    struct smb2_create_rsp r;
+    c->root_opening = 0;
+    if (ch && !ch->error && ch->msgs[0].status == NT_STATUS_SUCCESS &&
+        !smb2_create_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &r)) {
+      c->root_fid = r.file_id;
+      c->root_open = 1;
+    }
+  } else if (rc && ch && (ch->msgs[0].status == NT_STATUS_FILE_CLOSED || ch->msgs[0].status == NT_STATUS_INVALID_HANDLE)) {
+    c->root_open = 0; /* stale: the next statvfs opens a new one */
+  }
+  pthread_mutex_unlock(&c->root_lock);
+}
+
 static int prepare_path(struct pathop *op) {
   switch (op->kind) {
   case OP_STAT:
@@ -98,11 +147,7 @@ static int prepare_path(struct pathop *op) {
     triple(op, enc_query_info);
     return 0;
   case OP_STATVFS:
-    op->what = "statvfs";
-    meta_create(op, SMB2_FILE_READ_ATTRIBUTES);
-    op->info_type = SMB2_0_INFO_FILESYSTEM, op->info_class = FSCC_FS_FULL_SIZE_INFORMATION, op->outlen = 64;
-    triple(op, enc_query_info);
-    return 0;
+    return prepare_statvfs(op);
   case OP_MKDIR:
     op->what = "mkdir";
     meta_create(op, SMB2_FILE_READ_ATTRIBUTES);
@@ -240,7 +285,9 @@ static int finish_open(struct pathop *op, struct smb3_msg *m) {
 /* Turn a completed chain into op's result; frees the chain. */
 static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc) rc = first_failure(op, ch);
-  if (!rc && (op->kind == OP_STAT || op->kind == OP_STATVFS)) rc = finish_query(op, &ch->msgs[1]);
+  if (op->kind == OP_STATVFS) root_update(op, ch, rc);
+  if (!rc && op->kind == OP_STATVFS) rc = finish_query(op, &ch->msgs[op->root_use == ROOT_CACHED ? 0 : 1]);
+  if (!rc && op->kind == OP_STAT) rc = finish_query(op, &ch->msgs[1]);
   if (!rc && op->kind == OP_FSTAT) rc = finish_query(op, &ch->msgs[0]);
   if (!rc && op->kind == OP_OPEN) rc = finish_open(op, &ch->msgs[0]);
   if (op->kind == OP_CLOSE && op->closing) { /* the handle is gone whatever the server said */

@@ -21,6 +21,7 @@ struct pathop {
   struct step steps[4];
   int n;
   int first_is_create;
+  enum { ROOT_NONE, ROOT_OPENING, ROOT_CACHED } root_use; /* statvfs and the cached root handle */
   struct smb2_file_id fid;     /* handle operations */
   struct create_args ca;
   uint8_t info_type, info_class;
