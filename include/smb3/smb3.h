@@ -208,6 +208,12 @@ int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_do
 int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
                        const struct timespec_smb3 *mtime, uint32_t attributes, smb3_done_cb cb, void *arg);
 
+/* Whole-directory listing in the background: CREATE + QUERY_DIRECTORY (one compound), more
+ * QUERY_DIRECTORY rounds until the end, CLOSE. The callback gets every entry except "." and
+ * ".." (names valid only during the callback; copy what you keep). */
+typedef void (*smb3_list_cb)(int rc, const struct smb3_dirent *entries, size_t n, void *arg);
+int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg);
+
 /* ---- leases (SMB 2.1+; MS-SMB2 3.2.5.19.2) ----
  * smb3_open_lease_async() opens like smb3_open_async() and asks for a lease with the given key
  * (the caller picks one key per file, shared by all opens of it) and state (SMB3_LEASE_* bits).

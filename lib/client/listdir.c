@@ -1,0 +1,178 @@
+/* listdir.c - asynchronous whole-directory listing (for the FUSE layer's readdirplus):
+ * CREATE + QUERY_DIRECTORY as one compound, then QUERY_DIRECTORY until STATUS_NO_MORE_FILES,
+ * then CLOSE, all chained from completion callbacks on the I/O thread. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client.h"
+#include "util/status.h"
+
+#define LIST_OUTBUF (64u * 1024u)
+
+struct listing {
+  smb3_client *c;
+  char *path;
+  struct create_args ca;
+  struct step steps[2];
+  struct smb2_file_id fid;
+  int have_fid;
+  int rc;
+  struct smb3_dirent *ents;
+  char **names;
+  size_t n, cap;
+  smb3_list_cb cb;
+  void *arg;
+};
+
+static int enc_create(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)fid;
+  return build_create(c, m, &((const struct listing *)arg)->ca);
+}
+static int enc_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)arg;
+  return build_query_dir(c, m, fid, 0, LIST_OUTBUF);
+}
+
+static void listing_free(struct listing *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->names[i]);
+  free(l->names);
+  free(l->ents);
+  free(l->path);
+  free(l);
+}
+
+static void listing_end(struct listing *l) {
+  l->cb(l->rc, l->rc ? NULL : l->ents, l->rc ? 0 : l->n, l->arg);
+  listing_free(l);
+}
+
+static int listing_add(struct listing *l, const struct fscc_dirent *de) {
+  if (!strcmp(de->name, ".") || !strcmp(de->name, "..")) return 0;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 64;
+    struct smb3_dirent *e = realloc(l->ents, cap * sizeof *e);
+    if (e) l->ents = e;
+    char **nm = e ? realloc(l->names, cap * sizeof *nm) : NULL;
+    if (!nm) return SMB3_ENOMEM;
+    l->names = nm;
+    l->cap = cap;
+  }
+  char *name = strdup(de->name);
+  if (!name) return SMB3_ENOMEM;
+  l->names[l->n] = name;
+  l->ents[l->n].name = name;
+  stat_from_fscc(&de->st, &l->ents[l->n].st);
+  l->n++;
+  return 0;
+}
+
+/* Append the entries of one QUERY_DIRECTORY response; returns 1 at the end of the listing. */
+static int listing_batch(struct listing *l, const struct smb3_msg *m) {
+  if (m->status == NT_STATUS_NO_MORE_FILES) return 1;
+  if (m->status != NT_STATUS_SUCCESS) {
+    int rc = smb3_status_to_err(m->status);
+    l->rc = client_fail(l->c, rc ? rc : SMB3_ESTATUS, m->status, "readdir '%s'", l->path);
+    return 1;
+  }
+  struct smb2_query_dir_rsp r;
+  if (smb2_query_dir_rsp_decode(m->rsp, m->rsp_len, &r)) {
+    l->rc = client_fail(l->c, SMB3_EPROTO, 0, "readdir: malformed QUERY_DIRECTORY response");
+    return 1;
+  }
+  struct fscc_dir_iter it;
+  struct fscc_dirent de;
+  int rc;
+  fscc_dir_iter_init(&it, r.buf, r.len);
+  while ((rc = fscc_dir_next(&it, &de)) > 0 && !l->rc) l->rc = listing_add(l, &de);
+  fscc_dir_iter_free(&it);
+  if (rc < 0 && !l->rc) l->rc = client_fail(l->c, rc, 0, "readdir: malformed directory entry from server");
+  return l->rc != 0;
+}
+
+static void close_done(struct smb3_chain *ch, void *arg) {
+  chain_free(ch);
+  listing_end(arg);
+}
+
+static void listing_close(struct listing *l) {
+  struct smb3_chain *ch = l->have_fid ? chain_new(1) : NULL;
+  if (ch && !build_close(l->c, &ch->msgs[0], l->fid, 0)) {
+    ch->cb = close_done;
+    ch->arg = l;
+    if (!transport_submit(l->c->tr, ch)) return;
+  }
+  chain_free(ch);
+  listing_end(l);
+}
+
+static void next_done(struct smb3_chain *ch, void *arg);
+
+static void listing_next(struct listing *l) {
+  struct smb3_chain *ch = chain_new(1);
+  int rc = ch ? build_query_dir(l->c, &ch->msgs[0], l->fid, 0, LIST_OUTBUF) : SMB3_ENOMEM;
+  if (!rc) {
+    ch->cb = next_done;
+    ch->arg = l;
+    rc = transport_submit(l->c->tr, ch);
+  }
+  if (rc) {
+    chain_free(ch);
+    l->rc = rc;
+    listing_close(l);
+  }
+}
+
+static void next_done(struct smb3_chain *ch, void *arg) {
+  struct listing *l = arg;
+  int end = 1;
+  if (ch->error) l->rc = ch->error;
+  else end = listing_batch(l, &ch->msgs[0]);
+  chain_free(ch);
+  if (end) listing_close(l);
+  else listing_next(l);
+}
+
+static void first_done(struct smb3_chain *ch, int rc, void *arg) {
+  struct listing *l = arg;
+  struct smb2_create_rsp cr;
+  int end = 1;
+  if (rc) {
+    l->rc = rc;
+  } else if (ch->msgs[0].status != NT_STATUS_SUCCESS) {
+    char what[600];
+    snprintf(what, sizeof what, "opendir '%s'", l->path);
+    l->rc = client_msg_result(l->c, ch, 0, what);
+  } else if (smb2_create_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &cr)) {
+    l->rc = client_fail(l->c, SMB3_EPROTO, 0, "opendir: malformed CREATE response");
+  } else {
+    l->fid = cr.file_id;
+    l->have_fid = 1;
+    end = listing_batch(l, &ch->msgs[1]);
+  }
+  chain_free(ch);
+  if (!l->have_fid) listing_end(l);
+  else if (end) listing_close(l);
+  else listing_next(l);
+}
+
+int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg) {
+  if (!c || !path || !cb) return SMB3_EINVAL;
+  struct listing *l = calloc(1, sizeof *l);
+  if (!l || !(l->path = strdup(path))) {
+    free(l);
+    return SMB3_ENOMEM;
+  }
+  l->c = c;
+  l->cb = cb;
+  l->arg = arg;
+  l->ca = (struct create_args){.path = l->path, .access = SMB2_FILE_LIST_DIRECTORY | SMB2_FILE_READ_ATTRIBUTES |
+                                                          SMB2_SYNCHRONIZE,
+                               .share = SMB2_FILE_SHARE_ALL, .disposition = SMB2_FILE_OPEN,
+                               .options = SMB2_FILE_DIRECTORY_FILE};
+  l->steps[0] = (struct step){enc_create, l};
+  l->steps[1] = (struct step){enc_query_dir, l};
+  int rc = client_steps_async(c, l->steps, 2, 1, first_done, l);
+  if (rc) listing_free(l);
+  return rc;
+}
