@@ -1,0 +1,1239 @@
+#!/usr/bin/python3
+"""smb3-bench: side-by-side benchmark of smb3 / smb3fs against smbclient, smbnetfs and rclone.
+
+Starts a throwaway smbd with its share on tmpfs (tests/harness/with-smbd --tmpfs), creates the test
+files, and runs three sections against it, each directly on loopback and through tools/netsim:
+
+  io     smb3 cat/get/put and smbclient get/put of one large file, per link x dialect x rsize/wsize,
+         interleaved per repetition (every tool once per repetition, order rotated), medians;
+         iperf3 through the same links as the TCP ceiling (issue 3)
+  meta   1000 statvfs, 1000 stat of one file, ls of a 1000-file directory through a 1 ms RTT link:
+         smb3-ops compounded vs -o nocompound vs one smbclient session (issue 4)
+  mount  dd read/write (bs=1M, bs=4k), 1000 statfs() and 1000 stat() through smb3fs, smbnetfs and
+         rclone mount, fresh mount per run (issue 5); skipped when build/fs/smb3fs does not exist
+
+Writes report.md (printed too), results.csv, commands.log and io.png/meta.png/mount.png (gnuplot)
+into --out. Python 3 standard library only. Run `smb3-bench --help` for the options.
+
+How it runs: the outer invocation checks the tools, prints the plan and re-executes itself as the
+COMMAND of with-smbd (as root; sudo is used when needed) with --inner; the inner process does the
+work and reads the server from the SMB3_TEST_* variables.
+"""
+
+import argparse
+import csv
+import json
+import os
+import pwd
+import re
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+# name -> (description, netsim arguments or None for a direct connection, RTT in ms)
+LINKS = {
+    "loopback": ("loopback, direct", None, 0.0),
+    "1gbit": ("netsim 1 Gbit/s, 1 ms RTT", ["--delay-ms", "0.5", "--rate", "1gbit"], 1.0),
+    "10gbit": ("netsim 10 Gbit/s, 1 ms RTT", ["--delay-ms", "0.5", "--rate", "10gbit"], 1.0),
+    "1ms": ("netsim 1 ms RTT, no rate cap", ["--delay-ms", "0.5"], 1.0),
+}
+# smb3 -o vers= value -> smbclient protocol name
+DIALECTS = {"2.0.2": "SMB2_02", "2.1": "SMB2_10", "3.0": "SMB3_00", "3.0.2": "SMB3_02", "3.1.1": "SMB3_11"}
+
+# Full matrix: per-link file sizes keep `make bench` well under an hour on a 2-core VM (a 1 GiB
+# transfer through the 1 Gbit/s link alone takes ~9 s, and the matrix has ~130 transfers per link).
+FULL = dict(
+    io_links=["loopback", "1gbit", "10gbit"],
+    io_size={"loopback": GiB, "1gbit": 256 * MiB, "10gbit": 512 * MiB},
+    dialects=["2.0.2", "2.1", "3.0", "3.1.1"],
+    rsizes=[64 * KiB, MiB, 4 * MiB],
+    reps=3,
+    mount_links=["loopback", "1gbit"],
+    mount_size={"loopback": GiB, "1gbit": 256 * MiB},
+    iperf_seconds=5,
+)
+QUICK = dict(
+    io_links=["loopback", "1gbit"],
+    io_size={"loopback": 256 * MiB, "1gbit": 256 * MiB},
+    dialects=["3.1.1"],
+    rsizes=[MiB, 4 * MiB],
+    reps=1,
+    mount_links=["loopback", "1gbit"],
+    mount_size={"loopback": 256 * MiB, "1gbit": 256 * MiB},
+    iperf_seconds=3,
+)
+IO_TOOLS = ["smb3-cat", "smb3-get", "smb3-put", "smbclient-get", "smbclient-put"]
+MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone"]
+MOUNT_TESTS = ["read-1M", "read-4k", "write-1M", "write-4k", "statfs", "stat"]
+
+
+# ---- small helpers ----------------------------------------------------------------------------
+
+
+def parse_size(s):
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgKMG]?)(?:i?[bB])?\s*", s)
+    if not m:
+        raise argparse.ArgumentTypeError(f"bad size '{s}' (e.g. 64k, 1M, 256M, 1G)")
+    return int(float(m.group(1)) * {"": 1, "k": KiB, "m": MiB, "g": GiB}[m.group(2).lower()])
+
+
+def fmt_size(n):
+    for unit, v in (("G", GiB), ("M", MiB), ("k", KiB)):
+        if n >= v and n % v == 0:
+            return f"{n // v}{unit}"
+    return str(n)
+
+
+def csv_list(choices):
+    def parse(s):
+        items = [x.strip() for x in s.split(",") if x.strip()]
+        bad = [x for x in items if x not in choices]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(f"choose from {','.join(choices)}")
+        return items
+
+    return parse
+
+
+def fmt_num(v, digits=1):
+    if v is None:
+        return "-"
+    if v >= 100:
+        return f"{v:.0f}"
+    return f"{v:.{digits}f}"
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def now():
+    return time.monotonic()
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tail(text, n=1):
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " / ".join(lines[-n:]) if lines else ""
+
+
+class Result:
+    def __init__(self, rc, wall, cpu, out, err, timed_out):
+        self.rc, self.wall, self.cpu, self.out, self.err, self.timed_out = rc, wall, cpu, out, err, timed_out
+
+    @property
+    def ok(self):
+        return self.rc == 0 and not self.timed_out
+
+    def why(self):
+        if self.timed_out:
+            return "timeout"
+        msg = tail(self.err) or tail(self.out)
+        return f"exit {self.rc}" + (f": {msg[:160]}" if msg else "")
+
+
+class Bench:
+    def __init__(self, args):
+        self.a = args
+        self.log = None  # commands.log
+        self.secrets = {}
+        self.ws = None  # local scratch dir on /dev/shm
+        self.procs = []  # background processes to stop at exit
+        self.mounts = []
+        self.rows = []  # dicts for the CSV
+        self.md = []  # markdown report lines
+        self.notes = []
+
+    # ---- output ----
+
+    def say(self, msg=""):
+        print(msg, flush=True)
+
+    def mask(self, s):
+        for secret, name in self.secrets.items():
+            s = s.replace(secret, name)
+        return s
+
+    def show_cmd(self, cmd, env_extra=None, stdout=None):
+        line = " ".join(shlex.quote(str(c)) for c in cmd)
+        if env_extra:
+            line = " ".join(f"{k}={shlex.quote(str(v))}" for k, v in env_extra.items()) + " " + line
+        if stdout:
+            line += f" > {stdout}"
+        line = self.mask(line)
+        if not self.a.quiet:
+            self.say(f"    $ {line}")
+        if self.log:
+            self.log.write(line + "\n")
+            self.log.flush()
+        return line
+
+    # ---- processes ----
+
+    def run(self, cmd, stdout_path=None, env_extra=None, timeout=None, timeout_sig=signal.SIGKILL, quiet=False):
+        """Runs cmd, waits with wait4() so the CPU time is exactly that child's (user + sys)."""
+        if not quiet:
+            self.show_cmd(cmd, env_extra, stdout_path)
+        env = dict(os.environ, **(env_extra or {}))
+        out_f = open(stdout_path or os.devnull, "wb") if stdout_path != "PIPE" else tempfile.TemporaryFile(dir=self.ws)
+        err_f = tempfile.TemporaryFile(dir=self.ws)
+        timed_out = [False]
+        t0 = now()
+        try:
+            p = subprocess.Popen([str(c) for c in cmd], stdin=subprocess.DEVNULL, stdout=out_f, stderr=err_f, env=env)
+        except OSError as e:
+            out_f.close()
+            err_f.close()
+            return Result(127, 0.0, 0.0, "", str(e), False)
+
+        def expire():
+            timed_out[0] = True
+            try:
+                os.kill(p.pid, timeout_sig)
+                if timeout_sig != signal.SIGKILL:
+                    time.sleep(5)
+                    os.kill(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout, expire) if timeout else None
+        if timer:
+            timer.daemon = True
+            timer.start()
+        while True:
+            try:
+                _, status, ru = os.wait4(p.pid, 0)
+                break
+            except InterruptedError:
+                continue
+        wall = now() - t0
+        if timer:
+            timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err_f.seek(0)
+        err = err_f.read().decode(errors="replace")
+        err_f.close()
+        out = ""
+        if stdout_path == "PIPE":
+            out_f.seek(0)
+            out = out_f.read().decode(errors="replace")
+        out_f.close()
+        return Result(p.returncode, wall, ru.ru_utime + ru.ru_stime, out, err, timed_out[0])
+
+    def spawn(self, cmd, log_name, env_extra=None):
+        self.show_cmd(cmd, env_extra)
+        log = open(os.path.join(self.ws, log_name), "wb")
+        p = subprocess.Popen([str(c) for c in cmd], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                             env=dict(os.environ, **(env_extra or {})))
+        p.log_path = log.name
+        log.close()
+        self.procs.append(p)
+        return p
+
+    def stop(self, p, grace=10):
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(grace)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if p in self.procs:
+            self.procs.remove(p)
+
+    def start_netsim(self, link, to_port):
+        args = LINKS[link][1]
+        cmd = [self.a.netsim, "--listen", "127.0.0.1:0", "--to", f"127.0.0.1:{to_port}", *args, "--quiet"]
+        p = self.spawn(cmd, f"netsim-{link}-{to_port}.log")
+        deadline = now() + 10
+        while now() < deadline:
+            with open(p.log_path) as f:
+                m = re.search(r"^listening 127\.0\.0\.1:(\d+)", f.read(), re.M)
+            if m:
+                return p, int(m.group(1))
+            if p.poll() is not None:
+                break
+            time.sleep(0.02)
+        with open(p.log_path) as f:
+            raise RuntimeError(f"netsim for {link} did not start: {f.read().strip()}")
+
+    # ---- setup ----
+
+    def setup(self):
+        e = os.environ
+        self.host = "127.0.0.1"
+        self.port = int(e["SMB3_TEST_PORT"])
+        self.user, self.pw, self.share = e["SMB3_TEST_USER"], e["SMB3_TEST_PASS"], e["SMB3_TEST_SHARE"]
+        self.share_dir = e["SMB3_TEST_SHARE_DIR"]
+        pw = pwd.getpwnam(self.user)
+        self.uid, self.gid = pw.pw_uid, pw.pw_gid
+        self.secrets = {self.pw: "$SMB3_TEST_PASS"}
+        self.ws = tempfile.mkdtemp(prefix="smb3bench.", dir="/dev/shm")
+        os.makedirs(self.a.out, exist_ok=True)
+        self.log = open(os.path.join(self.a.out, "commands.log"), "w")
+        self.link_port = {"loopback": self.port}
+        self.smbclient_conf = os.path.join(self.ws, "smbclient.conf")
+        with open(self.smbclient_conf, "w") as f:
+            f.write("[global]\n")  # reproducible: no /etc/samba/smb.conf settings leak in
+
+    def link_ports(self, links, to_port=None, table=None):
+        """Starts one netsim per link (kept for the whole section); returns {link: port}."""
+        to_port = to_port or self.port
+        ports = {}
+        for link in links:
+            if LINKS[link][1] is None:
+                ports[link] = to_port
+            else:
+                _, ports[link] = self.start_netsim(link, to_port)
+        return ports
+
+    def make_file(self, path, size, owner=True):
+        if os.path.exists(path) and os.path.getsize(path) == size:
+            return
+        block = os.urandom(16 * MiB)
+        with open(path, "wb") as f:
+            left = size
+            while left:
+                n = min(left, len(block))
+                f.write(block[:n])
+                left -= n
+        if owner:
+            os.chown(path, self.uid, self.gid)
+
+    def remote_name(self, size):
+        return f"bench-{fmt_size(size)}.bin"
+
+    def url(self, port, path=""):
+        return f"smb://{self.user}:{self.pw}@{self.host}:{port}/{self.share}/{path}"
+
+    def smbclient_cmd(self, port, dialect, script):
+        proto = DIALECTS[dialect]
+        return ["smbclient", f"//{self.host}/{self.share}", "-s", self.smbclient_conf, "-p", str(port),
+                "-U", f"{self.user}%{self.pw}", "-m", proto, f"--option=client min protocol={proto}", "-c", script]
+
+    def unlink_remote(self, name):
+        try:
+            os.unlink(os.path.join(self.share_dir, name))
+        except FileNotFoundError:
+            pass
+
+    # ---- section: io ----
+
+    def io_case_cmd(self, case, port, size):
+        tool, dialect, rsize = case
+        name = self.remote_name(size)
+        local_get = os.path.join(self.ws, "get.out")
+        src = os.path.join(self.ws, f"src-{fmt_size(size)}.bin")
+        if tool.startswith("smb3-"):
+            opts = f"vers={dialect},rsize={fmt_size(rsize)},wsize={fmt_size(rsize)}"
+            base = [self.a.smb3, "--stats", "-q", "-o", opts]
+            if tool == "smb3-cat":
+                return base + ["cat", self.url(port, name)], "/dev/null", None, None
+            if tool == "smb3-get":
+                return base + ["get", self.url(port, name), local_get], None, local_get, None
+            return base + ["put", src, self.url(port, "put-smb3.bin")], None, None, "put-smb3.bin"
+        if tool == "smbclient-get":
+            return self.smbclient_cmd(port, dialect, f"get {name} {local_get}"), None, local_get, None
+        return self.smbclient_cmd(port, dialect, f"put {src} put-smbclient.bin"), None, None, "put-smbclient.bin"
+
+    def io_one(self, case, port, size):
+        cmd, stdout, local_out, remote_out = self.io_case_cmd(case, port, size)
+        if remote_out:
+            self.unlink_remote(remote_out)
+        r = self.run(cmd, stdout_path=stdout, timeout=self.a.timeout)
+        sample = dict(wall=r.wall, cpu=r.cpu, stats=None, error=None)
+        if not r.ok:
+            sample["error"] = r.why()
+        else:
+            got = None
+            if local_out:
+                got = os.path.getsize(local_out) if os.path.exists(local_out) else -1
+            elif remote_out:
+                p = os.path.join(self.share_dir, remote_out)
+                got = os.path.getsize(p) if os.path.exists(p) else -1
+            if got is not None and got != size:
+                sample["error"] = f"wrong size {got} (expected {size})"
+            if case[0].startswith("smb3-"):
+                for line in reversed(r.err.splitlines()):
+                    if line.startswith("{"):
+                        try:
+                            sample["stats"] = json.loads(line)
+                        except ValueError:
+                            pass
+                        break
+                if sample["stats"] is None and not sample["error"]:
+                    sample["error"] = "no --stats JSON on stderr"
+        for path in (local_out,):
+            if path and os.path.exists(path):
+                os.unlink(path)
+        if remote_out:
+            self.unlink_remote(remote_out)
+        if sample["error"]:
+            self.say(f"    ! {case[0]} {case[1]} {fmt_size(case[2]) if case[2] else ''}: {sample['error']}")
+        return sample
+
+    def iperf(self, links, sizes_note):
+        """iperf3 -l 1M through each link, both directions: the TCP ceiling."""
+        res = {}
+        if not shutil.which("iperf3"):
+            self.notes.append("iperf3 not installed: no TCP ceiling measured (scripts/install-deps.sh bench)")
+            return res
+        sport = free_port()
+        srv = self.spawn(["iperf3", "-s", "-p", str(sport)], "iperf3-server.log")
+        time.sleep(0.3)
+        try:
+            ports = self.link_ports(links, to_port=sport)
+            for link in links:
+                for direction, extra in (("up", []), ("down", ["-R"])):
+                    cmd = ["iperf3", "-c", "127.0.0.1", "-p", str(ports[link]), "-l", "1M",
+                           "-t", str(self.a.iperf_seconds), "-J", *extra]
+                    r = self.run(cmd, stdout_path="PIPE", timeout=self.a.iperf_seconds + 30)
+                    try:
+                        j = json.loads(r.out)
+                        mbps = j["end"]["sum_received"]["bits_per_second"] / 8 / 1e6
+                        res[(link, direction)] = mbps
+                        err = None
+                    except (ValueError, KeyError):
+                        err = "failed: " + (r.why() if not r.ok else "no JSON from iperf3")
+                        res[(link, direction)] = None
+                    self.rows.append(dict(section="io", tool="iperf3", op=f"tcp-{direction}", dialect="", link=link,
+                                          rsize="1M", size="", reps=1,
+                                          median_MBps=f"{mbps:.1f}" if err is None else "",
+                                          status=err or "ok", command=self.mask(" ".join(cmd))))
+        finally:
+            self.stop(srv)
+        return res
+
+    def section_io(self):
+        a = self.a
+        self.say("\n== io: sequential transfer throughput ==")
+        links, dialects, rsizes, reps = a.io_links, a.dialects, a.rsizes, a.reps
+        sizes = {link: a.io_size[link] for link in links}
+        self.say(f"links {','.join(links)}; dialects {','.join(dialects)}; rsize=wsize {','.join(map(fmt_size, rsizes))}; "
+                 f"tools {','.join(a.io_tools)}; reps {reps}; sizes "
+                 + ", ".join(f"{link} {fmt_size(sizes[link])}" for link in links))
+        for size in sorted(set(sizes.values())):
+            self.make_file(os.path.join(self.share_dir, self.remote_name(size)), size)
+            self.make_file(os.path.join(self.ws, f"src-{fmt_size(size)}.bin"), size, owner=False)
+        t_start = now()
+        ceiling = self.iperf(links, sizes)
+        ports = self.link_ports(links)
+        # one unmeasured transfer so the first measured one does not pay for cold caches in smbd
+        self.run([a.smb3, "-q", "cat", self.url(self.port, self.remote_name(min(sizes.values())))],
+                 stdout_path="/dev/null", timeout=a.timeout)
+        samples = {}
+        for link in links:
+            for dialect in dialects:
+                cases = []
+                for rsize in rsizes:
+                    cases += [(t, dialect, rsize) for t in a.io_tools if t.startswith("smb3-")]
+                cases += [(t, dialect, None) for t in a.io_tools if t.startswith("smbclient-")]
+                for rep in range(reps):
+                    k = (rep * max(1, len(cases) // reps)) % len(cases)
+                    order = cases[k:] + cases[:k]  # rotate: each tool sees a different spot per rep
+                    self.say(f"  {link} {dialect} rep {rep + 1}/{reps} ({len(order)} transfers of {fmt_size(sizes[link])}, "
+                             f"load {loadavg()})")
+                    for case in order:
+                        samples.setdefault((link,) + case, []).append(self.io_one(case, ports[link], sizes[link]))
+        self.io_report(samples, sizes, ceiling, links, dialects, rsizes)
+        self.say(f"(io section: {now() - t_start:.0f} s)")
+
+    def io_report(self, samples, sizes, ceiling, links, dialects, rsizes):
+        a = self.a
+        summary = {}
+        for key, ss in samples.items():
+            link, tool, dialect, rsize = key
+            good = [s for s in ss if not s["error"]]
+            size = sizes[link]
+            rec = dict(n=len(ss), ok=len(good), errors=[s["error"] for s in ss if s["error"]])
+            if good:
+                mbps = [size / 1e6 / s["wall"] for s in good]
+                rec["mbps"] = median(mbps)
+                rec["min"], rec["max"] = min(mbps), max(mbps)
+                rec["cpu"] = median([s["cpu"] / (size / GiB) for s in good])
+                st = [s["stats"] for s in good if s["stats"]]
+                if st:
+                    field = "max_write_size" if tool == "smb3-put" else "max_read_size"
+                    rec["wire"] = max(x.get(field, 0) for x in st)
+                    rec["credits"] = max(x.get("credits_max_in_flight", 0) for x in st)
+                    rec["ops"] = median([x.get("writes" if tool == "smb3-put" else "reads", 0) for x in st])
+                    rec["rts"] = median([x.get("round_trips", 0) for x in st])
+                rec["samples"] = mbps
+            summary[key] = rec
+
+        def peer(link, tool, dialect):
+            op = "put" if tool.endswith("put") else "get"
+            return summary.get((link, f"smbclient-{op}", dialect, None), {}).get("mbps")
+
+        md = ["## I/O throughput (issue 3)", "",
+              "MB/s = 10^6 bytes per second of wall time of the whole command (connect, logon, transfer, close), "
+              "median over the repetitions (min-max in brackets). *vs smbclient*: ratio to smbclient with the same "
+              "dialect on the same link (cat and get compare to smbclient get, put to smbclient put). *of TCP*: share "
+              "of the iperf3 ceiling on that link (get/cat: iperf3 -R, put: iperf3). CPU: user+sys seconds of the "
+              "client process per GiB. Wire size and credits: max_read_size/max_write_size and "
+              "credits_max_in_flight from `smb3 --stats`, READs/WRITEs and round trips per transfer; smbclient "
+              "picks its own I/O size (not configurable, not reported). Local files on /dev/shm, share on tmpfs.", ""]
+        if ceiling:
+            md += ["| TCP ceiling (iperf3 -l 1M) | link | client->server MB/s | server->client MB/s (-R) |",
+                   "|---|---|---:|---:|"]
+            for link in links:
+                up, down = ceiling.get((link, "up")), ceiling.get((link, "down"))
+                md.append(f"| iperf3 | {link} ({LINKS[link][0]}) | {fmt_num(up) if up else 'failed'} | "
+                          f"{fmt_num(down) if down else 'failed'} |")
+            md.append("")
+        md += ["| tool | dialect | link | rsize/wsize | size | reps | MB/s | vs smbclient | of TCP | CPU s/GiB "
+               "| wire I/O size | credits in flight | READs or WRITEs / round trips |",
+               "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        tool_label = {"smb3-cat": "smb3 cat >/dev/null", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
+                      "smbclient-get": "smbclient get", "smbclient-put": "smbclient put"}
+        for link in links:
+            for dialect in dialects:
+                keys = [(link, t, dialect, r) for r in rsizes for t in a.io_tools if t.startswith("smb3-")]
+                keys += [(link, t, dialect, None) for t in a.io_tools if t.startswith("smbclient-")]
+                for key in keys:
+                    rec = summary.get(key)
+                    if not rec:
+                        continue
+                    _, tool, _, rsize = key
+                    rs = fmt_size(rsize) if rsize else "own"
+                    mb = rec.get("mbps")
+                    if mb is None:
+                        status = "failed: " + "; ".join(sorted(set(rec["errors"])))[:200]
+                        md.append(f"| {tool_label[tool]} | {dialect} | {link} | {rs} | {fmt_size(sizes[link])} | "
+                                  f"{rec['n']} | {status} | | | | | | |")
+                    else:
+                        pm = peer(link, tool, dialect)
+                        ratio = f"{mb / pm:.2f}x" if pm and tool.startswith("smb3-") else ""
+                        c = ceiling.get((link, "up" if tool.endswith("put") else "down"))
+                        of_tcp = f"{100 * mb / c:.0f}%" if c else ""
+                        bad = f" ({rec['n'] - rec['ok']}/{rec['n']} failed: {rec['errors'][0][:80]})" if rec["errors"] else ""
+                        rng = f" [{fmt_num(rec['min'])}-{fmt_num(rec['max'])}]" if rec["n"] > 1 else ""
+                        wire = fmt_size(rec["wire"]) if rec.get("wire") else "-"
+                        cred = str(rec["credits"]) if rec.get("credits") else "-"
+                        ops = f"{rec['ops']:.0f} / {rec['rts']:.0f}" if "ops" in rec else "-"
+                        md.append(f"| {tool_label[tool]} | {dialect} | {link} | {rs} | {fmt_size(sizes[link])} | "
+                                  f"{rec['n']} | {fmt_num(mb)}{rng}{bad} | {ratio} | {of_tcp} | {rec['cpu']:.2f} | "
+                                  f"{wire} | {cred} | {ops} |")
+                    cmd, _, _, _ = self.io_case_cmd(key[1:], "PORT", sizes[link])
+                    self.rows.append(dict(
+                        section="io", tool=tool, op=tool.split("-")[1], dialect=dialect, link=link,
+                        rsize=fmt_size(rsize) if rsize else "own", size=sizes[link], reps=rec["n"],
+                        median_MBps=f"{mb:.1f}" if mb is not None else "",
+                        min_MBps=f"{rec['min']:.1f}" if mb is not None else "",
+                        max_MBps=f"{rec['max']:.1f}" if mb is not None else "",
+                        samples_MBps=";".join(f"{x:.1f}" for x in rec.get("samples", [])),
+                        ratio_vs_smbclient=(f"{mb / peer(link, tool, dialect):.3f}"
+                                            if mb and tool.startswith("smb3-") and peer(link, tool, dialect) else ""),
+                        cpu_s_per_GiB=f"{rec['cpu']:.3f}" if mb is not None else "",
+                        wire_io_size=rec.get("wire", ""), credits_max_in_flight=rec.get("credits", ""),
+                        wire_ops=rec.get("ops", ""), round_trips=rec.get("rts", ""),
+                        status="ok" if not rec["errors"] else "failed: " + "; ".join(sorted(set(rec["errors"]))),
+                        command=self.mask(" ".join(shlex.quote(str(c)) for c in cmd))))
+        self.md += md + [""]
+        self.io_plot(summary, sizes, ceiling, links, dialects, rsizes)
+
+    def io_plot(self, summary, sizes, ceiling, links, dialects, rsizes):
+        a = self.a
+        tools = a.io_tools
+        if not tools:
+            return
+        files = []
+        for link in links:
+            path = os.path.join(a.out, f"io-{link}.dat")
+            top, nrows = 0.0, 0
+            with open(path, "w") as f:
+                f.write("# label " + " ".join(tools) + "\n")
+                for dialect in dialects:
+                    for rsize in rsizes:
+                        vals = []
+                        for t in tools:
+                            key = (link, t, dialect, None if t.startswith("smbclient-") else rsize)
+                            v = summary.get(key, {}).get("mbps")
+                            vals.append(f"{v:.1f}" if v is not None else "NaN")
+                            top = max(top, v or 0)
+                        f.write(f'"{dialect} {fmt_size(rsize)}" ' + " ".join(vals) + "\n")
+                        nrows += 1
+            files.append((link, path, top, nrows))
+        titles = {"smb3-cat": "smb3 cat", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
+                  "smbclient-get": "smbclient get (own I/O size)", "smbclient-put": "smbclient put (own I/O size)"}
+        g = ["set terminal pngcairo size 1400,%d font 'sans,10'" % (330 * len(files) + 60),
+             f"set output '{os.path.join(a.out, 'io.png')}'",
+             "set datafile missing 'NaN'", "set style data histograms", "set style histogram clustered gap 1",
+             "set style fill solid 0.85 border -1", "set boxwidth 0.9", "set key outside right top",
+             "set ylabel 'MB/s (median)'", "set grid ytics", "set xtics rotate by -30",
+             f"set multiplot layout {len(files)},1 title 'smb3 vs smbclient, {a.reps} rep(s); x = dialect and "
+             f"smb3 rsize/wsize (smbclient: same bar in each group); dashed: iperf3 TCP ceiling'"]
+        for link, path, top, nrows in files:
+            g.append("unset arrow; unset label")
+            cs = {d: ceiling.get((link, d)) for d in ("down", "up")}
+            shown = {d: c for d, c in cs.items() if c and c < 3 * max(top, 1)}
+            off = [f"{'reads' if d == 'down' else 'writes'} {c:.0f}" for d, c in cs.items() if c and d not in shown]
+            ymax = max([top] + list(shown.values())) * 1.12 or 1
+            g.append(f"set yrange [0:{ymax:.1f}]")
+            g.append(f"set xrange [-0.5:{nrows - 0.5}]")
+            for i, (direction, c) in enumerate(shown.items()):
+                color = "#1f77b4" if direction == "down" else "#d62728"
+                g.append(f"set arrow from graph 0, first {c:.1f} to graph 1, first {c:.1f} nohead dt 2 lw 1.5 "
+                         f"lc rgb '{color}'")
+                g.append(f"set label 'iperf3 {'-R (reads)' if direction == 'down' else '(writes)'} {c:.0f} MB/s' "
+                         f"at graph {0.01 + 0.2 * i}, first {c:.1f} offset 0,0.6 tc rgb '{color}' font ',8'")
+            note = f" (iperf3 TCP ceiling off scale: {', '.join(off)} MB/s)" if off else ""
+            g.append(f"set title '{LINKS[link][0]}, {fmt_size(sizes[link])} file{note}'")
+            plots = [f"'{path}' using {i + 2}:xtic(1) title '{titles[t]}'" for i, t in enumerate(tools)]
+            g.append("plot " + ", ".join(plots))
+        g.append("unset multiplot")
+        self.gnuplot("io", g)
+
+    def gnuplot(self, name, lines):
+        if not shutil.which("gnuplot"):
+            self.notes.append(f"gnuplot not installed: no {name}.png")
+            return
+        script = os.path.join(self.a.out, f"{name}.gp")
+        with open(script, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        r = self.run(["gnuplot", script], timeout=60)
+        if not r.ok:
+            self.notes.append(f"gnuplot failed for {name}.png: {r.why()}")
+
+    # ---- section: meta ----
+
+    def section_meta(self):
+        a = self.a
+        link = "1ms"
+        n, nls = a.meta_n, max(10, a.meta_n // 10)
+        self.say(f"\n== meta: metadata round trips through {LINKS[link][0]} ==")
+        d = os.path.join(self.share_dir, "dir1000")
+        os.makedirs(d, exist_ok=True)
+        os.chown(d, self.uid, self.gid)
+        for i in range(1000):
+            p = os.path.join(d, f"file{i:04d}.txt")
+            if not os.path.exists(p):
+                with open(p, "w"):
+                    pass
+                os.chown(p, self.uid, self.gid)
+        self.make_file(os.path.join(self.share_dir, "statme.txt"), 4096)
+        t_start = now()
+        port = self.link_ports([link])[link]
+        # (op, count, smb3-ops argument path, smbclient command, smbclient note)
+        ops = [("statvfs", n, "", "volume", "volume (FS volume info: open+query+close)"),
+               ("stat", n, "statme.txt", "allinfo statme.txt", "allinfo (several queries)"),
+               ("ls", nls, "dir1000", "ls dir1000/*", "ls of the 1000-file directory")]
+        variants = [("smb3-ops", "compound"), ("smb3-ops", "nocompound"), ("smbclient", "")]
+        samples = {}
+        for rep in range(a.reps):
+            self.say(f"  rep {rep + 1}/{a.reps} (load {loadavg()})")
+            for op, count, path, sc_cmd, _ in ops:
+                order = variants[rep % len(variants):] + variants[:rep % len(variants)]
+                for tool, variant in order:
+                    key = (op, tool, variant)
+                    samples.setdefault(key, []).append(self.meta_one(tool, variant, op, count, path, sc_cmd, port))
+        self.meta_report(samples, ops, variants, link)
+        self.say(f"(meta section: {now() - t_start:.0f} s)")
+
+    def meta_one(self, tool, variant, op, count, path, sc_cmd, port):
+        if tool == "smb3-ops":
+            cmd = [self.a.smb3_ops]
+            if variant == "nocompound":
+                cmd += ["-o", "nocompound"]
+            cmd += ["-n", str(count), op, self.url(port, path)]
+            r = self.run(cmd, stdout_path="PIPE", timeout=self.a.timeout)
+            m = re.search(r"per_op_ms=([\d.]+) round_trips_per_op=([\d.]+)", r.out)
+            if not r.ok or not m:
+                return dict(error=r.why() if not r.ok else f"unexpected output: {tail(r.out)}")
+            return dict(ms=float(m.group(1)), rts=float(m.group(2)), error=None)
+        # smbclient: one session with `count` commands minus one session with a single command
+        proto_dialect = "3.1.1"
+        one = self.run(self.smbclient_cmd(port, proto_dialect, sc_cmd), stdout_path="/dev/null", timeout=self.a.timeout)
+        many = self.run(self.smbclient_cmd(port, proto_dialect, "; ".join([sc_cmd] * count)), stdout_path="/dev/null",
+                        timeout=self.a.timeout)
+        if not one.ok or not many.ok:
+            return dict(error=(one if not one.ok else many).why())
+        return dict(ms=max(0.0, (many.wall - one.wall) / (count - 1) * 1000), rts=None, error=None)
+
+    def meta_report(self, samples, ops, variants, link):
+        summary = {}
+        for key, ss in samples.items():
+            good = [s for s in ss if not s["error"]]
+            rec = dict(n=len(ss), errors=[s["error"] for s in ss if s["error"]])
+            if good:
+                rec["ms"] = median([s["ms"] for s in good])
+                rts = [s["rts"] for s in good if s["rts"] is not None]
+                rec["rts"] = median(rts) if rts else None
+            summary[key] = rec
+        # time of one round trip on this link, from the compounded statvfs (1 round trip when compounded)
+        ref = summary.get(("statvfs", "smb3-ops", "compound"), {})
+        rt_ms = ref["ms"] / ref["rts"] if ref.get("ms") and ref.get("rts") else LINKS[link][2]
+        md = ["## Metadata operations (issue 4)", "",
+              f"Through {LINKS[link][0]}; smb3 = tools/smb3-ops (one connection, N operations, time inside the "
+              "process), smbclient = one session running the command N times, minus a session running it once, "
+              f"divided by N-1. Round trips for smb3 are counted by the library; for smbclient they are estimated "
+              f"as time / {rt_ms:.2f} ms (the time of one round trip measured by the compounded smb3 statvfs). "
+              "Dialect 3.1.1 for all.", "",
+              "| op | tool | variant | link | N | reps | ms/op | round trips/op | vs smbclient |",
+              "|---|---|---|---|---:|---:|---:|---:|---:|"]
+        for op, count, path, sc_cmd, sc_note in ops:
+            sc = summary.get((op, "smbclient", ""), {}).get("ms")
+            for tool, variant in variants:
+                rec = summary.get((op, tool, variant))
+                if not rec:
+                    continue
+                label = "smb3-ops " + ("(compounded)" if variant == "compound" else "-o nocompound") \
+                    if tool == "smb3-ops" else f"smbclient {sc_note}"
+                what = {"statvfs": "statvfs of the share", "stat": "stat of one file",
+                        "ls": "list 1000-file directory"}[op]
+                if rec.get("ms") is None:
+                    md.append(f"| {what} | {tool} | {label} | {link} | {count} | {rec['n']} | failed: "
+                              f"{'; '.join(sorted(set(rec['errors'])))[:200]} | | |")
+                    status = "failed: " + "; ".join(sorted(set(rec["errors"])))
+                else:
+                    rts = f"{rec['rts']:.2f}" if rec["rts"] is not None else f"~{rec['ms'] / rt_ms:.1f} (est.)"
+                    ratio = f"{rec['ms'] / sc:.2f}x time" if sc and tool != "smbclient" else ""
+                    bad = f" ({len(rec['errors'])}/{rec['n']} failed)" if rec["errors"] else ""
+                    md.append(f"| {what} | {tool} | {label} | {link} | {count} | {rec['n']} | "
+                              f"{rec['ms']:.3f}{bad} | {rts} | {ratio} |")
+                    status = "ok" if not rec["errors"] else "failed: " + "; ".join(sorted(set(rec["errors"])))
+                if tool == "smb3-ops":
+                    cmd = [self.a.smb3_ops] + (["-o", "nocompound"] if variant == "nocompound" else []) + \
+                          ["-n", str(count), op, self.url("PORT", path)]
+                else:
+                    cmd = self.smbclient_cmd("PORT", "3.1.1", f"{sc_cmd}; ... x{count}")
+                self.rows.append(dict(section="meta", tool=tool, op=op, dialect="3.1.1", link=link,
+                                      rsize=variant, size=count, reps=rec["n"],
+                                      ms_per_op=f"{rec['ms']:.4f}" if rec.get("ms") is not None else "",
+                                      round_trips_per_op=(f"{rec['rts']:.3f}" if rec.get("rts") is not None else
+                                                          (f"~{rec['ms'] / rt_ms:.2f}" if rec.get("ms") else "")),
+                                      status=status, command=self.mask(" ".join(shlex.quote(str(c)) for c in cmd))))
+        self.md += md + [""]
+        # plot: ms/op per op, one bar per variant, log scale
+        path = os.path.join(self.a.out, "meta.dat")
+        with open(path, "w") as f:
+            f.write("# op compound nocompound smbclient\n")
+            for op, *_ in ops:
+                vals = [summary.get((op, t, v), {}).get("ms") for t, v in variants]
+                f.write(f'"{op}" ' + " ".join(f"{v:.4f}" if v else "NaN" for v in vals) + "\n")
+        self.gnuplot("meta", [
+            "set terminal pngcairo size 900,500 font 'sans,10'", f"set output '{os.path.join(self.a.out, 'meta.png')}'",
+            "set datafile missing 'NaN'", "set style data histograms", "set style histogram clustered gap 1",
+            "set style fill solid 0.85 border -1", "set logscale y", "set grid ytics", "set key top left",
+            "set ylabel 'ms per operation (log)'",
+            f"set title 'Metadata through {LINKS[link][0]} (ls = one listing of 1000 entries)'",
+            f"plot '{path}' using 2:xtic(1) title 'smb3 compounded', '' using 3 title 'smb3 -o nocompound', "
+            "'' using 4 title 'smbclient'"])
+
+    # ---- section: mount ----
+
+    def proc_tree_cpu(self, pid):
+        """user+sys seconds of pid and all its live descendants, plus reaped children (cutime/cstime)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        stats = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                stats[int(entry)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+            except (OSError, IndexError, ValueError):
+                continue
+        total, todo, seen = 0, [pid], set()
+        while todo:
+            p = todo.pop()
+            if p in seen or p not in stats:
+                continue
+            seen.add(p)
+            total += stats[p][1]
+            todo += [c for c, (ppid, _) in stats.items() if ppid == p]
+        return total / tick
+
+    def is_mounted(self, mnt):
+        with open("/proc/self/mountinfo") as f:
+            return any(line.split()[4] == mnt for line in f)
+
+    def mount(self, tool, mnt, port, nocache=False):
+        """Starts the FUSE daemon in the foreground; returns (proc, root path inside the mount, error).
+        nocache: attribute caching off (for the stat/statfs loops, so they measure the client's
+        round trips rather than the kernel's attribute cache)."""
+        env = {}
+        if tool == "smb3fs":
+            cmd = [self.a.smb3fs, f"//{self.host}/{self.share}", mnt, "-f", "-o",
+                   f"username={self.user},password={self.pw},port={port}"]
+            if self.a.smb3fs_opts:
+                cmd[-1] += "," + self.a.smb3fs_opts
+            if nocache:
+                cmd[-1] += ",actimeo=0"
+            root = mnt
+        elif tool == "smbnetfs":
+            home = os.path.join(self.ws, "smbnetfs-home")
+            os.makedirs(os.path.join(home, ".smb"), exist_ok=True)
+            conf = os.path.join(home, ".smb", "smbnetfs.conf")
+            with open(conf, "w") as f:
+                f.write(f'smb_query_browsers false\nauth "{self.user}" "{self.pw}"\n')
+            os.chmod(conf, 0o600)  # smbnetfs ignores auth lines in a group/world-readable config
+            with open(os.path.join(home, ".smb", "smb.conf"), "w") as f:
+                f.write("[global]\n")
+            env = {"HOME": home}
+            # big_writes: libfuse 2 otherwise hands smbnetfs 4 KiB writes whatever the application writes
+            cmd = ["smbnetfs", mnt, "-f", "-o", f"config={conf},big_writes"]
+            if nocache:
+                cmd[-1] += ",attr_timeout=0,entry_timeout=0"  # libfuse 2 high-level options
+            root = os.path.join(mnt, f"{self.host}:{port}", self.share)  # smbnetfs has no port option
+        else:
+            conf = os.path.join(self.ws, "rclone.conf")
+            open(conf, "w").close()
+            obscured = self.run(["rclone", "obscure", self.pw], stdout_path="PIPE", quiet=True).out.strip()
+            self.secrets[obscured] = "$(rclone obscure $SMB3_TEST_PASS)"
+            env = {"RCLONE_CONFIG": conf, "RCLONE_CONFIG_BENCH_TYPE": "smb", "RCLONE_CONFIG_BENCH_HOST": self.host,
+                   "RCLONE_CONFIG_BENCH_PORT": str(port), "RCLONE_CONFIG_BENCH_USER": self.user,
+                   "RCLONE_CONFIG_BENCH_PASS": obscured}
+            cmd = ["rclone", "mount", f"bench:{self.share}", mnt, "--vfs-cache-mode", "off"]
+            if nocache:
+                cmd += ["--attr-timeout", "0s", "--dir-cache-time", "0s"]
+            root = mnt
+        p = self.spawn(cmd, f"mount-{tool}.log", env_extra=env)
+        deadline = now() + 20
+        while now() < deadline:
+            if p.poll() is not None:
+                with open(p.log_path) as f:
+                    return p, root, f"mount exited {p.returncode}: {tail(f.read())[:160]}"
+            if self.is_mounted(mnt):
+                try:
+                    os.stat(root)
+                    self.mounts.append((mnt, p))
+                    return p, root, None
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        self.umount(mnt, p)
+        return p, root, "mount did not appear within 20 s"
+
+    def umount(self, mnt, p):
+        if self.is_mounted(mnt):
+            for cmd in (["fusermount3", "-u", mnt], ["fusermount", "-u", mnt], ["umount", "-l", mnt]):
+                if shutil.which(cmd[0]) and self.run(cmd, timeout=30, quiet=True).ok:
+                    break
+        self.stop(p, grace=15)
+        self.mounts = [(m, q) for m, q in self.mounts if q is not p]
+
+    def drop_caches(self):
+        try:
+            os.sync()
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3\n")
+            return True
+        except OSError:
+            return False
+
+    def mount_one(self, tool, test, link, port, size):
+        mnt = tempfile.mkdtemp(prefix=f"mnt-{tool}-", dir=self.ws)
+        wname = f"mountwrite-{tool}.bin"
+        self.unlink_remote(wname)
+        if not self.drop_caches() and "drop_caches" not in " ".join(self.notes):
+            self.notes.append("could not write /proc/sys/vm/drop_caches (not root?): page cache not dropped")
+        nocache = test in ("statfs", "stat")
+        p, root, err = self.mount(tool, mnt, port, nocache)
+        res = dict(error=err)
+        try:
+            if err:
+                return res
+            cpu0 = self.proc_tree_cpu(p.pid)
+            if test.startswith(("read", "write")):
+                bs = MiB if test.endswith("1M") else 4 * KiB
+                if test.startswith("read"):
+                    cmd = ["dd", f"if={os.path.join(root, self.remote_name(size))}", "of=/dev/null", f"bs={fmt_size(bs)}"]
+                else:
+                    cmd = ["dd", "if=/dev/zero", f"of={os.path.join(root, wname)}", f"bs={fmt_size(bs)}",
+                           f"count={size // bs}", "conv=fsync"]
+                r = self.run(cmd, timeout=self.a.mount_timeout, timeout_sig=signal.SIGINT)
+                m = re.search(r"^(\d+) bytes", r.err, re.M)
+                done = int(m.group(1)) if m else 0
+                if r.timed_out and done:
+                    res["partial"] = f"dd stopped after {self.a.mount_timeout} s at {done / MiB:.0f} MiB"
+                elif not r.ok:
+                    res["error"] = r.why()
+                    return res
+                elif done != size:
+                    res["error"] = f"dd copied {done} bytes, expected {size}"
+                    return res
+                res["mbps"] = done / 1e6 / r.wall
+                res["cpu"] = (self.proc_tree_cpu(p.pid) - cpu0 + r.cpu) / (max(done, 1) / GiB)
+            else:
+                code = ("import os,sys,time\np,n,op=sys.argv[1],int(sys.argv[2]),sys.argv[3]\n"
+                        "f=os.statvfs if op=='statfs' else os.stat\nf(p)\nt=time.monotonic()\n"
+                        "for _ in range(n): f(p)\nprint(time.monotonic()-t, f(p).f_blocks if op=='statfs' else 1)\n")
+                path = root if test == "statfs" else os.path.join(root, "statme.txt")
+                r = self.run([sys.executable, "-c", code, path, str(self.a.meta_n), test], stdout_path="PIPE",
+                             timeout=self.a.mount_timeout)
+                if not r.ok:
+                    res["error"] = r.why()
+                    return res
+                secs, blocks = r.out.split()
+                res["ms"] = float(secs) / self.a.meta_n * 1000
+                if int(blocks) == 0:
+                    res["note"] = "statfs reports 0 blocks (answered without asking the server?)"
+            return res
+        finally:
+            self.umount(mnt, p)
+            self.unlink_remote(wname)
+            try:
+                os.rmdir(mnt)
+            except OSError:
+                pass
+
+    def section_mount(self):
+        a = self.a
+        self.say("\n== mount: FUSE file systems ==")
+        tools = list(a.mount_tools)
+        if "smb3fs" in tools and not os.path.exists(a.smb3fs):
+            msg = (f"mount section skipped: {a.smb3fs} does not exist (smb3fs not built yet). "
+                   "To compare only the peers: --section mount --mount-tools smbnetfs,rclone")
+            self.say(msg)
+            self.md += ["## FUSE mounts (issue 5)", "", f"**Skipped**: {msg}", ""]
+            return
+        missing = [t for t in tools if t != "smb3fs" and not shutil.which(t)]
+        links = a.mount_links
+        sizes = {link: a.mount_size[link] for link in links}
+        self.say(f"tools {','.join(tools)}; links {','.join(links)}; tests {','.join(MOUNT_TESTS)}; reps {a.reps}; "
+                 "sizes " + ", ".join(f"{link} {fmt_size(sizes[link])}" for link in links))
+        for size in set(sizes.values()):
+            self.make_file(os.path.join(self.share_dir, self.remote_name(size)), size)
+        self.make_file(os.path.join(self.share_dir, "statme.txt"), 4096)
+        t_start = now()
+        ports = self.link_ports(links)
+        samples = {}
+        for link in links:
+            for rep in range(a.reps):
+                order = tools[rep % len(tools):] + tools[:rep % len(tools)]
+                self.say(f"  {link} rep {rep + 1}/{a.reps} (load {loadavg()})")
+                for test in MOUNT_TESTS:
+                    for tool in order:
+                        if tool in missing:
+                            s = dict(error=f"{tool} not installed (scripts/install-deps.sh bench)")
+                        else:
+                            s = self.mount_one(tool, test, link, ports[link], sizes[link])
+                        if s.get("error"):
+                            self.say(f"    ! {tool} {test}: {s['error']}")
+                        samples.setdefault((link, test, tool), []).append(s)
+        self.mount_report(samples, tools, links, sizes)
+        self.say(f"(mount section: {now() - t_start:.0f} s)")
+
+    def mount_report(self, samples, tools, links, sizes):
+        a = self.a
+        def opts(tool, test):
+            nc = test in ("statfs", "stat")
+            return {"smb3fs": "-f -o username,password,port" + (f",{a.smb3fs_opts}" if a.smb3fs_opts else "")
+                              + (",actimeo=0" if nc else ""),
+                    "smbnetfs": "-f -o big_writes" + (",attr_timeout=0,entry_timeout=0" if nc else "")
+                                + " (path HOST:PORT/share)",
+                    "rclone": "--vfs-cache-mode off" + (" --attr-timeout 0s --dir-cache-time 0s" if nc else "")}[tool]
+        md = ["## FUSE mounts (issue 5)", "",
+              "Fresh mount (and drop_caches) for every run. dd: MB/s of dd's wall time (writes with conv=fsync); "
+              "CPU = user+sys of the FUSE daemon and its children plus dd, per GiB. statfs/stat: "
+              f"{a.meta_n} calls of os.statvfs()/os.stat() after one warm-up call, ms per call, mounted with attribute "
+              "caching off (see the options column) so the calls reach the client. 'partial' = dd stopped by the "
+              "time limit (--mount-timeout), the rate is of what it copied.", "",
+              "| tool | test | link | size | reps | MB/s or ms/op | CPU s/GiB | mount options | status |",
+              "|---|---|---|---|---:|---:|---:|---|---|"]
+        for link in links:
+            for test in MOUNT_TESTS:
+                for tool in tools:
+                    ss = samples.get((link, test, tool), [])
+                    if not ss:
+                        continue
+                    good = [s for s in ss if not s.get("error")]
+                    errs = sorted(set(s["error"] for s in ss if s.get("error")))
+                    partial = [s["partial"] for s in good if s.get("partial")]
+                    notes = sorted(set(s["note"] for s in good if s.get("note")))
+                    status = "ok" if not errs and not partial and not notes else "; ".join(
+                        [f"failed: {e}" for e in errs] + [f"partial: {p}" for p in partial[:1]] + notes)
+                    val, cpu, unit = "", "", ""
+                    if good and "mbps" in good[0]:
+                        val = median([s["mbps"] for s in good])
+                        cpu = median([s["cpu"] for s in good])
+                        cell, cpu_cell = f"{fmt_num(val)} MB/s", f"{cpu:.2f}"
+                    elif good:
+                        val = median([s["ms"] for s in good])
+                        cell, cpu_cell = f"{val:.3f} ms/op", ""
+                    else:
+                        cell, cpu_cell = f"failed: {errs[0][:160]}", ""
+                    size = fmt_size(sizes[link]) if test.startswith(("read", "write")) else f"{a.meta_n} calls"
+                    md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {cpu_cell} | "
+                              f"{opts(tool, test)} | {status if status != 'ok' or not good else 'ok'} |")
+                    self.rows.append(dict(section="mount", tool=tool, op=test, dialect="", link=link, rsize="",
+                                          size=sizes[link] if test.startswith(("read", "write")) else a.meta_n,
+                                          reps=len(ss),
+                                          median_MBps=f"{val:.1f}" if good and "mbps" in good[0] else "",
+                                          ms_per_op=f"{val:.4f}" if good and "ms" in good[0] else "",
+                                          cpu_s_per_GiB=f"{cpu:.3f}" if cpu != "" else "", status=status,
+                                          command=opts(tool, test)))
+        self.md += md + [""]
+        files = []
+        for link in links:
+            path = os.path.join(a.out, f"mount-{link}.dat")
+            with open(path, "w") as f:
+                f.write("# test " + " ".join(tools) + "\n")
+                for test in MOUNT_TESTS[:4]:
+                    vals = []
+                    for tool in tools:
+                        good = [s for s in samples.get((link, test, tool), []) if not s.get("error")]
+                        vals.append(f"{median([s['mbps'] for s in good]):.1f}" if good else "NaN")
+                    f.write(f'"{test}" ' + " ".join(vals) + "\n")
+            files.append((link, path))
+        g = ["set terminal pngcairo size 1000,%d font 'sans,10'" % (330 * len(files) + 60),
+             f"set output '{os.path.join(a.out, 'mount.png')}'", "set datafile missing 'NaN'",
+             "set style data histograms", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
+             "set grid ytics", "set yrange [0:*]", "set ylabel 'MB/s (median)'", "set key outside right top",
+             f"set multiplot layout {len(files)},1 title 'dd through FUSE mounts'"]
+        for link, path in files:
+            g.append(f"set title '{LINKS[link][0]}, {fmt_size(sizes[link])}'")
+            g.append("plot " + ", ".join(f"'{path}' using {i + 2}:xtic(1) title '{t}'" for i, t in enumerate(tools)))
+        g.append("unset multiplot")
+        self.gnuplot("mount", g)
+
+    # ---- driver ----
+
+    def versions(self):
+        out = []
+        for cmd in (["smbclient", "--version"], ["iperf3", "--version"], ["rclone", "version"], ["gnuplot", "--version"]):
+            if shutil.which(cmd[0]):
+                r = self.run(cmd, stdout_path="PIPE", quiet=True, timeout=20)
+                out.append(tail(r.out.splitlines()[0] if r.out.strip() else r.err))
+        try:
+            r = self.run(["dpkg-query", "-W", "-f=smbnetfs ${Version}", "smbnetfs"], stdout_path="PIPE", quiet=True)
+            if r.ok:
+                out.append(r.out.strip())
+        except OSError:
+            pass
+        rev = self.run(["git", "-C", self.a.source, "describe", "--always", "--dirty"], stdout_path="PIPE", quiet=True)
+        if rev.ok:
+            out.insert(0, f"smb3fs {rev.out.strip()}")
+        return "; ".join(out)
+
+    def main(self):
+        a = self.a
+        self.setup()
+        t0 = now()
+        started = time.strftime("%Y-%m-%d %H:%M:%S")
+        header = [f"# smb3-bench results ({started})", "",
+                  f"- command: `{' '.join(shlex.quote(x) for x in a.argv)}`",
+                  f"- sections: {','.join(a.section)}; repetitions: {a.reps} (medians); "
+                  f"{'--quick' if a.quick else 'full set' if a.full else 'custom subset'}",
+                  f"- machine: {os.cpu_count()} CPUs, {os.uname().release}, load at start {loadavg()}",
+                  f"- server: smbd from tests/harness/with-smbd --tmpfs on 127.0.0.1:{self.port}, share on tmpfs",
+                  f"- versions: {self.versions()}",
+                  f"- every command run is in commands.log (password shown as $SMB3_TEST_PASS)"]
+        self.say("\n".join(header))
+        try:
+            for section in a.section:
+                try:
+                    getattr(self, f"section_{section}")()
+                except Exception as e:  # a broken section must not lose the others' results
+                    import traceback
+                    traceback.print_exc()
+                    self.md += [f"## {section}", "", f"**failed**: {type(e).__name__}: {e}", ""]
+                finally:
+                    for p in list(self.procs):  # netsims of this section
+                        self.stop(p)
+        finally:
+            for mnt, p in list(self.mounts):
+                self.umount(mnt, p)
+            for p in list(self.procs):
+                self.stop(p)
+            shutil.rmtree(self.ws, ignore_errors=True)
+        header.append(f"- total time {now() - t0:.0f} s; load at end {loadavg()}")
+        notes = ["", "Notes:"] + [f"- {n}" for n in self.notes] if self.notes else []
+        report = "\n".join(header + [""] + self.md + notes) + "\n"
+        with open(os.path.join(a.out, "report.md"), "w") as f:
+            f.write(report)
+        fields = ["section", "tool", "op", "dialect", "link", "rsize", "size", "reps", "median_MBps", "min_MBps",
+                  "max_MBps", "samples_MBps", "ratio_vs_smbclient", "cpu_s_per_GiB", "wire_io_size",
+                  "credits_max_in_flight", "wire_ops", "round_trips", "ms_per_op", "round_trips_per_op", "status",
+                  "command"]
+        with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields)
+            w.writeheader()
+            for row in self.rows:
+                w.writerow(row)
+        self.say("\n" + report)
+        pngs = [p for p in ("io.png", "meta.png", "mount.png") if os.path.exists(os.path.join(a.out, p))]
+        self.say(f"results in {a.out}: report.md results.csv commands.log {' '.join(pngs)}")
+        return 0
+
+
+# ---- command line, plan, re-exec under with-smbd ----------------------------------------------
+
+
+def find_dirs(args):
+    here = os.path.dirname(os.path.realpath(__file__))
+    build = args.build
+    source = args.source
+    if not build:
+        # installed as BUILD/tools/bench/smb3-bench, or run from SOURCE/tools/bench/smb3-bench.py
+        cand = os.path.dirname(os.path.dirname(here))
+        if os.path.exists(os.path.join(cand, "CMakeCache.txt")):
+            build = cand
+        else:
+            build = os.path.join(cand, "build")
+    build = os.path.abspath(build)
+    if not source:
+        source = os.path.dirname(os.path.dirname(here))
+        try:
+            with open(os.path.join(build, "CMakeCache.txt")) as f:
+                m = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", f.read(), re.M)
+                if m:
+                    source = m.group(1)
+        except OSError:
+            pass
+    return os.path.abspath(source), build
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="smb3-bench",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Side-by-side benchmark of smb3/smb3fs against smbclient, smbnetfs, rclone and the iperf3 "
+                    "TCP ceiling, on a throwaway tmpfs Samba share, directly and through netsim.",
+        epilog="Full set (no options, what `make bench` runs): io on loopback (1 GiB file), netsim 1 Gbit/s 1 ms "
+               "(256 MiB) and 10 Gbit/s 1 ms (512 MiB) x dialects 2.0.2,2.1,3.0,3.1.1 x rsize/wsize 64k,1M,4M x "
+               "3 reps; meta (1000 ops, 1 ms RTT); mount (1 GiB loopback, 256 MiB through 1 Gbit/s; skipped "
+               "without build/fs/smb3fs).\n--quick: 256 MiB, 1 rep, 3.1.1 only, 1M and 4M, loopback + 1 Gbit/s.\n"
+               "Examples:\n  smb3-bench --quick\n  smb3-bench --section io --links loopback --dialects 3.1.1 "
+               "--size 1G --reps 5\n  smb3-bench --section mount --mount-tools smbnetfs,rclone --size 256M")
+    p.add_argument("--quick", action="store_true", help="small subset (see below)")
+    p.add_argument("--section", type=csv_list(["io", "meta", "mount"]), default=["io", "meta", "mount"],
+                   help="comma-separated subset of io,meta,mount (default all)")
+    p.add_argument("--size", type=parse_size, help="file size for every link (io and mount), e.g. 256M, 1G")
+    p.add_argument("--reps", type=int, help="repetitions per case (default 3, --quick 1)")
+    p.add_argument("--links", type=csv_list(["loopback", "1gbit", "10gbit"]), help="io links")
+    p.add_argument("--dialects", type=csv_list(list(DIALECTS)), help="io dialects")
+    p.add_argument("--rsizes", type=lambda s: [parse_size(x) for x in s.split(",")], help="io rsize=wsize list")
+    p.add_argument("--io-tools", type=csv_list(IO_TOOLS), default=IO_TOOLS, help="subset of " + ",".join(IO_TOOLS))
+    p.add_argument("--mount-tools", type=csv_list(MOUNT_TOOLS), default=MOUNT_TOOLS,
+                   help="subset of smb3fs,smbnetfs,rclone; without smb3fs the section runs even if smb3fs is absent")
+    p.add_argument("--mount-links", type=csv_list(["loopback", "1gbit", "10gbit"]), help="mount links")
+    p.add_argument("--smb3fs", help="smb3fs binary (default BUILD/fs/smb3fs)")
+    p.add_argument("--smb3fs-opts", default="", help="extra smb3fs -o options (e.g. cache=strict,actimeo=0)")
+    p.add_argument("--meta-n", type=int, default=1000, help="operations per metadata measurement (default 1000)")
+    p.add_argument("--iperf-seconds", type=int, help="iperf3 -t (default 5, --quick 3)")
+    p.add_argument("--timeout", type=int, default=300, help="limit per transfer command, seconds (default 300)")
+    p.add_argument("--mount-timeout", type=int, default=90,
+                   help="limit per dd through a mount; dd is stopped and its partial rate reported (default 90)")
+    p.add_argument("--out", help="output directory (default BUILD/bench-results/TIMESTAMP)")
+    p.add_argument("--build", help="build directory (default: the one this script is installed in)")
+    p.add_argument("--source", help="source tree (default: from BUILD/CMakeCache.txt)")
+    p.add_argument("--smbd-global", action="append", default=[], metavar="'key = value'",
+                   help="extra smb.conf [global] line for the throwaway smbd (repeatable)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="do not print every command as it runs (commands.log still has them)")
+    p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    # the command as typed: the outer run adds "--inner" in front and 6 words (--build/--source/--out) at the end
+    shown = [x for x in (argv[:-6] if "--inner" in argv else argv) if x != "--inner"]
+    a.argv = ["smb3-bench"] + shown
+    base = QUICK if a.quick else FULL
+    subset = {"--section", "--size", "--reps", "--links", "--dialects", "--rsizes", "--io-tools", "--mount-tools",
+              "--mount-links", "--meta-n", "--iperf-seconds"}
+    a.full = not a.quick and not any(x.split("=")[0] in subset for x in argv)
+    a.io_links = a.links or base["io_links"]
+    a.mount_links = a.mount_links or base["mount_links"]
+    a.io_size = {link: a.size or base["io_size"].get(link, 256 * MiB) for link in LINKS}
+    a.mount_size = {link: a.size or base["mount_size"].get(link, 256 * MiB) for link in LINKS}
+    a.dialects = a.dialects or base["dialects"]
+    a.rsizes = a.rsizes or base["rsizes"]
+    a.reps = a.reps or base["reps"]
+    a.iperf_seconds = a.iperf_seconds or base["iperf_seconds"]
+    a.source, a.build = find_dirs(a)
+    a.smb3 = os.path.join(a.build, "cli", "smb3")
+    a.netsim = os.path.join(a.build, "tools", "netsim")
+    a.smb3_ops = os.path.join(a.build, "tools", "smb3-ops")
+    a.smb3fs = os.path.abspath(a.smb3fs or os.path.join(a.build, "fs", "smb3fs"))
+    if not a.out:
+        a.out = os.path.join(a.build, "bench-results", time.strftime("%Y%m%d-%H%M%S"))
+    a.out = os.path.abspath(a.out)
+    return a
+
+
+def outer(a, argv):
+    need = {"smb3 CLI": a.smb3, "netsim": a.netsim}
+    if "meta" in a.section:
+        need["smb3-ops"] = a.smb3_ops
+    missing = [f"{k} ({v})" for k, v in need.items() if not os.access(v, os.X_OK)]
+    with_smbd = os.path.join(a.source, "tests", "harness", "with-smbd")
+    if not os.access(with_smbd, os.X_OK):
+        missing.append(f"harness ({with_smbd})")
+    for tool in ("smbclient", "smbd"):
+        if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
+            missing.append(f"{tool} (scripts/install-deps.sh bench)")
+    if missing:
+        print("smb3-bench: missing: " + ", ".join(missing) + "\n(build first: make build)", file=sys.stderr)
+        return 2
+    print("smb3-bench plan:")
+    print(f"  build {a.build}, results in {a.out}")
+    if "io" in a.section:
+        n_cases = len(a.dialects) * (len(a.rsizes) * sum(t.startswith("smb3-") for t in a.io_tools)
+                                     + sum(t.startswith("smbclient-") for t in a.io_tools))
+        print(f"  io: links {','.join(a.io_links)} ("
+              + ", ".join(f"{link} {fmt_size(a.io_size[link])}" for link in a.io_links)
+              + f"), dialects {','.join(a.dialects)}, rsize=wsize {','.join(map(fmt_size, a.rsizes))}, "
+              f"tools {','.join(a.io_tools)}: {n_cases * len(a.io_links) * a.reps} transfers "
+              f"({a.reps} reps, interleaved); iperf3 -t {a.iperf_seconds} both directions per link")
+    if "meta" in a.section:
+        print(f"  meta: statvfs x{a.meta_n}, stat x{a.meta_n}, ls of 1000 files x{max(10, a.meta_n // 10)} through "
+              f"netsim 1 ms RTT: smb3-ops compounded / nocompound / smbclient, {a.reps} reps")
+    if "mount" in a.section:
+        state = "" if os.path.exists(a.smb3fs) or "smb3fs" not in a.mount_tools else \
+            " -- will be SKIPPED: build/fs/smb3fs does not exist"
+        print(f"  mount: {','.join(a.mount_tools)} on {','.join(a.mount_links)} ("
+              + ", ".join(f"{link} {fmt_size(a.mount_size[link])}" for link in a.mount_links)
+              + f"), dd bs=1M/4k read+write, {a.meta_n} statfs/stat, {a.reps} reps{state}")
+    cmd = [with_smbd, "--tmpfs"]
+    for g in a.smbd_global:
+        cmd += ["--global", g]
+    cmd += ["--", sys.executable, os.path.realpath(__file__), "--inner"] + argv + ["--build", a.build,
+                                                                                  "--source", a.source, "--out", a.out]
+    if os.geteuid() != 0:
+        if not shutil.which("sudo"):
+            print("smb3-bench: needs root (smbd, FUSE mounts, drop_caches) and sudo is not installed", file=sys.stderr)
+            return 2
+        cmd = ["sudo", "--preserve-env=PATH"] + cmd
+    print("  $ " + " ".join(shlex.quote(c) for c in cmd), flush=True)
+    os.execvp(cmd[0], cmd)
+
+
+def main():
+    argv = sys.argv[1:]
+    a = parse_args(argv)
+    if not a.inner:
+        return outer(a, [x for x in argv])
+    if "SMB3_TEST_PORT" not in os.environ:
+        print("smb3-bench: --inner runs only under tests/harness/with-smbd", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    return Bench(a).main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
