@@ -40,15 +40,6 @@ struct smb3_file {
   char *path;
 };
 
-struct smb3_dir {
-  smb3_client *c;
-  struct smb2_file_id fid;
-  int open;
-  int eof;
-  struct smb3_chain *batch;     /* last QUERY_DIRECTORY response */
-  struct fscc_dir_iter it;
-  int have_iter;
-};
 
 /* Record the failure (one line, with the NTSTATUS name when status != 0) and return rc. */
 int client_fail(smb3_client *c, int rc, uint32_t status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

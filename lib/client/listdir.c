@@ -9,6 +9,12 @@
 #include "util/status.h"
 
 #define LIST_OUTBUF (64u * 1024u)
+/* The largest FileIdFullDirectoryInformation entry: 80 fixed bytes + 255 UTF-16 characters,
+ * 8-byte aligned. A server fills the output buffer while entries fit, so a response that left
+ * room for one more of these most likely ended the directory: the next QUERY_DIRECTORY is then
+ * compounded with the CLOSE (one round trip saved). If that guess is wrong, the listing starts
+ * over without guessing, so it is never wrong, only slower. */
+#define LIST_MAX_ENTRY 600u
 
 struct listing {
   smb3_client *c;
@@ -18,6 +24,8 @@ struct listing {
   struct smb2_file_id fid;
   int have_fid;
   int rc;
+  int last_guess;   /* the last batch looked like the end (see batch_looks_last) */
+  int classic;      /* a guess was wrong once: list to NO_MORE_FILES, then CLOSE */
   struct smb3_dirent *ents;
   char **names;
   size_t n, cap;
@@ -83,6 +91,7 @@ static int listing_batch(struct listing *l, const struct smb3_msg *m) {
   struct fscc_dir_iter it;
   struct fscc_dirent de;
   int rc;
+  l->last_guess = !l->classic && LIST_OUTBUF - r.len >= LIST_MAX_ENTRY;
   fscc_dir_iter_init(&it, r.buf, r.len);
   while ((rc = fscc_dir_next(&it, &de)) > 0 && !l->rc) l->rc = listing_add(l, &de);
   fscc_dir_iter_free(&it);
@@ -109,8 +118,13 @@ static void listing_close(struct listing *l) {
 static void next_done(struct smb3_chain *ch, void *arg);
 
 static void listing_next(struct listing *l) {
-  struct smb3_chain *ch = chain_new(1);
+  int with_close = l->last_guess;
+  struct smb3_chain *ch = chain_new(with_close ? 2 : 1);
   int rc = ch ? build_query_dir(l->c, &ch->msgs[0], l->fid, 0, LIST_OUTBUF) : SMB3_ENOMEM;
+  if (!rc && with_close) {
+    ch->related = 1;
+    rc = build_close(l->c, &ch->msgs[1], l->fid, 0);
+  }
   if (!rc) {
     ch->cb = next_done;
     ch->arg = l;
@@ -123,14 +137,37 @@ static void listing_next(struct listing *l) {
   }
 }
 
+static int listing_start(struct listing *l);
+
+/* Forget what was listed and start over, not guessing this time. */
+static void listing_restart(struct listing *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->names[i]);
+  l->n = 0;
+  l->have_fid = 0;
+  l->classic = 1;
+  l->last_guess = 0;
+  int rc = listing_start(l);
+  if (rc) {
+    l->rc = rc;
+    listing_end(l);
+  }
+}
+
 static void next_done(struct smb3_chain *ch, void *arg) {
   struct listing *l = arg;
-  int end = 1;
+  int end = 1, closed = ch->n == 2;
   if (ch->error) l->rc = ch->error;
   else end = listing_batch(l, &ch->msgs[0]);
   chain_free(ch);
-  if (end) listing_close(l);
-  else listing_next(l);
+  if (closed) {
+    l->have_fid = 0;
+    if (!end && !l->rc) listing_restart(l); /* the guess was wrong: entries came after all */
+    else listing_end(l);
+  } else if (end) {
+    listing_close(l);
+  } else {
+    listing_next(l);
+  }
 }
 
 static void first_done(struct smb3_chain *ch, int rc, void *arg) {
@@ -164,6 +201,7 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
     return SMB3_ENOMEM;
   }
   l->c = c;
+  l->classic = c->opts.nocompound; /* the one-by-one baseline never compounds QUERY_DIRECTORY+CLOSE */
   l->cb = cb;
   l->arg = arg;
   l->ca = (struct create_args){.path = l->path, .access = SMB2_FILE_LIST_DIRECTORY | SMB2_FILE_READ_ATTRIBUTES |
@@ -172,7 +210,9 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
                                .options = SMB2_FILE_DIRECTORY_FILE};
   l->steps[0] = (struct step){enc_create, l};
   l->steps[1] = (struct step){enc_query_dir, l};
-  int rc = client_steps_async(c, l->steps, 2, 1, first_done, l);
+  int rc = listing_start(l);
   if (rc) listing_free(l);
   return rc;
 }
+
+static int listing_start(struct listing *l) { return client_steps_async(l->c, l->steps, 2, 1, first_done, l); }
