@@ -30,8 +30,11 @@ uint16_t credits_request(const struct smb3_core *c, uint16_t charge) {
   return want > 0xFFFF ? 0xFFFF : (uint16_t)want;
 }
 
+/* A hostile server could grant without end; no honest window is anywhere near this. */
+#define CREDITS_MAX (1u << 20)
+
 void credits_grant(struct smb3_core *c, uint16_t granted) {
-  c->credits += granted;
+  c->credits = c->credits + granted > CREDITS_MAX ? CREDITS_MAX : c->credits + granted;
   uint32_t window = c->credits + c->in_flight_charge;
   c->stats.credits_granted = window;
 }
