@@ -1,0 +1,194 @@
+/* cache.c - what the kernel may cache, and lease breaks.
+ *
+ * cache=strict: file data lives in the kernel's page cache only while the server grants a read
+ * lease on the file (an open without one is direct I/O). A break is handled on the notifier
+ * thread, never on the I/O thread (which must not block) nor a FUSE worker (a kernel page-cache
+ * invalidation can wait for FUSE requests of the same inode, and the break must be acknowledged
+ * even if every worker is busy): flush dirty data, invalidate the page cache
+ * (fuse_lowlevel_notify_inval_inode), then acknowledge the break.
+ * cache=loose: data is cached; staleness is bounded by actimeo through FUSE_CAP_AUTO_INVAL_DATA.
+ * cache=none: direct I/O, no leases. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "fs.h"
+
+struct brk {
+  struct brk *next;
+  uint8_t key[16];
+  uint32_t state;
+  int ack;
+};
+
+struct notifier {
+  struct fs_ctx *fs;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t cv;
+  struct brk *head, **tail;
+  int stop;
+};
+
+void cache_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]) {
+  /* One key per inode (MS-SMB2 3.2.4.3.8: all opens of a file share the client's lease key);
+   * the generation part finds the inode again when the server breaks the lease. */
+  memcpy(key, fs->lease_salt, 8);
+  memcpy(key + 8, &generation, 8);
+}
+
+uint32_t cache_lease_want(const struct fs_ctx *fs, int flags) {
+  if (!fs->leases) return 0;
+  uint32_t want = SMB3_LEASE_READ | SMB3_LEASE_HANDLE;
+  if ((flags & O_ACCMODE) != O_RDONLY) want |= SMB3_LEASE_WRITE;
+  return want;
+}
+
+static int same_version(const struct fs_inode *in) {
+  return in->cached_valid && in->cached_size == in->st.size && in->cached_mtime.sec == in->st.mtime.sec &&
+         in->cached_mtime.nsec == in->st.mtime.nsec;
+}
+
+void cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, struct fuse_file_info *fi) {
+  int cached = fs->cache == SMB3_CACHE_LOOSE || (fs->cache == SMB3_CACHE_STRICT && (lease & SMB3_LEASE_READ));
+  if (!cached) {
+    fi->direct_io = 1;
+    fi->keep_cache = 0;
+    return;
+  }
+  fi->direct_io = 0;
+  /* Keep what the page cache holds only if the file is the version it was read from. */
+  fi->keep_cache = same_version(in);
+  in->cached_valid = 1;
+  in->cached_size = in->st.size;
+  in->cached_mtime = in->st.mtime;
+}
+
+/* ---- the notifier thread ---- */
+struct flush_wait {
+  pthread_mutex_t lock;
+  pthread_cond_t cv;
+  int done;
+};
+
+static void flushed(int err, void *arg) {
+  (void)err; /* a failed write stays recorded on the inode for the next fsync/close */
+  struct flush_wait *w = arg;
+  pthread_mutex_lock(&w->lock);
+  w->done = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->lock);
+}
+
+static void flush_and_wait(struct fs_ctx *fs, struct fs_inode *in) {
+  struct flush_wait w = {.done = 0};
+  pthread_mutex_init(&w.lock, NULL);
+  pthread_cond_init(&w.cv, NULL);
+  wb_flush(fs, in, 0, flushed, &w);
+  pthread_mutex_lock(&w.lock);
+  while (!w.done) pthread_cond_wait(&w.cv, &w.lock);
+  pthread_mutex_unlock(&w.lock);
+  pthread_mutex_destroy(&w.lock);
+  pthread_cond_destroy(&w.cv);
+}
+
+static void ack_done(int rc, void *arg) {
+  (void)arg;
+  if (rc) syslog(LOG_WARNING, "smb3fs: lease break acknowledgment failed: %s", smb3_strerror(rc));
+}
+
+static void handle_break(struct fs_ctx *fs, const struct brk *b) {
+  atomic_fetch_add(&fs->ctr.lease_breaks, 1);
+  struct fs_inode *in = inode_by_key(fs, b->key);
+  if (in) {
+    pthread_mutex_lock(&in->lock);
+    int lost_read = (in->lease & SMB3_LEASE_READ) && !(b->state & SMB3_LEASE_READ);
+    in->lease = b->state;
+    if (!(b->state & SMB3_LEASE_READ)) {
+      in->data_gen++;        /* our read-ahead buffers are stale too */
+      in->cached_valid = 0;  /* the next open starts with an empty page cache */
+      in->attr_expiry = 0;
+    }
+    int dirty = wb_dirty(in);
+    pthread_mutex_unlock(&in->lock);
+    /* The server waits for our dirty data before the other client's access proceeds. */
+    if (dirty) flush_and_wait(fs, in);
+    if (lost_read && fs->se) {
+      fuse_lowlevel_notify_inval_inode(fs->se, in->nodeid, 0, 0);
+      atomic_fetch_add(&fs->ctr.invalidations, 1);
+    }
+    inode_put(fs, in);
+  }
+  if (b->ack && smb3_lease_ack_async(fs->c, b->key, b->state, ack_done, NULL))
+    syslog(LOG_WARNING, "smb3fs: cannot send a lease break acknowledgment");
+}
+
+static void *notifier_main(void *arg) {
+  struct notifier *n = arg;
+  pthread_mutex_lock(&n->lock);
+  for (;;) {
+    while (!n->head && !n->stop) pthread_cond_wait(&n->cv, &n->lock);
+    if (!n->head) break;
+    struct brk *b = n->head;
+    n->head = b->next;
+    if (!n->head) n->tail = &n->head;
+    pthread_mutex_unlock(&n->lock);
+    handle_break(n->fs, b);
+    free(b);
+    pthread_mutex_lock(&n->lock);
+  }
+  pthread_mutex_unlock(&n->lock);
+  return NULL;
+}
+
+/* Runs on the I/O thread: queue and return. */
+void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg) {
+  struct fs_ctx *fs = arg;
+  struct notifier *n = fs->nt;
+  struct brk *b = calloc(1, sizeof *b);
+  if (!b || !n) { /* cannot defer: acknowledge at once so that the other client is not stalled */
+    free(b);
+    if (ack_required) smb3_lease_ack_async(fs->c, key, new_state, ack_done, NULL);
+    return;
+  }
+  memcpy(b->key, key, 16);
+  b->state = new_state;
+  b->ack = ack_required;
+  pthread_mutex_lock(&n->lock);
+  *n->tail = b;
+  n->tail = &b->next;
+  pthread_cond_signal(&n->cv);
+  pthread_mutex_unlock(&n->lock);
+}
+
+int notifier_start(struct fs_ctx *fs) {
+  struct notifier *n = calloc(1, sizeof *n);
+  if (!n) return -ENOMEM;
+  n->fs = fs;
+  n->tail = &n->head;
+  pthread_mutex_init(&n->lock, NULL);
+  pthread_cond_init(&n->cv, NULL);
+  if (pthread_create(&n->thread, NULL, notifier_main, n)) {
+    free(n);
+    return -EAGAIN;
+  }
+  fs->nt = n;
+  return 0;
+}
+
+void notifier_stop(struct fs_ctx *fs) {
+  struct notifier *n = fs->nt;
+  if (!n) return;
+  pthread_mutex_lock(&n->lock);
+  n->stop = 1;
+  pthread_cond_signal(&n->cv);
+  pthread_mutex_unlock(&n->lock);
+  pthread_join(n->thread, NULL);
+  fs->nt = NULL;
+  pthread_mutex_destroy(&n->lock);
+  pthread_cond_destroy(&n->cv);
+  free(n);
+}

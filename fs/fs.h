@@ -1,0 +1,223 @@
+/* fs.h - internals of smb3fs, the FUSE file system over libsmb3.
+ *
+ * Threads (see docs/ARCHITECTURE.md, "fs/"):
+ *   - FUSE workers (fuse_session_loop_mt, a few threads) run the request handlers. A handler
+ *     validates, submits to a libsmb3 *_async call and returns; it never waits for the server,
+ *     except opendir/readdir/releasedir, which use the synchronous directory iterator.
+ *   - libsmb3's I/O thread runs every completion callback; callbacks call fuse_reply_*.
+ *   - The notifier thread (cache.c) handles lease breaks: flush, invalidate the kernel's page
+ *     cache, acknowledge. It is the only thread that calls fuse_lowlevel_notify_*.
+ *
+ * Locks, outermost first: inode table lock (inode.c) > inode->lock > file->ra.lock. Nobody
+ * holds a lock across a libsmb3 submission whose callback needs that lock (callbacks never run
+ * inside the submitting call), and fuse_reply_* is called with at most file->ra.lock held. */
+#ifndef SMB3FS_FS_H
+#define SMB3FS_FS_H
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "smb3/smb3.h"
+
+/* ---- per-mount counters (stats.c) ---- */
+struct fs_counters {
+  atomic_uint_fast64_t ra_hits;       /* FUSE reads served from read-ahead buffers */
+  atomic_uint_fast64_t ra_misses;     /* FUSE reads that had to wait for / bypass read-ahead */
+  atomic_uint_fast64_t ra_wire_reads; /* wire READs issued by read-ahead */
+  atomic_uint_fast64_t direct_reads;  /* wire READs issued for random reads */
+  atomic_uint_fast64_t wb_writes;     /* FUSE writes absorbed by write-back */
+  atomic_uint_fast64_t wb_wire_writes;/* wire WRITEs issued by write-back */
+  atomic_uint_fast64_t wb_throttled;  /* FUSE writes whose reply waited for the dirty bound */
+  atomic_uint_fast64_t wb_errors;     /* failed wire WRITEs */
+  atomic_uint_fast64_t lease_breaks;  /* lease breaks handled */
+  atomic_uint_fast64_t invalidations; /* kernel page-cache invalidations sent */
+};
+
+struct fs_inode;
+struct fs_file;
+struct inode_table;
+struct notifier;
+
+/* One per mount: the FUSE userdata. Immutable after init except where noted. */
+struct fs_ctx {
+  smb3_client *c;
+  struct smb3_options o;
+  struct fuse_session *se;
+  uint32_t rsize, wsize;
+  uid_t uid;
+  gid_t gid;
+  mode_t file_mode, dir_mode;
+  double actimeo;
+  int cache; /* enum smb3_cache_mode */
+  int ro;
+  int debug;
+  int leases; /* the dialect supports leases (2.1+) and cache != none */
+  uint8_t lease_salt[8];
+  struct inode_table *it;
+  struct notifier *nt;
+  struct fs_counters ctr;
+};
+
+/* ---- write-back state of one inode (writeback.c); guarded by inode->lock ---- */
+struct wb_chunk;
+struct wb_waiter;
+struct wb_parked;
+struct wb_state {
+  struct wb_chunk *cur;      /* extent being filled (not yet on the wire) */
+  struct wb_chunk *wire;     /* on the wire */
+  struct wb_chunk *blocked;  /* waiting for an overlapping extent on the wire */
+  size_t inflight_bytes;     /* wire + blocked bytes */
+  int inflight;              /* wire + blocked extents */
+  uint64_t dirty_end;        /* end of the data not yet confirmed by the server */
+  int err;                   /* first failed wire WRITE (negative errno), until reported */
+  struct wb_waiter *waiters; /* flushes waiting for inflight == 0 */
+  struct wb_parked *parked;  /* FUSE writes whose reply waits for the dirty bound */
+};
+
+/* ---- inodes (inode.c) ---- */
+struct fs_inode {
+  /* guarded by the table lock */
+  uint64_t nodeid;          /* what the kernel knows it by (FUSE_ROOT_ID for the root) */
+  uint64_t generation;
+  uint64_t srv_id;          /* the server's file id (IndexNumber): st_ino */
+  struct fs_inode *parent;  /* holds a reference; NULL for the root and when detached */
+  char *name;               /* NULL when detached (unlinked or replaced) */
+  uint64_t nlookup;         /* kernel lookup count */
+  uint32_t refs;            /* internal references: children, open files, operations */
+  int hashed_id;            /* in the srv_id hash */
+  struct fs_inode *id_next, *name_next, *node_next;
+  /* guarded by lock */
+  pthread_mutex_t lock;
+  struct smb3_stat st;
+  double attr_expiry;       /* monotonic seconds; 0 = invalid */
+  int nopen;                /* open files */
+  int unlinked;             /* renamed to a hidden name and delete-pending (ops_ns.c) */
+  uint32_t lease;           /* SMB3_LEASE_* currently held by the key */
+  uint8_t key[16];          /* lease key, shared by every open of this inode */
+  uint64_t data_gen;        /* bumped by every local change of the data (read-ahead coherence) */
+  struct timespec_smb3 cached_mtime; /* version of the data in the kernel page cache */
+  uint64_t cached_size;
+  int cached_valid;
+  struct wb_state wb;
+};
+
+struct inode_table *itab_new(void);
+void itab_free(struct inode_table *t);
+/* The root inode (nodeid FUSE_ROOT_ID) with the server's attributes. */
+int itab_set_root(struct fs_ctx *fs, const struct smb3_stat *st);
+/* Find by nodeid; returns a referenced inode (inode_put it) or NULL. */
+struct fs_inode *inode_get(struct fs_ctx *fs, fuse_ino_t nodeid);
+void inode_ref(struct fs_ctx *fs, struct fs_inode *in);
+void inode_put(struct fs_ctx *fs, struct fs_inode *in);
+/* The child `name` of parent that the server reported with attributes st: finds the inode by
+ * server id (moving it to parent/name if it was elsewhere) or creates it; counts one kernel lookup
+ * and stores st. Returns a referenced inode or NULL (ENOMEM). */
+struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st);
+/* The same, giving a newly created inode the generation gen (from itab_new_gen(), so that its
+ * lease key was known before the file existed). */
+struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                const struct smb3_stat *st, uint64_t gen);
+uint64_t itab_new_gen(struct fs_ctx *fs);
+/* Kernel forget. */
+void inode_forget(struct fs_ctx *fs, fuse_ino_t nodeid, uint64_t n);
+/* Path relative to the share ("" for the root), malloc'd; NULL when detached or ENOMEM. */
+char *inode_path(struct fs_ctx *fs, struct fs_inode *in);
+/* parent's path joined with name, malloc'd; NULL on ENOMEM/detached. */
+char *inode_child_path(struct fs_ctx *fs, struct fs_inode *parent, const char *name);
+/* The known inode at parent/name (referenced) or NULL. */
+struct fs_inode *inode_find_child(struct fs_ctx *fs, struct fs_inode *parent, const char *name);
+/* After a rename on the server: move in to newparent/newname. */
+void inode_move(struct fs_ctx *fs, struct fs_inode *in, struct fs_inode *newparent, const char *newname);
+/* The name is gone on the server (unlinked/replaced): drop it from the name and id indexes. */
+void inode_detach(struct fs_ctx *fs, struct fs_inode *in);
+/* Find by lease key (cache.c): referenced inode or NULL. */
+struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]);
+
+/* Attributes: cache st in `in` for actimeo, and convert to struct stat. */
+void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st);
+void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct stat *out);
+/* A FUSE entry for in (attributes from its cache). */
+void fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e);
+double fs_now(void);
+
+/* ---- read-ahead state of one open file (readahead.c) ---- */
+struct ra_buf;
+struct ra_wait;
+struct ra_state {
+  pthread_mutex_t lock;
+  uint64_t next_off;     /* where a sequential reader reads next */
+  int seq;               /* consecutive sequential reads */
+  unsigned window;       /* buffers to keep ahead (grows while sequential) */
+  struct ra_buf *bufs;   /* contiguous, ascending */
+  uint64_t gen;          /* inode data_gen the buffers were read at */
+  int inflight;          /* wire READs of this file not yet completed */
+  struct ra_wait *waiters;
+  void (*drained)(struct fs_file *); /* set by release: run when inflight drops to 0 */
+};
+
+/* ---- open files ---- */
+struct fs_file {
+  struct fs_ctx *fs;
+  struct fs_inode *in; /* referenced */
+  smb3_file *f;
+  int flags;
+  int direct;
+  struct ra_state ra;
+  fuse_req_t release_req;
+};
+
+/* readahead.c */
+void ra_init(struct fs_file *fh);
+void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off);
+/* Drop buffers; calls done(fh) once no wire READ of fh is outstanding (maybe right away). */
+void ra_shutdown(struct fs_file *fh, void (*done)(struct fs_file *));
+
+/* writeback.c */
+typedef void (*wb_done_fn)(int err, void *arg); /* err: 0 or negative errno */
+void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, uint64_t off);
+/* Send everything dirty of in and call done once it is on the server. consume: report (and
+ * clear) a pending write error, as fsync/flush/close do; otherwise only report it. done may run
+ * before wb_flush returns (nothing to do) or later on the I/O thread. */
+void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn done, void *arg);
+int wb_dirty(struct fs_inode *in); /* caller holds in->lock */
+/* Pending size including data not yet on the server (caller holds in->lock). */
+uint64_t wb_end(struct fs_inode *in);
+
+/* cache.c */
+int notifier_start(struct fs_ctx *fs);
+void notifier_stop(struct fs_ctx *fs);
+void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);
+void cache_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);
+uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
+/* Decide direct_io / keep_cache for a new open (caller holds in->lock). */
+void cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, struct fuse_file_info *fi);
+
+/* stats.c */
+#define FS_STATS_XATTR "user.smb3fs.stats"
+char *stats_json(struct fs_ctx *fs);
+
+/* ops_*.c: the FUSE operation table */
+void ops_ns_fill(struct fuse_lowlevel_ops *o);
+void ops_file_fill(struct fuse_lowlevel_ops *o);
+void ops_dir_fill(struct fuse_lowlevel_ops *o);
+/* Reply to a FUSE request with an SMB3_E* code. */
+void fs_reply_smb_err(fuse_req_t req, int rc);
+/* Reject names the server can't represent or we never pass on ('/', '\\', NUL, ".", ".."). */
+int fs_name_ok(const char *name);
+/* Names of unlinked-but-open files (hidden from listings). */
+#define FS_HIDDEN_PREFIX ".smb3fs-unlinked-"
+
+/* mount options split (opts.c) */
+struct fs_args {
+  const char *source;     /* //HOST/SHARE[/path] or smb://... */
+  const char *mountpoint;
+  int foreground, debug;
+  char *fuse_opts;        /* comma-separated options for libfuse (malloc'd) */
+};
+int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options *o, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,399 @@
+/* inode.c - the inode table: one fs_inode per server file id, named by (parent, name) so that a
+ * directory rename moves its whole subtree at once; paths are built on demand.
+ *
+ * Lifetime: an inode lives while the kernel holds lookups on it (nlookup) or anything of ours
+ * references it (refs: children, open files, operations in flight). The FUSE nodeid is the
+ * inode's address (the root is FUSE_ROOT_ID): no lookup is needed to find it, and an address is
+ * reused only after the kernel forgot the old inode. Server file ids are reused by the server's
+ * file system after a delete, so an unlinked or replaced inode is detached from the id index and a
+ * new file with the same id gets a new inode (and a new lease key). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fs.h"
+
+#define NBUCKETS 16384u
+
+struct inode_table {
+  pthread_mutex_t lock;
+  struct fs_inode *root;
+  char *base; /* path of the mount root inside the share ("" = the share root) */
+  uint64_t next_gen;
+  struct fs_inode *by_id[NBUCKETS];
+  struct fs_inode *by_name[NBUCKETS];
+  struct fs_inode *by_gen[NBUCKETS];
+};
+
+double fs_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static unsigned hash64(uint64_t v) {
+  v ^= v >> 33;
+  v *= 0xff51afd7ed558ccdULL;
+  v ^= v >> 33;
+  return (unsigned)(v % NBUCKETS);
+}
+
+static unsigned hash_name(const struct fs_inode *parent, const char *name) {
+  uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)parent;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+  return hash64(h);
+}
+
+/* ---- index maintenance (table lock held) ---- */
+static void unlink_from(struct fs_inode **head, struct fs_inode *in, size_t link_off) {
+  for (struct fs_inode **pp = head; *pp; pp = (struct fs_inode **)((char *)*pp + link_off)) {
+    if (*pp == in) {
+      *pp = *(struct fs_inode **)((char *)in + link_off);
+      return;
+    }
+  }
+}
+
+static void id_unhash(struct inode_table *t, struct fs_inode *in) {
+  if (!in->hashed_id) return;
+  unlink_from(&t->by_id[hash64(in->srv_id)], in, offsetof(struct fs_inode, id_next));
+  in->hashed_id = 0;
+}
+
+static void id_hash(struct inode_table *t, struct fs_inode *in) {
+  if (!in->srv_id || in->hashed_id) return; /* id 0: the server gave none; never shared */
+  unsigned b = hash64(in->srv_id);
+  in->id_next = t->by_id[b];
+  t->by_id[b] = in;
+  in->hashed_id = 1;
+}
+
+static void name_unhash(struct inode_table *t, struct fs_inode *in) {
+  if (!in->name || !in->parent) return;
+  unlink_from(&t->by_name[hash_name(in->parent, in->name)], in, offsetof(struct fs_inode, name_next));
+}
+
+static void name_hash(struct inode_table *t, struct fs_inode *in) {
+  if (!in->name || !in->parent) return;
+  unsigned b = hash_name(in->parent, in->name);
+  in->name_next = t->by_name[b];
+  t->by_name[b] = in;
+}
+
+static struct fs_inode *find_id(struct inode_table *t, uint64_t id) {
+  for (struct fs_inode *in = t->by_id[hash64(id)]; in; in = in->id_next)
+    if (in->srv_id == id) return in;
+  return NULL;
+}
+
+static struct fs_inode *find_name(struct inode_table *t, struct fs_inode *parent, const char *name) {
+  for (struct fs_inode *in = t->by_name[hash_name(parent, name)]; in; in = in->name_next)
+    if (in->parent == parent && !strcmp(in->name, name)) return in;
+  return NULL;
+}
+
+/* Drop a reference; frees the inode (and walks up to release its parent) when unused. */
+static void put_locked(struct inode_table *t, struct fs_inode *in) {
+  while (in) {
+    if (--in->refs || in->nlookup || in == t->root) return;
+    struct fs_inode *parent = in->parent;
+    name_unhash(t, in);
+    id_unhash(t, in);
+    unlink_from(&t->by_gen[hash64(in->generation)], in, offsetof(struct fs_inode, node_next));
+    pthread_mutex_destroy(&in->lock);
+    free(in->name);
+    free(in);
+    in = parent;
+  }
+}
+
+/* Detach from its name (table lock held); the parent reference goes with it. */
+static void drop_name(struct inode_table *t, struct fs_inode *in) {
+  struct fs_inode *parent = in->parent;
+  name_unhash(t, in);
+  free(in->name);
+  in->name = NULL;
+  in->parent = NULL;
+  if (parent) put_locked(t, parent);
+}
+
+static int set_name(struct inode_table *t, struct fs_inode *in, struct fs_inode *parent, const char *name) {
+  char *n = strdup(name);
+  if (!n) return -ENOMEM;
+  parent->refs++;
+  drop_name(t, in);
+  in->parent = parent;
+  in->name = n;
+  name_hash(t, in);
+  return 0;
+}
+
+static struct fs_inode *inode_alloc(struct fs_ctx *fs, uint64_t srv_id, uint64_t gen) {
+  struct inode_table *t = fs->it;
+  struct fs_inode *in = calloc(1, sizeof *in);
+  if (!in) return NULL;
+  pthread_mutex_init(&in->lock, NULL);
+  in->generation = gen ? gen : ++t->next_gen;
+  in->nodeid = (uint64_t)(uintptr_t)in;
+  in->srv_id = srv_id;
+  cache_make_key(fs, in->generation, in->key);
+  unsigned b = hash64(in->generation);
+  in->node_next = t->by_gen[b];
+  t->by_gen[b] = in;
+  return in;
+}
+
+/* ---- public ---- */
+struct inode_table *itab_new(void) {
+  struct inode_table *t = calloc(1, sizeof *t);
+  if (t) pthread_mutex_init(&t->lock, NULL);
+  return t;
+}
+
+void itab_free(struct inode_table *t) {
+  if (!t) return;
+  /* At unmount the kernel has forgotten everything it could; free what is left. */
+  for (unsigned b = 0; b < NBUCKETS; b++) {
+    for (struct fs_inode *in = t->by_gen[b], *next; in; in = next) {
+      next = in->node_next;
+      pthread_mutex_destroy(&in->lock);
+      free(in->name);
+      free(in);
+    }
+  }
+  pthread_mutex_destroy(&t->lock);
+  free(t->base);
+  free(t);
+}
+
+int itab_set_root(struct fs_ctx *fs, const struct smb3_stat *st) {
+  struct inode_table *t = fs->it;
+  t->base = strdup(fs->o.path ? fs->o.path : "");
+  pthread_mutex_lock(&t->lock);
+  struct fs_inode *root = t->base ? inode_alloc(fs, st->ino, 0) : NULL;
+  if (root) {
+    root->nodeid = FUSE_ROOT_ID;
+    root->refs = 1;
+    id_hash(t, root);
+    t->root = root;
+  }
+  pthread_mutex_unlock(&t->lock);
+  if (!root) return -ENOMEM;
+  inode_set_attr(fs, root, st);
+  return 0;
+}
+
+struct fs_inode *inode_get(struct fs_ctx *fs, fuse_ino_t nodeid) {
+  struct inode_table *t = fs->it;
+  pthread_mutex_lock(&t->lock);
+  struct fs_inode *in = nodeid == FUSE_ROOT_ID ? t->root : (struct fs_inode *)(uintptr_t)nodeid;
+  in->refs++;
+  pthread_mutex_unlock(&t->lock);
+  return in;
+}
+
+void inode_ref(struct fs_ctx *fs, struct fs_inode *in) {
+  pthread_mutex_lock(&fs->it->lock);
+  in->refs++;
+  pthread_mutex_unlock(&fs->it->lock);
+}
+
+void inode_put(struct fs_ctx *fs, struct fs_inode *in) {
+  if (!in) return;
+  pthread_mutex_lock(&fs->it->lock);
+  put_locked(fs->it, in);
+  pthread_mutex_unlock(&fs->it->lock);
+}
+
+uint64_t itab_new_gen(struct fs_ctx *fs) {
+  pthread_mutex_lock(&fs->it->lock);
+  uint64_t g = ++fs->it->next_gen;
+  pthread_mutex_unlock(&fs->it->lock);
+  return g;
+}
+
+struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st) {
+  return inode_link_gen(fs, parent, name, st, 0);
+}
+
+struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                const struct smb3_stat *st, uint64_t gen) {
+  struct inode_table *t = fs->it;
+  pthread_mutex_lock(&t->lock);
+  struct fs_inode *in = st->ino ? find_id(t, st->ino) : NULL;
+  struct fs_inode *there = find_name(t, parent, name);
+  if (there && there != in) { /* the name now refers to another file: the old one is gone */
+    id_unhash(t, there);
+    there->refs++;
+    drop_name(t, there);
+    put_locked(t, there);
+  }
+  if (!in) {
+    in = inode_alloc(fs, st->ino, gen);
+    if (in) id_hash(t, in);
+  }
+  if (in && (in->parent != parent || !in->name || strcmp(in->name, name))) {
+    if (set_name(t, in, parent, name)) {
+      if (!in->refs && !in->nlookup) {
+        in->refs = 1;
+        put_locked(t, in);
+      }
+      in = NULL;
+    }
+  }
+  if (in) {
+    in->nlookup++;
+    in->refs++;
+  }
+  pthread_mutex_unlock(&t->lock);
+  if (in) inode_set_attr(fs, in, st);
+  return in;
+}
+
+void inode_forget(struct fs_ctx *fs, fuse_ino_t nodeid, uint64_t n) {
+  struct inode_table *t = fs->it;
+  if (nodeid == FUSE_ROOT_ID) return;
+  pthread_mutex_lock(&t->lock);
+  struct fs_inode *in = (struct fs_inode *)(uintptr_t)nodeid;
+  in->nlookup = in->nlookup > n ? in->nlookup - n : 0;
+  in->refs++;
+  put_locked(t, in);
+  pthread_mutex_unlock(&t->lock);
+}
+
+static char *path_locked(struct inode_table *t, struct fs_inode *in, const char *child) {
+  size_t len = strlen(t->base) + (child ? strlen(child) + 1 : 0) + 1;
+  for (struct fs_inode *p = in; p != t->root; p = p->parent) {
+    if (!p || !p->name) return NULL; /* detached: no path any more */
+    len += strlen(p->name) + 1;
+  }
+  char *s = malloc(len);
+  if (!s) return NULL;
+  char *end = s + len - 1;
+  *end = 0;
+  if (child) {
+    size_t n = strlen(child);
+    end -= n;
+    memcpy(end, child, n);
+    *--end = '/';
+  }
+  for (struct fs_inode *p = in; p != t->root; p = p->parent) {
+    size_t n = strlen(p->name);
+    end -= n;
+    memcpy(end, p->name, n);
+    *--end = '/';
+  }
+  size_t blen = strlen(t->base);
+  end -= blen;
+  memcpy(end, t->base, blen);
+  /* end == s now, with a leading '/' when base is "": the encoder drops leading separators. */
+  return s;
+}
+
+char *inode_path(struct fs_ctx *fs, struct fs_inode *in) {
+  pthread_mutex_lock(&fs->it->lock);
+  char *s = path_locked(fs->it, in, NULL);
+  pthread_mutex_unlock(&fs->it->lock);
+  return s;
+}
+
+char *inode_child_path(struct fs_ctx *fs, struct fs_inode *parent, const char *name) {
+  pthread_mutex_lock(&fs->it->lock);
+  char *s = path_locked(fs->it, parent, name);
+  pthread_mutex_unlock(&fs->it->lock);
+  return s;
+}
+
+struct fs_inode *inode_find_child(struct fs_ctx *fs, struct fs_inode *parent, const char *name) {
+  pthread_mutex_lock(&fs->it->lock);
+  struct fs_inode *in = find_name(fs->it, parent, name);
+  if (in) in->refs++;
+  pthread_mutex_unlock(&fs->it->lock);
+  return in;
+}
+
+void inode_move(struct fs_ctx *fs, struct fs_inode *in, struct fs_inode *newparent, const char *newname) {
+  struct inode_table *t = fs->it;
+  pthread_mutex_lock(&t->lock);
+  struct fs_inode *there = find_name(t, newparent, newname);
+  if (there && there != in) {
+    id_unhash(t, there);
+    there->refs++;
+    drop_name(t, there);
+    put_locked(t, there);
+  }
+  if (set_name(t, in, newparent, newname)) drop_name(t, in); /* ENOMEM: forget the name */
+  pthread_mutex_unlock(&t->lock);
+}
+
+void inode_detach(struct fs_ctx *fs, struct fs_inode *in) {
+  struct inode_table *t = fs->it;
+  pthread_mutex_lock(&t->lock);
+  id_unhash(t, in);
+  drop_name(t, in);
+  pthread_mutex_unlock(&t->lock);
+}
+
+struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]) {
+  uint64_t gen;
+  if (memcmp(key, fs->lease_salt, 8)) return NULL;
+  memcpy(&gen, key + 8, 8);
+  struct inode_table *t = fs->it;
+  pthread_mutex_lock(&t->lock);
+  struct fs_inode *in = t->by_gen[hash64(gen)];
+  while (in && in->generation != gen) in = in->node_next;
+  if (in) in->refs++;
+  pthread_mutex_unlock(&t->lock);
+  return in;
+}
+
+/* ---- attributes ---- */
+void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st) {
+  pthread_mutex_lock(&in->lock);
+  uint64_t ino = in->srv_id;
+  in->st = *st;
+  in->st.ino = ino ? ino : st->ino;
+  /* Data still in write-back is part of the file as far as the kernel is concerned. */
+  uint64_t end = wb_end(in);
+  if (end > in->st.size) in->st.size = end;
+  in->attr_expiry = fs->actimeo > 0 ? fs_now() + fs->actimeo : 0;
+  pthread_mutex_unlock(&in->lock);
+}
+
+/* MS-FSCC 2.6 file attributes */
+#define ATTR_READONLY 0x1u
+
+void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct stat *a) {
+  memset(a, 0, sizeof *a);
+  a->st_ino = st->ino;
+  if (st->is_dir) {
+    a->st_mode = S_IFDIR | fs->dir_mode;
+    a->st_nlink = 2;
+  } else {
+    a->st_mode = S_IFREG | fs->file_mode;
+    /* Like cifs: the read-only attribute takes the write bits away. */
+    if (st->attributes & ATTR_READONLY) a->st_mode &= ~(mode_t)0222;
+    a->st_nlink = st->nlink ? st->nlink : 1;
+  }
+  a->st_uid = fs->uid;
+  a->st_gid = fs->gid;
+  a->st_size = (off_t)st->size;
+  a->st_blksize = 128 * 1024; /* stdio and cp size their buffers from this */
+  a->st_blocks = (blkcnt_t)((st->alloc_size + 511) / 512);
+  a->st_atim.tv_sec = st->atime.sec, a->st_atim.tv_nsec = st->atime.nsec;
+  a->st_mtim.tv_sec = st->mtime.sec, a->st_mtim.tv_nsec = st->mtime.nsec;
+  a->st_ctim.tv_sec = st->ctime.sec, a->st_ctim.tv_nsec = st->ctime.nsec;
+}
+
+void fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e) {
+  memset(e, 0, sizeof *e);
+  e->ino = in->nodeid;
+  e->generation = in->generation;
+  pthread_mutex_lock(&in->lock);
+  fs_fill_stat(fs, &in->st, &e->attr);
+  pthread_mutex_unlock(&in->lock);
+  e->attr_timeout = fs->actimeo;
+  e->entry_timeout = fs->actimeo;
+}

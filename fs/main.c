@@ -1,0 +1,212 @@
+/* main.c - smb3fs: mount an SMB2/SMB3 share with FUSE.
+ *
+ * Order matters: we fork first (unless -f) and the child connects, logs on and mounts while the
+ * parent waits on a pipe; so a mount that cannot connect or log on fails with the cause on stderr
+ * and a non-zero exit, and the connection's I/O thread is created in the process that keeps it
+ * (fuse_daemonize() would fork after connecting and lose that thread). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs.h"
+
+/* FUSE workers: a few, since handlers only submit and return (2 cores here); more than one so
+ * that a directory listing (synchronous iterator) does not hold up reads and writes. */
+#define FS_MAX_THREADS 4
+#define FS_IDLE_THREADS 2
+#define FS_MAX_PAGES 256 /* libfuse's FUSE_MAX_MAX_PAGES (not exported) */
+
+static void ll_init(void *userdata, struct fuse_conn_info *conn) {
+  struct fs_ctx *fs = userdata;
+  unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS | FUSE_CAP_PARALLEL_DIROPS;
+  if (fs->cache != SMB3_CACHE_NONE) want |= FUSE_CAP_AUTO_INVAL_DATA;
+  conn->want |= want & conn->capable;
+  /* Always readdirplus: attributes come with the listing, no per-entry stat. */
+  conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
+  /* Write-back is ours (writeback.c): the kernel's would hide flush errors and double-cache. */
+  conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+  /* The largest requests the kernel and libfuse allow: libfuse 3.14 reads into buffers of
+   * FUSE_MAX_MAX_PAGES (256) pages plus a header and derives max_pages from max_write; a larger
+   * max_write makes every read of /dev/fuse fail with EINVAL. */
+  conn->max_write = FS_MAX_PAGES * (unsigned)getpagesize();
+  conn->max_background = 64;
+  conn->congestion_threshold = 48;
+  if (fs->debug)
+    fprintf(stderr, "smb3fs: init: capable 0x%x want 0x%x max_readahead %u\n", conn->capable, conn->want,
+            conn->max_readahead);
+}
+
+static void salt_init(struct fs_ctx *fs) {
+  if (getrandom(fs->lease_salt, sizeof fs->lease_salt, 0) != (ssize_t)sizeof fs->lease_salt) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+    memcpy(fs->lease_salt, &v, 8);
+  }
+}
+
+static void settings_init(struct fs_ctx *fs) {
+  const struct smb3_options *o = &fs->o;
+  fs->uid = o->uid >= 0 ? (uid_t)o->uid : getuid();
+  fs->gid = o->gid >= 0 ? (gid_t)o->gid : getgid();
+  fs->file_mode = o->file_mode >= 0 ? (mode_t)o->file_mode : 0644;
+  fs->dir_mode = o->dir_mode >= 0 ? (mode_t)o->dir_mode : 0755;
+  fs->actimeo = o->actimeo;
+  fs->cache = o->cache;
+  fs->ro = o->ro;
+}
+
+/* ---- background start: the parent reports the child's result ---- */
+static int wait_for_child(int rfd) {
+  unsigned char status = 1;
+  ssize_t n;
+  do n = read(rfd, &status, 1);
+  while (n < 0 && errno == EINTR);
+  return n == 1 ? status : 1; /* no byte: the child died; its message is on stderr */
+}
+
+static void report(int *wfd, unsigned char status) {
+  if (*wfd < 0) return;
+  ssize_t n = write(*wfd, &status, 1);
+  (void)n;
+  close(*wfd);
+  *wfd = -1;
+}
+
+static void detach_stdio(void) {
+  int fd = open("/dev/null", O_RDWR);
+  if (fd >= 0) {
+    dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
+    if (fd > 2) close(fd);
+  }
+  if (chdir("/")) { /* nothing to do about it */
+  }
+}
+
+/* ---- connect and mount ---- */
+static int connect_share(struct fs_ctx *fs, const char *source) {
+  char err[512] = "";
+  int rc = smb3_connect(&fs->o, &fs->c, err, sizeof err);
+  if (rc) {
+    fprintf(stderr, "smb3fs: cannot mount %s: %s\n", source, err[0] ? err : smb3_strerror(rc));
+    return -1;
+  }
+  struct smb3_stat st;
+  rc = smb3_stat(fs->c, fs->o.path ? fs->o.path : "", &st);
+  if (!rc && !st.is_dir) rc = SMB3_ENOTDIR;
+  if (rc) {
+    fprintf(stderr, "smb3fs: cannot mount %s: %s\n", source, smb3_last_error(fs->c)[0] ? smb3_last_error(fs->c) : smb3_strerror(rc));
+    return -1;
+  }
+  fs->rsize = smb3_rsize(fs->c);
+  fs->wsize = smb3_wsize(fs->c);
+  fs->leases = fs->cache != SMB3_CACHE_NONE && smb3_dialect(fs->c) >= 0x0210;
+  fs->it = itab_new();
+  if (!fs->it || itab_set_root(fs, &st)) {
+    fprintf(stderr, "smb3fs: out of memory\n");
+    return -1;
+  }
+  return 0;
+}
+
+static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args *a, const char *argv0) {
+  struct fuse_lowlevel_ops ops;
+  memset(&ops, 0, sizeof ops);
+  ops.init = ll_init;
+  ops_ns_fill(&ops);
+  ops_file_fill(&ops);
+  ops_dir_fill(&ops);
+  char *fargv[5];
+  int fargc = 0;
+  fargv[fargc++] = (char *)argv0;
+  fargv[fargc++] = "-o";
+  fargv[fargc++] = a->fuse_opts;
+  if (a->debug) fargv[fargc++] = "-d";
+  fargv[fargc] = NULL;
+  struct fuse_args args = FUSE_ARGS_INIT(fargc, fargv);
+  struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, fs);
+  fuse_opt_free_args(&args);
+  return se;
+}
+
+static int run_loop(struct fuse_session *se) {
+  struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+  if (!cfg) return -1;
+  fuse_loop_cfg_set_max_threads(cfg, FS_MAX_THREADS);
+  fuse_loop_cfg_set_idle_threads(cfg, FS_IDLE_THREADS);
+  int rc = fuse_session_loop_mt(se, cfg);
+  fuse_loop_cfg_destroy(cfg);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  struct fs_ctx fs;
+  struct fs_args a;
+  char err[512] = "";
+  memset(&fs, 0, sizeof fs);
+  smb3_options_init(&fs.o);
+  if (fs_parse_args(argc, argv, &a, &fs.o, err, sizeof err)) {
+    fprintf(stderr, "smb3fs: %s\n", err[0] ? err : "out of memory");
+    smb3_options_free(&fs.o);
+    return 2;
+  }
+  settings_init(&fs);
+  fs.debug = a.debug;
+  salt_init(&fs);
+  int pipefd[2] = {-1, -1};
+  if (!a.foreground) {
+    if (pipe(pipefd)) return perror("smb3fs: pipe"), 1;
+    pid_t pid = fork();
+    if (pid < 0) return perror("smb3fs: fork"), 1;
+    if (pid > 0) {
+      close(pipefd[1]);
+      return wait_for_child(pipefd[0]);
+    }
+    close(pipefd[0]);
+    setsid();
+  }
+  int wfd = pipefd[1], status = 1;
+  struct fuse_session *se = NULL;
+  if (connect_share(&fs, a.source)) goto out;
+  se = make_session(&fs, &a, argv[0]);
+  if (!se) {
+    fprintf(stderr, "smb3fs: cannot set up FUSE (bad mount options?)\n");
+    goto out;
+  }
+  if (fuse_set_signal_handlers(se) || fuse_session_mount(se, a.mountpoint)) {
+    fprintf(stderr, "smb3fs: cannot mount on %s\n", a.mountpoint);
+    goto out;
+  }
+  fs.se = se;
+  if (notifier_start(&fs)) {
+    fprintf(stderr, "smb3fs: cannot start the notifier thread\n");
+    fuse_session_unmount(se);
+    goto out;
+  }
+  smb3_set_break_handler(fs.c, cache_break_cb, &fs);
+  report(&wfd, 0);
+  if (!a.foreground) detach_stdio();
+  status = run_loop(se) ? 1 : 0;
+  fuse_session_unmount(se);
+  smb3_set_break_handler(fs.c, NULL, NULL);
+  notifier_stop(&fs);
+out:
+  report(&wfd, 1);
+  /* Disconnect before destroying the session: it completes whatever is still in flight (each
+   * callback replies to its request) while the session is still valid. */
+  smb3_disconnect(fs.c);
+  if (se) {
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+  }
+  itab_free(fs.it);
+  free(a.fuse_opts);
+  smb3_options_free(&fs.o);
+  return status;
+}

@@ -1,0 +1,321 @@
+/* ops_file.c - FUSE operations on open files: create, open, read, write, flush, fsync, release.
+ * Data goes through readahead.c and writeback.c; opens ask for a lease (cache.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+
+struct fop {
+  struct fs_ctx *fs;
+  fuse_req_t req;
+  struct fs_inode *in, *parent;
+  char *name, *path;
+  struct fuse_file_info fi;
+  smb3_file *f;
+  uint64_t gen;
+  uint8_t key[16];
+  int flags;
+};
+
+static struct fop *fop_new(fuse_req_t req, struct fuse_file_info *fi) {
+  struct fop *o = calloc(1, sizeof *o);
+  if (!o) {
+    fuse_reply_err(req, ENOMEM);
+    return NULL;
+  }
+  o->fs = fuse_req_userdata(req);
+  o->req = req;
+  o->fi = *fi;
+  return o;
+}
+
+static void fop_free(struct fop *o) {
+  inode_put(o->fs, o->in);
+  inode_put(o->fs, o->parent);
+  free(o->name);
+  free(o->path);
+  free(o);
+}
+
+static void fop_fail(struct fop *o, int smb_rc) {
+  fs_reply_smb_err(o->req, smb_rc);
+  fop_free(o);
+}
+
+static void close_quietly(smb3_file *f);
+
+/* ---- open files ---- */
+static struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_file *f, int flags) {
+  struct fs_file *fh = calloc(1, sizeof *fh);
+  if (!fh) return NULL;
+  fh->fs = fs;
+  fh->in = in;
+  fh->f = f;
+  fh->flags = flags;
+  ra_init(fh);
+  inode_ref(fs, in);
+  pthread_mutex_lock(&in->lock);
+  in->nopen++;
+  pthread_mutex_unlock(&in->lock);
+  return fh;
+}
+
+static void file_free(struct fs_file *fh) {
+  struct fs_inode *in = fh->in;
+  pthread_mutex_lock(&in->lock);
+  int last = --in->nopen == 0;
+  if (last) in->lease = 0; /* the server drops the lease with the last open of its key */
+  int gone = last && in->unlinked;
+  pthread_mutex_unlock(&in->lock);
+  if (gone) inode_detach(fh->fs, in); /* the server deleted it at this close */
+  pthread_mutex_destroy(&fh->ra.lock);
+  inode_put(fh->fs, in);
+  free(fh);
+}
+
+/* A new handle becomes an fs_file and the reply's file info (in->lock not held). */
+static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, int truncated) {
+  struct fs_file *fh = file_new(o->fs, in, f, o->fi.flags);
+  if (!fh) return NULL;
+  uint32_t lease = smb3_file_lease(f);
+  pthread_mutex_lock(&in->lock);
+  if (lease || in->nopen == 1) in->lease = lease;
+  if (truncated) in->data_gen++;
+  cache_open_mode(o->fs, in, in->lease, &o->fi);
+  fh->direct = o->fi.direct_io;
+  pthread_mutex_unlock(&in->lock);
+  o->fi.fh = (uint64_t)(uintptr_t)fh;
+  return fh;
+}
+
+/* ---- open ---- */
+static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
+  struct fop *o = arg;
+  if (rc) {
+    fop_fail(o, rc);
+    return;
+  }
+  inode_set_attr(o->fs, o->in, st); /* the CREATE response carries size and times */
+  struct fs_file *fh = adopt(o, o->in, f, o->flags & O_TRUNC);
+  if (!fh) {
+    close_quietly(f);
+    fop_fail(o, SMB3_ENOMEM);
+    return;
+  }
+  if (fuse_reply_open(o->req, &o->fi)) { /* interrupted: nobody will release it */
+    close_quietly(f);
+    file_free(fh);
+  }
+  fop_free(o);
+}
+
+static void open_go(int err, void *arg) {
+  (void)err; /* an earlier write error stays for that file's own fsync/close */
+  struct fop *o = arg;
+  uint32_t want = cache_lease_want(o->fs, o->flags);
+  int rc = smb3_open_lease_async(o->fs->c, o->path, o->flags, o->in->key, want, open_done, o);
+  if (rc) fop_fail(o, rc);
+}
+
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  struct fop *o = fop_new(req, fi);
+  if (!o) return;
+  o->in = inode_get(o->fs, ino);
+  o->path = inode_path(o->fs, o->in);
+  if (!o->path) {
+    fuse_reply_err(req, ESTALE);
+    fop_free(o);
+    return;
+  }
+  /* O_TRUNC reaches us with FUSE_CAP_ATOMIC_O_TRUNC and is done by the CREATE (OVERWRITE). */
+  o->flags = fi->flags & (O_ACCMODE | O_TRUNC);
+  if (o->flags & O_TRUNC) /* our unsent data must not land after the truncation */
+    wb_flush(o->fs, o->in, 0, open_go, o);
+  else
+    open_go(0, o);
+}
+
+/* ---- create ---- */
+static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
+  struct fop *o = arg;
+  if (rc) {
+    close_quietly(o->f);
+    fop_fail(o, rc);
+    return;
+  }
+  struct fs_inode *in = inode_link_gen(o->fs, o->parent, o->name, st, o->gen);
+  struct fs_file *fh = in ? adopt(o, in, o->f, 1) : NULL;
+  if (!fh) {
+    if (in) inode_forget(o->fs, in->nodeid, 1);
+    inode_put(o->fs, in);
+    close_quietly(o->f);
+    fop_fail(o, SMB3_ENOMEM);
+    return;
+  }
+  struct fuse_entry_param e;
+  fs_fill_entry(o->fs, in, &e);
+  if (fuse_reply_create(o->req, &e, &o->fi)) {
+    inode_forget(o->fs, in->nodeid, 1);
+    close_quietly(o->f);
+    file_free(fh);
+  }
+  inode_put(o->fs, in);
+  fop_free(o);
+}
+
+static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
+  (void)st;
+  struct fop *o = arg;
+  if (rc) {
+    fop_fail(o, rc);
+    return;
+  }
+  o->f = f;
+  /* The CREATE response has no file id (no QFid context): one QUERY_INFO for it. */
+  rc = smb3_fstat_async(f, create_statted, o);
+  if (rc) {
+    close_quietly(f);
+    fop_fail(o, rc);
+  }
+}
+
+static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi) {
+  (void)mode; /* file_mode decides */
+  if (!fs_name_ok(name)) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  struct fop *o = fop_new(req, fi);
+  if (!o) return;
+  struct fs_ctx *fs = o->fs;
+  o->parent = inode_get(fs, parent);
+  o->name = strdup(name);
+  o->path = o->name ? inode_child_path(fs, o->parent, name) : NULL;
+  if (!o->path) {
+    fuse_reply_err(req, o->name ? ENOENT : ENOMEM);
+    fop_free(o);
+    return;
+  }
+  o->flags = (fi->flags & (O_ACCMODE | O_TRUNC | O_EXCL)) | O_CREAT;
+  /* Every open of a file uses the inode's lease key: an existing inode's, or the one the new
+   * inode will get. */
+  struct fs_inode *known = inode_find_child(fs, o->parent, name);
+  if (known)
+    memcpy(o->key, known->key, 16);
+  else {
+    o->gen = itab_new_gen(fs);
+    cache_make_key(fs, o->gen, o->key);
+  }
+  inode_put(fs, known);
+  uint32_t want = cache_lease_want(fs, o->flags);
+  int rc = smb3_open_lease_async(fs->c, o->path, o->flags, o->key, want, create_opened, o);
+  if (rc) fop_fail(o, rc);
+}
+
+/* ---- data ---- */
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+  (void)ino;
+  ra_read((struct fs_file *)(uintptr_t)fi->fh, req, size, (uint64_t)off);
+}
+
+static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+                     struct fuse_file_info *fi) {
+  (void)ino;
+  wb_write((struct fs_file *)(uintptr_t)fi->fh, req, buf, size, (uint64_t)off);
+}
+
+/* ---- flush / fsync / release ---- */
+struct reqctx {
+  fuse_req_t req;
+  struct fs_file *fh;
+};
+
+static struct reqctx *reqctx_new(fuse_req_t req, struct fuse_file_info *fi) {
+  struct reqctx *r = malloc(sizeof *r);
+  if (!r) {
+    fuse_reply_err(req, ENOMEM);
+    return NULL;
+  }
+  r->req = req;
+  r->fh = (struct fs_file *)(uintptr_t)fi->fh;
+  return r;
+}
+
+static void flush_done(int err, void *arg) {
+  struct reqctx *r = arg;
+  fuse_reply_err(r->req, -err);
+  free(r);
+}
+
+/* close(2): the data must be on the server, and a failed write is reported here. */
+static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  (void)ino;
+  struct reqctx *r = reqctx_new(req, fi);
+  if (r) wb_flush(r->fh->fs, r->fh->in, 1, flush_done, r);
+}
+
+static void fsync_done(int rc, void *arg) {
+  struct reqctx *r = arg;
+  fuse_reply_err(r->req, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0);
+  free(r);
+}
+
+static void fsync_flushed(int err, void *arg) {
+  struct reqctx *r = arg;
+  if (err) {
+    flush_done(err, r);
+    return;
+  }
+  int rc = smb3_fsync_async(r->fh->f, fsync_done, r); /* SMB2 FLUSH: to stable storage */
+  if (rc) fsync_done(rc, r);
+}
+
+static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
+  (void)ino, (void)datasync;
+  struct reqctx *r = reqctx_new(req, fi);
+  if (r) wb_flush(r->fh->fs, r->fh->in, 1, fsync_flushed, r);
+}
+
+static void quiet_done(int rc, void *arg) { (void)rc, (void)arg; }
+static void close_quietly(smb3_file *f) {
+  if (f) smb3_close_async(f, quiet_done, NULL); /* frees f even when it cannot be sent */
+}
+
+static void release_closed(int rc, void *arg) {
+  (void)rc; /* close(2) already returned; nothing to report to */
+  struct fs_file *fh = arg;
+  fuse_req_t req = fh->release_req;
+  file_free(fh);
+  fuse_reply_err(req, 0);
+}
+
+static void release_drained(struct fs_file *fh) {
+  int rc = smb3_close_async(fh->f, release_closed, fh);
+  if (rc) release_closed(rc, fh);
+}
+
+static void release_flushed(int err, void *arg) {
+  (void)err; /* reported by flush() already, if the application closed it normally */
+  struct fs_file *fh = arg;
+  /* Read-ahead READs in flight write into our buffers: wait for them before closing. */
+  ra_shutdown(fh, release_drained);
+}
+
+static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  (void)ino;
+  struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
+  fh->release_req = req;
+  wb_flush(fh->fs, fh->in, 1, release_flushed, fh);
+}
+
+void ops_file_fill(struct fuse_lowlevel_ops *op) {
+  op->open = ll_open;
+  op->create = ll_create;
+  op->read = ll_read;
+  op->write = ll_write;
+  op->flush = ll_flush;
+  op->fsync = ll_fsync;
+  op->release = ll_release;
+}

@@ -1,0 +1,511 @@
+/* ops_ns.c - FUSE namespace and attribute operations: lookup, forget, getattr, setattr, mkdir,
+ * unlink, rmdir, rename, statfs, and the stats xattr. Every handler submits an asynchronous
+ * libsmb3 call and returns; the completion (on the I/O thread) replies. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "fs.h"
+
+/* MS-FSCC 2.6 */
+#define ATTR_READONLY 0x1u
+#define ATTR_NORMAL 0x80u
+
+void fs_reply_smb_err(fuse_req_t req, int rc) {
+  int e = smb3_err_to_errno(rc);
+  fuse_reply_err(req, e ? e : EIO);
+}
+
+int fs_name_ok(const char *name) {
+  if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) return 0;
+  /* '\\' is the separator on the wire: a name containing it would address another file. */
+  return !strpbrk(name, "/\\");
+}
+
+/* One operation in flight. */
+struct nsop {
+  struct fs_ctx *fs;
+  fuse_req_t req;
+  struct fs_inode *in, *parent, *newparent, *victim;
+  char *name, *newname, *path, *dest, *path2, *hidden; /* path2: the hidden name's path */
+  struct fs_file *fh;
+  struct stat attr;
+  int to_set;
+  int step;
+  int replace;
+  int silly;
+};
+
+static struct nsop *nsop_new(fuse_req_t req) {
+  struct nsop *o = calloc(1, sizeof *o);
+  if (!o) {
+    fuse_reply_err(req, ENOMEM);
+    return NULL;
+  }
+  o->fs = fuse_req_userdata(req);
+  o->req = req;
+  return o;
+}
+
+static void nsop_free(struct nsop *o) {
+  inode_put(o->fs, o->in);
+  inode_put(o->fs, o->parent);
+  inode_put(o->fs, o->newparent);
+  inode_put(o->fs, o->victim);
+  free(o->name);
+  free(o->newname);
+  free(o->path);
+  free(o->dest);
+  free(o->path2);
+  free(o->hidden);
+  free(o);
+}
+
+static void finish_err(struct nsop *o, int err) { /* err: positive errno or 0 */
+  fuse_reply_err(o->req, err);
+  nsop_free(o);
+}
+
+static void finish_smb(struct nsop *o, int rc) { finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0); }
+
+/* Submission result: on failure the callback never runs, so finish here. */
+static void submitted(struct nsop *o, int rc) {
+  if (rc) finish_smb(o, rc);
+}
+
+/* parent + name (+ its path) for an operation on a directory entry. */
+static struct nsop *entry_op(fuse_req_t req, fuse_ino_t parent, const char *name, int bad_errno) {
+  if (!fs_name_ok(name)) {
+    fuse_reply_err(req, bad_errno);
+    return NULL;
+  }
+  struct nsop *o = nsop_new(req);
+  if (!o) return NULL;
+  o->parent = inode_get(o->fs, parent);
+  o->name = strdup(name);
+  o->path = o->name ? inode_child_path(o->fs, o->parent, name) : NULL;
+  if (!o->path) {
+    finish_err(o, o->name ? ENOENT : ENOMEM);
+    return NULL;
+  }
+  return o;
+}
+
+/* ---- lookup / mkdir: reply with an entry ---- */
+static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
+  struct nsop *o = arg;
+  if (rc) {
+    finish_smb(o, rc);
+    return;
+  }
+  struct fs_inode *in = inode_link(o->fs, o->parent, o->name, st);
+  if (!in) {
+    finish_err(o, ENOMEM);
+    return;
+  }
+  struct fuse_entry_param e;
+  fs_fill_entry(o->fs, in, &e);
+  if (fuse_reply_entry(o->req, &e)) inode_forget(o->fs, in->nodeid, 1); /* interrupted */
+  inode_put(o->fs, in);
+  nsop_free(o);
+}
+
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  struct nsop *o = entry_op(req, parent, name, ENOENT);
+  if (o) submitted(o, smb3_stat_async(o->fs->c, o->path, entry_done, o));
+}
+
+static void mkdir_done(int rc, void *arg) {
+  struct nsop *o = arg;
+  if (rc) {
+    finish_smb(o, rc);
+    return;
+  }
+  /* A second round trip for the new directory's file id and times. */
+  submitted(o, smb3_stat_async(o->fs->c, o->path, entry_done, o));
+}
+
+static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+  (void)mode; /* dir_mode decides */
+  struct nsop *o = entry_op(req, parent, name, EINVAL);
+  if (o) submitted(o, smb3_mkdir_async(o->fs->c, o->path, mkdir_done, o));
+}
+
+static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  inode_forget(fuse_req_userdata(req), ino, nlookup);
+  fuse_reply_none(req);
+}
+
+static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
+  struct fs_ctx *fs = fuse_req_userdata(req);
+  for (size_t i = 0; i < count; i++) inode_forget(fs, forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+/* ---- getattr ---- */
+static void reply_attr_of(struct nsop *o) {
+  struct stat a;
+  pthread_mutex_lock(&o->in->lock);
+  fs_fill_stat(o->fs, &o->in->st, &a);
+  pthread_mutex_unlock(&o->in->lock);
+  fuse_reply_attr(o->req, &a, o->fs->actimeo);
+  nsop_free(o);
+}
+
+static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
+  struct nsop *o = arg;
+  if (rc) {
+    finish_smb(o, rc);
+    return;
+  }
+  inode_set_attr(o->fs, o->in, st);
+  reply_attr_of(o);
+}
+
+/* Ask the server: through the open handle when there is one (works after unlink too). */
+static void stat_inode(struct nsop *o) {
+  if (o->fh) {
+    submitted(o, smb3_fstat_async(o->fh->f, attr_done, o));
+    return;
+  }
+  free(o->path);
+  o->path = inode_path(o->fs, o->in);
+  if (!o->path) {
+    finish_err(o, ESTALE);
+    return;
+  }
+  submitted(o, smb3_stat_async(o->fs->c, o->path, attr_done, o));
+}
+
+static void getattr_flushed(int err, void *arg) {
+  (void)err; /* reported by the next fsync/close, not by stat */
+  stat_inode(arg);
+}
+
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  struct nsop *o = nsop_new(req);
+  if (!o) return;
+  o->in = inode_get(o->fs, ino);
+  o->fh = fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
+  pthread_mutex_lock(&o->in->lock);
+  int dirty = wb_dirty(o->in);
+  int fresh = !dirty && o->in->attr_expiry > fs_now();
+  pthread_mutex_unlock(&o->in->lock);
+  if (fresh)
+    reply_attr_of(o);
+  else if (dirty) /* the size the server reports must include what we hold */
+    wb_flush(o->fs, o->in, 0, getattr_flushed, o);
+  else
+    stat_inode(o);
+}
+
+/* ---- setattr: flush, truncate, times/attributes, then fresh attributes ---- */
+static void setattr_next(struct nsop *o, int rc);
+static void setattr_done_cb(int rc, void *arg) { setattr_next(arg, rc); }
+static void setattr_flushed(int err, void *arg) {
+  (void)err;
+  setattr_next(arg, 0);
+}
+
+static struct timespec_smb3 ts_of(const struct timespec *t, int now) {
+  struct timespec n;
+  if (now) clock_gettime(CLOCK_REALTIME, &n);
+  const struct timespec *s = now ? &n : t;
+  return (struct timespec_smb3){s->tv_sec, s->tv_nsec};
+}
+
+/* The attributes SET_INFO needs to apply a chmod (0 = leave them). */
+static uint32_t chmod_attrs(struct nsop *o) {
+  if (!(o->to_set & FUSE_SET_ATTR_MODE)) return 0;
+  pthread_mutex_lock(&o->in->lock);
+  uint32_t cur = o->in->st.attributes;
+  int is_dir = o->in->st.is_dir;
+  pthread_mutex_unlock(&o->in->lock);
+  if (is_dir) return 0; /* FILE_ATTRIBUTE_READONLY means something else on directories */
+  int ro = !(o->attr.st_mode & 0222);
+  if (ro == !!(cur & ATTR_READONLY)) return 0;
+  uint32_t a = ro ? (cur | ATTR_READONLY) : (cur & ~ATTR_READONLY);
+  return a ? a : ATTR_NORMAL; /* 0 would mean "unchanged" */
+}
+
+static int setattr_truncate(struct nsop *o) {
+  uint64_t size = (uint64_t)o->attr.st_size;
+  pthread_mutex_lock(&o->in->lock);
+  o->in->data_gen++;
+  o->in->st.size = size;
+  pthread_mutex_unlock(&o->in->lock);
+  if (o->fh) return smb3_ftruncate_async(o->fh->f, size, setattr_done_cb, o);
+  return smb3_truncate_async(o->fs->c, o->path, size, setattr_done_cb, o);
+}
+
+static int setattr_times(struct nsop *o, uint32_t attrs) {
+  struct timespec_smb3 at, mt;
+  int s = o->to_set;
+  int has_at = s & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW);
+  int has_mt = s & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW);
+  if (has_at) at = ts_of(&o->attr.st_atim, s & FUSE_SET_ATTR_ATIME_NOW);
+  if (has_mt) mt = ts_of(&o->attr.st_mtim, s & FUSE_SET_ATTR_MTIME_NOW);
+  return smb3_setattr_async(o->fs->c, o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+}
+
+static void setattr_next(struct nsop *o, int rc) {
+  if (rc) {
+    finish_smb(o, rc);
+    return;
+  }
+  switch (o->step++) {
+  case 0:
+    wb_flush(o->fs, o->in, 0, setattr_flushed, o);
+    return;
+  case 1:
+    if (o->to_set & FUSE_SET_ATTR_SIZE) {
+      submitted(o, setattr_truncate(o));
+      return;
+    }
+    /* fall through */
+  case 2: {
+    o->step = 3;
+    uint32_t attrs = chmod_attrs(o);
+    if (attrs || (o->to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME |
+                               FUSE_SET_ATTR_MTIME_NOW))) {
+      submitted(o, setattr_times(o, attrs));
+      return;
+    }
+  }
+    /* fall through */
+  default:
+    stat_inode(o);
+  }
+}
+
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi) {
+  struct fs_ctx *fs = fuse_req_userdata(req);
+  /* Ownership is the mount's (uid=/gid=): only a no-op chown succeeds. */
+  if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs->uid) ||
+      ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs->gid)) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  struct nsop *o = nsop_new(req);
+  if (!o) return;
+  o->in = inode_get(fs, ino);
+  o->fh = fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
+  o->attr = *attr;
+  o->to_set = to_set;
+  o->path = inode_path(fs, o->in);
+  if (!o->path && !o->fh) {
+    finish_err(o, ESTALE);
+    return;
+  }
+  if (!o->path && (to_set & ~FUSE_SET_ATTR_SIZE & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+                                                   FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW))) {
+    finish_err(o, ESTALE);
+    return;
+  }
+  setattr_next(o, 0);
+}
+
+/* ---- unlink / rmdir ---- */
+static void unlink_done(int rc, void *arg) {
+  struct nsop *o = arg;
+  if (o->silly) { /* the name is already gone; a failure leaves a hidden file behind */
+    finish_err(o, 0);
+    return;
+  }
+  if (!rc && o->victim) inode_detach(o->fs, o->victim);
+  finish_smb(o, rc);
+}
+
+static int victim_open(struct fs_inode *v) {
+  if (!v) return 0;
+  pthread_mutex_lock(&v->lock);
+  int n = v->nopen;
+  pthread_mutex_unlock(&v->lock);
+  return n > 0;
+}
+
+/* POSIX lets an open file lose its name; SMB keeps a delete-pending name until the last close
+ * and refuses to open it meanwhile. So an open file is first renamed to a hidden name in the
+ * same directory (like NFS's .nfsXXXX), which readdir never shows, and then marked
+ * delete-on-close: the server deletes it at our last close. */
+static int start_silly(struct nsop *o, struct fs_inode *dir, const char *from, smb3_done_cb cb) {
+  char hidden[64];
+  snprintf(hidden, sizeof hidden, FS_HIDDEN_PREFIX "%016" PRIx64, o->victim->generation);
+  o->hidden = strdup(hidden);
+  o->path2 = o->hidden ? inode_child_path(o->fs, dir, hidden) : NULL;
+  if (!o->path2) return SMB3_ENOMEM;
+  return smb3_rename_async(o->fs->c, from, o->path2, 1, cb, o);
+}
+
+/* The victim now has its hidden name (in the directory it was in). */
+static int silly_moved(struct nsop *o, struct fs_inode *dir, int rc, smb3_done_cb then) {
+  if (rc) return rc;
+  inode_move(o->fs, o->victim, dir, o->hidden);
+  pthread_mutex_lock(&o->victim->lock);
+  o->victim->unlinked = 1; /* its last close detaches it */
+  pthread_mutex_unlock(&o->victim->lock);
+  o->silly = 1;
+  return smb3_unlink_async(o->fs->c, o->path2, then, o);
+}
+
+static void unlink_silly_done(int rc, void *arg) {
+  struct nsop *o = arg;
+  submitted(o, silly_moved(o, o->parent, rc, unlink_done));
+}
+
+static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  struct nsop *o = entry_op(req, parent, name, ENOENT);
+  if (!o) return;
+  o->victim = inode_find_child(o->fs, o->parent, name);
+  if (victim_open(o->victim)) {
+    submitted(o, start_silly(o, o->parent, o->path, unlink_silly_done));
+    return;
+  }
+  submitted(o, smb3_unlink_async(o->fs->c, o->path, unlink_done, o));
+}
+
+static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  struct nsop *o = entry_op(req, parent, name, ENOENT);
+  if (!o) return;
+  o->victim = inode_find_child(o->fs, o->parent, name);
+  submitted(o, smb3_rmdir_async(o->fs->c, o->path, unlink_done, o));
+}
+
+/* ---- rename ---- */
+static void rename_done(int rc, void *arg) {
+  struct nsop *o = arg;
+  if (rc) {
+    finish_smb(o, rc);
+    return;
+  }
+  if (o->victim && o->victim != o->in && !o->silly) inode_detach(o->fs, o->victim);
+  if (o->in) inode_move(o->fs, o->in, o->newparent, o->newname);
+  finish_err(o, 0);
+}
+
+static void rename_go(struct nsop *o) {
+  submitted(o, smb3_rename_async(o->fs->c, o->path, o->dest, o->replace, rename_done, o));
+}
+
+static void rename_victim_gone(int rc, void *arg) {
+  (void)rc; /* the target name is free either way; at worst a hidden file stays behind */
+  rename_go(arg);
+}
+
+static void rename_silly_done(int rc, void *arg) {
+  struct nsop *o = arg;
+  submitted(o, silly_moved(o, o->newparent, rc, rename_victim_gone));
+}
+
+static void rename_flushed(int err, void *arg) {
+  (void)err;
+  struct nsop *o = arg;
+  /* Samba refuses to replace a file that is open: move an open target out of the way first. */
+  if (o->replace && o->victim && o->victim != o->in && victim_open(o->victim)) {
+    submitted(o, start_silly(o, o->newparent, o->dest, rename_silly_done));
+    return;
+  }
+  rename_go(o);
+}
+
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
+                      unsigned int flags) {
+  if (flags & ~RENAME_NOREPLACE) { /* RENAME_EXCHANGE / WHITEOUT have no SMB equivalent */
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  if (!fs_name_ok(newname)) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  struct nsop *o = entry_op(req, parent, name, ENOENT);
+  if (!o) return;
+  o->newparent = inode_get(o->fs, newparent);
+  o->newname = strdup(newname);
+  o->dest = o->newname ? inode_child_path(o->fs, o->newparent, newname) : NULL;
+  if (!o->dest) {
+    finish_err(o, o->newname ? ENOENT : ENOMEM);
+    return;
+  }
+  o->replace = !(flags & RENAME_NOREPLACE);
+  o->in = inode_find_child(o->fs, o->parent, name);
+  o->victim = inode_find_child(o->fs, o->newparent, newname);
+  /* The server should see the data under the old name before the name changes. */
+  if (o->in)
+    wb_flush(o->fs, o->in, 0, rename_flushed, o);
+  else
+    rename_flushed(0, o);
+}
+
+/* ---- statfs ---- */
+static void statfs_done(int rc, const struct smb3_statvfs *sv, void *arg) {
+  struct nsop *o = arg;
+  if (rc) {
+    finish_smb(o, rc);
+    return;
+  }
+  struct statvfs v = {0};
+  v.f_bsize = v.f_frsize = sv->bsize ? sv->bsize : 4096;
+  v.f_blocks = sv->blocks;
+  v.f_bfree = sv->bfree;
+  v.f_bavail = sv->bavail;
+  v.f_namemax = 255;
+  fuse_reply_statfs(o->req, &v);
+  nsop_free(o);
+}
+
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
+  (void)ino;
+  struct nsop *o = nsop_new(req);
+  if (o) submitted(o, smb3_statvfs_async(o->fs->c, statfs_done, o));
+}
+
+/* ---- extended attributes: only the private stats one ---- */
+static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size) {
+  struct fs_ctx *fs = fuse_req_userdata(req);
+  if (ino != FUSE_ROOT_ID || strcmp(name, FS_STATS_XATTR)) {
+    fuse_reply_err(req, ENODATA);
+    return;
+  }
+  char *j = stats_json(fs);
+  if (!j) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  size_t n = strlen(j);
+  if (!size)
+    fuse_reply_xattr(req, n);
+  else if (size < n)
+    fuse_reply_err(req, ERANGE);
+  else
+    fuse_reply_buf(req, j, n);
+  free(j);
+}
+
+static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  (void)ino;
+  /* The stats attribute is deliberately not listed: cp -a / tar would copy it. */
+  if (!size)
+    fuse_reply_xattr(req, 0);
+  else
+    fuse_reply_buf(req, NULL, 0);
+}
+
+void ops_ns_fill(struct fuse_lowlevel_ops *op) {
+  op->lookup = ll_lookup;
+  op->forget = ll_forget;
+  op->forget_multi = ll_forget_multi;
+  op->getattr = ll_getattr;
+  op->setattr = ll_setattr;
+  op->mkdir = ll_mkdir;
+  op->unlink = ll_unlink;
+  op->rmdir = ll_rmdir;
+  op->rename = ll_rename;
+  op->statfs = ll_statfs;
+  op->getxattr = ll_getxattr;
+  op->listxattr = ll_listxattr;
+}

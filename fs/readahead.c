@@ -1,0 +1,392 @@
+/* readahead.c - sequential read detection and a window of rsize wire READs ahead of the reader.
+ *
+ * Per open file, reads that continue where the previous one ended (or start at offset 0) form a
+ * stream: the file is read in rsize pieces into our buffers, straight from the socket
+ * (smb3_pread_async), and FUSE reads of any size are answered from them. The window of buffers
+ * kept ahead of the reader starts at one and doubles each time the reader moves into the next
+ * buffer, up to RA_MAX_BYTES. A read elsewhere (random access) is sent to the server as it is
+ * and leaves the stream alone.
+ *
+ * Buffers are reference counted: the list holds one reference, a wire READ in flight one (the
+ * buffer must live until its callback), and every FUSE read waiting for it one. Coherence with
+ * local writes: reads first flush the inode's write-back, and buffers read before the inode's
+ * data generation changed (write, truncate, lease break) are dropped. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "fs.h"
+
+#define RA_MAX_BYTES (16u << 20)
+#define RA_MAX_BUFS 64u
+
+struct ra_buf {
+  struct ra_buf *next;
+  struct fs_file *fh;
+  int refs;
+  int done;
+  int64_t result; /* bytes read (short = end of file) or SMB3_E* */
+  uint64_t off;
+  size_t len;
+  uint8_t *data;
+};
+
+struct ra_wait {
+  struct ra_wait *next;
+  fuse_req_t req;
+  uint64_t off;
+  size_t size;
+  int n;
+  struct ra_buf *bufs[];
+};
+
+void ra_init(struct fs_file *fh) {
+  memset(&fh->ra, 0, sizeof fh->ra);
+  pthread_mutex_init(&fh->ra.lock, NULL);
+  fh->ra.window = 1;
+}
+
+static void buf_unref(struct ra_buf *b) {
+  if (--b->refs) return;
+  free(b->data);
+  free(b);
+}
+
+static unsigned max_window(const struct fs_ctx *fs) {
+  unsigned n = RA_MAX_BYTES / fs->rsize;
+  if (n < 2) n = 2;
+  return n > RA_MAX_BUFS ? RA_MAX_BUFS : n;
+}
+
+static void drop_all(struct ra_state *ra) {
+  while (ra->bufs) {
+    struct ra_buf *b = ra->bufs;
+    ra->bufs = b->next;
+    buf_unref(b);
+  }
+}
+
+/* ---- answering a FUSE read from buffers (ra->lock held) ---- */
+static void serve(struct fs_ctx *fs, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs, int n) {
+  struct iovec iov_small[8], *iov = n <= 8 ? iov_small : malloc(sizeof *iov * (size_t)n);
+  if (!iov) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  int k = 0;
+  uint64_t pos = off, end = off + size;
+  for (int i = 0; i < n && pos < end; i++) {
+    struct ra_buf *b = bufs[i];
+    if (b->result < 0) {
+      if (iov != iov_small) free(iov);
+      fuse_reply_err(req, smb3_err_to_errno((int)b->result));
+      return;
+    }
+    uint64_t bend = b->off + (uint64_t)b->result;
+    if (pos < b->off || pos >= bend) break; /* end of file (or a hole in coverage) */
+    uint64_t take = (bend < end ? bend : end) - pos;
+    iov[k].iov_base = b->data + (pos - b->off);
+    iov[k].iov_len = take;
+    k++;
+    pos += take;
+    if ((uint64_t)b->result < b->len) break; /* short READ: end of file */
+  }
+  (void)fs;
+  fuse_reply_iov(req, iov, k);
+  if (iov != iov_small) free(iov);
+}
+
+static int all_done(const struct ra_wait *w) {
+  for (int i = 0; i < w->n; i++)
+    if (!w->bufs[i]->done) return 0;
+  return 1;
+}
+
+static void release_wait(struct ra_wait *w) {
+  for (int i = 0; i < w->n; i++) buf_unref(w->bufs[i]);
+  free(w);
+}
+
+/* Serve every waiter whose buffers have all arrived, in arrival order. */
+static void serve_waiters(struct fs_ctx *fs, struct ra_state *ra) {
+  for (struct ra_wait **pp = &ra->waiters; *pp;) {
+    struct ra_wait *w = *pp;
+    if (!all_done(w)) {
+      pp = &w->next;
+      continue;
+    }
+    *pp = w->next;
+    serve(fs, w->req, w->off, w->size, w->bufs, w->n);
+    release_wait(w);
+  }
+}
+
+/* ---- wire READs ---- */
+static void buf_done(int64_t result, void *arg) {
+  struct ra_buf *b = arg;
+  struct fs_file *fh = b->fh;
+  struct ra_state *ra = &fh->ra;
+  pthread_mutex_lock(&ra->lock);
+  b->done = 1;
+  b->result = result;
+  if (result < 0) { /* take it out of the stream so that the next read retries */
+    for (struct ra_buf **pp = &ra->bufs; *pp; pp = &(*pp)->next)
+      if (*pp == b) {
+        *pp = b->next;
+        buf_unref(b);
+        break;
+      }
+  }
+  ra->inflight--;
+  serve_waiters(fh->fs, ra);
+  void (*drained)(struct fs_file *) = ra->inflight ? NULL : ra->drained;
+  buf_unref(b);
+  pthread_mutex_unlock(&ra->lock);
+  if (drained) drained(fh);
+}
+
+/* Append a buffer for [off, off+rsize) to the stream and send its READ (ra->lock held). */
+static struct ra_buf *issue(struct fs_file *fh, uint64_t off) {
+  struct ra_state *ra = &fh->ra;
+  struct ra_buf *b = calloc(1, sizeof *b);
+  if (b) b->data = malloc(fh->fs->rsize);
+  if (!b || !b->data) {
+    free(b);
+    return NULL;
+  }
+  b->fh = fh;
+  b->off = off;
+  b->len = fh->fs->rsize;
+  b->refs = 2; /* the list and the wire */
+  struct ra_buf **pp = &ra->bufs;
+  while (*pp) pp = &(*pp)->next;
+  *pp = b;
+  ra->inflight++;
+  atomic_fetch_add(&fh->fs->ctr.ra_wire_reads, 1);
+  int rc = smb3_pread_async(fh->f, b->data, b->len, off, buf_done, b);
+  if (rc) { /* the callback will not run: finish here */
+    b->done = 1;
+    b->result = rc;
+    ra->inflight--;
+    buf_unref(b);
+  }
+  return b;
+}
+
+static struct ra_buf *tail(struct ra_state *ra) {
+  struct ra_buf *b = ra->bufs;
+  while (b && b->next) b = b->next;
+  return b;
+}
+
+/* Where the stream's data is known to end: a completed short READ. */
+static uint64_t known_eof(const struct ra_state *ra) {
+  for (const struct ra_buf *b = ra->bufs; b; b = b->next)
+    if (b->done && b->result >= 0 && (uint64_t)b->result < b->len) return b->off + (uint64_t)b->result;
+  return UINT64_MAX;
+}
+
+/* Keep the window filled: buffers up to the end of this read, plus `window` more, but not past
+ * the end of the file as far as we know it (size_hint), except for the reader's own range. */
+static void top_up(struct fs_file *fh, uint64_t off, size_t size, uint64_t size_hint) {
+  struct ra_state *ra = &fh->ra;
+  uint64_t rsize = fh->fs->rsize, eof = known_eof(ra);
+  struct ra_buf *t = tail(ra);
+  uint64_t next = t ? t->off + t->len : off;
+  uint64_t want = off + size + (uint64_t)ra->window * rsize;
+  while (next < want && next < eof && (next < off + size || next < size_hint)) {
+    if (!issue(fh, next)) break;
+    next += rsize;
+  }
+}
+
+/* Drop buffers the reader has moved past; the window grows when that happens. */
+static void consume_before(struct fs_file *fh, uint64_t off) {
+  struct ra_state *ra = &fh->ra;
+  int moved = 0;
+  while (ra->bufs && ra->bufs->off + ra->bufs->len <= off) {
+    struct ra_buf *b = ra->bufs;
+    ra->bufs = b->next;
+    buf_unref(b);
+    moved = 1;
+  }
+  if (moved && ra->window < max_window(fh->fs)) ra->window *= 2;
+  if (ra->window > max_window(fh->fs)) ra->window = max_window(fh->fs);
+}
+
+static int covered(const struct ra_state *ra, uint64_t off) {
+  const struct ra_buf *t = ra->bufs;
+  if (!t || off < t->off) return 0;
+  while (t->next) t = t->next;
+  return off < t->off + t->len;
+}
+
+/* A waiter over the stream's buffers for [off, off+size) (ra->lock held). */
+static struct ra_wait *make_wait(struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size) {
+  int n = 0;
+  for (struct ra_buf *b = ra->bufs; b; b = b->next)
+    if (b->off < off + size && b->off + b->len > off) n++;
+  struct ra_wait *w = calloc(1, sizeof *w + sizeof(struct ra_buf *) * (size_t)n);
+  if (!w) return NULL;
+  w->req = req;
+  w->off = off;
+  w->size = size;
+  for (struct ra_buf *b = ra->bufs; b; b = b->next)
+    if (b->off < off + size && b->off + b->len > off) {
+      b->refs++;
+      w->bufs[w->n++] = b;
+    }
+  return w;
+}
+
+/* ---- random reads: straight to the server, in rsize pieces if needed ---- */
+struct direct_piece {
+  struct direct *d;
+  size_t at, len;
+};
+
+struct direct {
+  fuse_req_t req;
+  pthread_mutex_t lock;
+  int pending;
+  int err;
+  size_t size;
+  size_t good; /* with short_seen: bytes valid from the start (a short piece ends the data) */
+  int short_seen;
+  struct direct_piece *pieces;
+  uint8_t data[];
+};
+
+static void direct_piece_end(struct direct *d, size_t at, size_t len, int64_t result) {
+  pthread_mutex_lock(&d->lock);
+  if (result < 0 && !d->err) d->err = (int)result;
+  if (result >= 0 && (uint64_t)result < len) {
+    size_t end = at + (size_t)result;
+    if (!d->short_seen || end < d->good) d->good = end;
+    d->short_seen = 1;
+  }
+  int last = --d->pending == 0;
+  pthread_mutex_unlock(&d->lock);
+  if (!last) return;
+  if (d->err)
+    fuse_reply_err(d->req, smb3_err_to_errno(d->err));
+  else
+    fuse_reply_buf(d->req, (const char *)d->data, d->short_seen ? d->good : d->size);
+  pthread_mutex_destroy(&d->lock);
+  free(d->pieces);
+  free(d);
+}
+
+static void direct_done(int64_t result, void *arg) {
+  struct direct_piece *p = arg;
+  direct_piece_end(p->d, p->at, p->len, result);
+}
+
+static void direct_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
+  struct fs_ctx *fs = fh->fs;
+  size_t npieces = size ? (size + fs->rsize - 1) / fs->rsize : 0;
+  struct direct *d = calloc(1, sizeof *d + size);
+  if (d) d->pieces = calloc(npieces ? npieces : 1, sizeof *d->pieces);
+  if (!d || !d->pieces) {
+    free(d);
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  d->req = req;
+  d->size = size;
+  pthread_mutex_init(&d->lock, NULL);
+  d->pending = (int)npieces + 1; /* +1 is ours: nothing completes d while we are submitting */
+  for (size_t i = 0; i < npieces; i++) {
+    struct direct_piece *p = &d->pieces[i];
+    p->d = d;
+    p->at = i * fs->rsize;
+    p->len = size - p->at < fs->rsize ? size - p->at : fs->rsize;
+    atomic_fetch_add(&fs->ctr.direct_reads, 1);
+    int rc = smb3_pread_async(fh->f, d->data + p->at, p->len, off + p->at, direct_done, p);
+    if (rc) direct_piece_end(d, p->at, p->len, rc);
+  }
+  direct_piece_end(d, 0, 0, 0);
+}
+
+/* ---- the FUSE read ---- */
+struct ra_retry {
+  struct fs_file *fh;
+  fuse_req_t req;
+  size_t size;
+  uint64_t off;
+};
+
+static void after_flush(int err, void *arg) {
+  struct ra_retry *r = arg;
+  if (err) /* the data could not reach the server: say so rather than read stale bytes */
+    fuse_reply_err(r->req, -err);
+  else
+    ra_read(r->fh, r->req, r->size, r->off);
+  free(r);
+}
+
+void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
+  struct fs_inode *in = fh->in;
+  pthread_mutex_lock(&in->lock);
+  int dirty = wb_dirty(in);
+  uint64_t gen = in->data_gen, size_hint = in->st.size;
+  pthread_mutex_unlock(&in->lock);
+  if (dirty) { /* the server must have our writes before we read around them */
+    struct ra_retry *r = malloc(sizeof *r);
+    if (!r) {
+      fuse_reply_err(req, ENOMEM);
+      return;
+    }
+    *r = (struct ra_retry){fh, req, size, off};
+    wb_flush(fh->fs, in, 0, after_flush, r);
+    return;
+  }
+  struct ra_state *ra = &fh->ra;
+  pthread_mutex_lock(&ra->lock);
+  if (gen != ra->gen) {
+    drop_all(ra);
+    ra->gen = gen;
+  }
+  int sequential = off == ra->next_off;
+  ra->next_off = off + size;
+  consume_before(fh, off);
+  if (!covered(ra, off)) {
+    if (!sequential) {
+      pthread_mutex_unlock(&ra->lock);
+      atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
+      direct_read(fh, req, size, off);
+      return;
+    }
+    drop_all(ra); /* a new stream starts here */
+    ra->window = 1;
+  }
+  top_up(fh, off, size, size_hint);
+  struct ra_wait *w = make_wait(ra, req, off, size);
+  if (!w) {
+    pthread_mutex_unlock(&ra->lock);
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  if (all_done(w)) {
+    atomic_fetch_add(&fh->fs->ctr.ra_hits, 1);
+    serve(fh->fs, req, off, size, w->bufs, w->n);
+    release_wait(w);
+  } else {
+    atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
+    struct ra_wait **pp = &ra->waiters;
+    while (*pp) pp = &(*pp)->next;
+    *pp = w;
+  }
+  pthread_mutex_unlock(&ra->lock);
+}
+
+void ra_shutdown(struct fs_file *fh, void (*done)(struct fs_file *)) {
+  struct ra_state *ra = &fh->ra;
+  pthread_mutex_lock(&ra->lock);
+  drop_all(ra);
+  int idle = ra->inflight == 0;
+  if (!idle) ra->drained = done;
+  pthread_mutex_unlock(&ra->lock);
+  if (idle) done(fh);
+}

@@ -1,0 +1,38 @@
+/* stats.c - the mount's counters as JSON: libsmb3's (smb3_stats_json, same keys) plus ours.
+ * Read through getxattr("user.smb3fs.stats") on the mount root (`smb3 stats MOUNTPOINT`), so
+ * nothing appears in the share's namespace. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+
+char *stats_json(struct fs_ctx *fs) {
+  struct smb3_stats s;
+  smb3_get_stats(fs->c, &s);
+  char *lib = smb3_stats_json(&s);
+  if (!lib) return NULL;
+  size_t n = strlen(lib);
+  while (n && lib[n - 1] != '}') n--;
+  if (!n) {
+    free(lib);
+    return NULL;
+  }
+  lib[n - 1] = 0; /* reopen the object */
+  struct fs_counters *c = &fs->ctr;
+  static const char *const cache_names[] = {"strict", "none", "loose"};
+  char *out = NULL;
+  int rc = asprintf(&out,
+                    "%s,\"rsize\":%u,\"wsize\":%u,\"cache\":\"%s\",\"readahead_hits\":%llu,"
+                    "\"readahead_misses\":%llu,\"readahead_wire_reads\":%llu,\"direct_reads\":%llu,"
+                    "\"writeback_hits\":%llu,\"writeback_wire_writes\":%llu,\"writeback_throttled\":%llu,"
+                    "\"writeback_errors\":%llu,\"lease_breaks\":%llu,\"invalidations\":%llu}",
+                    lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3],
+                    (unsigned long long)c->ra_hits, (unsigned long long)c->ra_misses,
+                    (unsigned long long)c->ra_wire_reads, (unsigned long long)c->direct_reads,
+                    (unsigned long long)c->wb_writes, (unsigned long long)c->wb_wire_writes,
+                    (unsigned long long)c->wb_throttled, (unsigned long long)c->wb_errors,
+                    (unsigned long long)c->lease_breaks, (unsigned long long)c->invalidations);
+  free(lib);
+  return rc < 0 ? NULL : out;
+}

@@ -1,0 +1,340 @@
+/* writeback.c - coalesce application writes into wsize wire WRITEs.
+ *
+ * Each inode has at most one extent being filled (wb.cur). A FUSE write is copied into it and
+ * answered at once; the extent goes on the wire (smb3_pwrite_async, from our buffer, which lives
+ * until the callback) when it reaches wsize, when a write is not contiguous with it, or when
+ * somebody flushes (fsync, flush/close, and anything that needs the server to see the data:
+ * read, rename, truncate, setattr, getattr). Several extents are in flight at once; extents
+ * that overlap one already on the wire wait for it, because the server may complete concurrent
+ * WRITEs in any order.
+ *
+ * Dirty memory is bounded per inode (wb_bound): past it, the reply to the FUSE write is held
+ * back until completions bring it down, which stalls the writer instead of growing memory.
+ *
+ * Errors: the first failed wire WRITE is kept in wb.err and returned by the next write, fsync
+ * or flush (close) of the file, like the kernel's writeback errors; it is never dropped. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+
+struct wb_chunk {
+  struct wb_chunk *next;      /* in wb.wire or wb.blocked */
+  struct wb_chunk *send_next; /* a local list of chunks to submit once the lock is dropped */
+  struct fs_ctx *fs;
+  struct fs_inode *in; /* referenced while the chunk exists */
+  smb3_file *f;        /* the handle the data came through; its release flushes first */
+  uint8_t *buf;
+  size_t len, cap;
+  uint64_t off;
+};
+
+struct wb_waiter {
+  struct wb_waiter *next;
+  wb_done_fn done;
+  void *arg;
+  int consume;
+};
+
+struct wb_parked {
+  struct wb_parked *next;
+  fuse_req_t req;
+  size_t size;
+};
+
+#define WB_MIN_BOUND (16u << 20)
+#define WB_MAX_BOUND (64u << 20)
+
+static size_t wb_bound(const struct fs_ctx *fs) {
+  size_t b = (size_t)fs->wsize * 4;
+  if (b < WB_MIN_BOUND) b = WB_MIN_BOUND;
+  if (b > WB_MAX_BOUND) b = WB_MAX_BOUND;
+  return b;
+}
+
+static int overlaps(const struct wb_chunk *a, const struct wb_chunk *b) {
+  return a->off < b->off + b->len && b->off < a->off + a->len;
+}
+
+static int overlaps_any(const struct wb_chunk *c, const struct wb_chunk *list, const struct wb_chunk *stop) {
+  for (; list && list != stop; list = list->next)
+    if (overlaps(c, list)) return 1;
+  return 0;
+}
+
+static void append(struct wb_chunk **head, struct wb_chunk *c) {
+  c->next = NULL;
+  while (*head) head = &(*head)->next;
+  *head = c;
+}
+
+static void remove_chunk(struct wb_chunk **head, struct wb_chunk *c) {
+  for (; *head; head = &(*head)->next)
+    if (*head == c) {
+      *head = c->next;
+      return;
+    }
+}
+
+static void chunk_free(struct wb_chunk *c) {
+  inode_put(c->fs, c->in);
+  free(c->buf);
+  free(c);
+}
+
+/* Queue c for the wire (in->lock held): to *send if nothing on the wire or queued before it
+ * overlaps it, else to the blocked list. Counts it as in flight either way. */
+static void queue_chunk(struct fs_inode *in, struct wb_chunk *c, struct wb_chunk **send) {
+  struct wb_state *w = &in->wb;
+  w->inflight++;
+  w->inflight_bytes += c->len;
+  if (overlaps_any(c, w->wire, NULL) || overlaps_any(c, w->blocked, NULL)) {
+    append(&w->blocked, c);
+    return;
+  }
+  append(&w->wire, c);
+  c->send_next = *send;
+  *send = c;
+}
+
+/* Move blocked chunks that no longer overlap anything ahead of them to the wire. */
+static void unblock(struct fs_inode *in, struct wb_chunk **send) {
+  struct wb_state *w = &in->wb;
+  for (struct wb_chunk *c = w->blocked, *next; c; c = next) {
+    next = c->next;
+    if (overlaps_any(c, w->wire, NULL) || overlaps_any(c, w->blocked, c)) continue;
+    remove_chunk(&w->blocked, c);
+    append(&w->wire, c);
+    c->send_next = *send;
+    *send = c;
+  }
+}
+
+static void chunk_done(int64_t result, void *arg);
+
+static void send_all(struct wb_chunk *send) {
+  struct wb_chunk *rev = NULL; /* built by prepending: restore the file order */
+  while (send) {
+    struct wb_chunk *n = send->send_next;
+    send->send_next = rev;
+    rev = send;
+    send = n;
+  }
+  send = rev;
+  while (send) {
+    struct wb_chunk *c = send;
+    send = c->send_next;
+    atomic_fetch_add(&c->fs->ctr.wb_wire_writes, 1);
+    int rc = smb3_pwrite_async(c->f, c->buf, c->len, c->off, chunk_done, c);
+    if (rc) chunk_done(rc, c);
+  }
+}
+
+static struct wb_waiter *take_waiters(struct wb_state *w) {
+  if (w->inflight) return NULL;
+  struct wb_waiter *list = w->waiters;
+  w->waiters = NULL;
+  if (!w->cur) w->dirty_end = 0;
+  return list;
+}
+
+/* Run waiters (no lock held); err is reported to each, consumed by the first that consumes. */
+static void run_waiters(struct fs_inode *in, struct wb_waiter *list) {
+  /* Reverse to call them in arrival order. */
+  struct wb_waiter *rev = NULL;
+  while (list) {
+    struct wb_waiter *n = list->next;
+    list->next = rev;
+    rev = list;
+    list = n;
+  }
+  while (rev) {
+    struct wb_waiter *x = rev;
+    rev = x->next;
+    pthread_mutex_lock(&in->lock);
+    int err = in->wb.err;
+    if (x->consume) in->wb.err = 0;
+    pthread_mutex_unlock(&in->lock);
+    x->done(err, x->arg);
+    free(x);
+  }
+}
+
+static struct wb_parked *take_parked(struct fs_ctx *fs, struct fs_inode *in) {
+  struct wb_state *w = &in->wb;
+  size_t bound = wb_bound(fs), dirty = w->inflight_bytes + (w->cur ? w->cur->len : 0);
+  struct wb_parked *out = NULL, **tail = &out;
+  while (w->parked && dirty <= bound) {
+    struct wb_parked *p = w->parked;
+    w->parked = p->next;
+    p->next = NULL;
+    *tail = p;
+    tail = &p->next;
+  }
+  /* Nothing will complete any more: release the rest too rather than hang the writers. */
+  if (!w->inflight) {
+    *tail = w->parked;
+    w->parked = NULL;
+  }
+  return out;
+}
+
+static void reply_parked(struct wb_parked *p) {
+  while (p) {
+    struct wb_parked *n = p->next;
+    fuse_reply_write(p->req, p->size);
+    free(p);
+    p = n;
+  }
+}
+
+static void chunk_done(int64_t result, void *arg) {
+  struct wb_chunk *c = arg;
+  struct fs_inode *in = c->in;
+  struct fs_ctx *fs = c->fs;
+  struct wb_chunk *send = NULL;
+  pthread_mutex_lock(&in->lock);
+  struct wb_state *w = &in->wb;
+  remove_chunk(&w->wire, c);
+  w->inflight--;
+  w->inflight_bytes -= c->len;
+  if (result < 0 || (uint64_t)result < c->len) {
+    atomic_fetch_add(&fs->ctr.wb_errors, 1);
+    /* A short WRITE means the server could not take it all (disk full): not retried. */
+    if (!w->err) w->err = result < 0 ? -smb3_err_to_errno((int)result) : -EIO;
+  }
+  unblock(in, &send);
+  struct wb_parked *parked = take_parked(fs, in);
+  struct wb_waiter *waiters = take_waiters(w);
+  pthread_mutex_unlock(&in->lock);
+  send_all(send);
+  reply_parked(parked);
+  if (waiters) run_waiters(in, waiters);
+  chunk_free(c);
+}
+
+static struct wb_chunk *chunk_new(struct fs_file *fh, uint64_t off) {
+  struct wb_chunk *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->fs = fh->fs;
+  c->in = fh->in;
+  c->f = fh->f;
+  c->off = off;
+  inode_ref(fh->fs, fh->in);
+  return c;
+}
+
+/* Room for n more bytes: the buffer grows by doubling up to wsize, so that small files do not
+ * cost a wsize allocation each. */
+static int chunk_reserve(struct wb_chunk *c, size_t n, size_t wsize) {
+  if (c->len + n <= c->cap) return 0;
+  size_t cap = c->cap ? c->cap : 64 * 1024;
+  while (cap < c->len + n) cap *= 2;
+  if (cap > wsize) cap = wsize;
+  uint8_t *b = realloc(c->buf, cap);
+  if (!b) return -ENOMEM;
+  c->buf = b;
+  c->cap = cap;
+  return 0;
+}
+
+/* Copy buf into the inode's extents (in->lock held); full or finished extents go to *send. */
+static int absorb(struct fs_file *fh, const char *buf, size_t size, uint64_t off, struct wb_chunk **send) {
+  struct fs_inode *in = fh->in;
+  struct wb_state *w = &in->wb;
+  size_t wsize = fh->fs->wsize;
+  while (size) {
+    struct wb_chunk *c = w->cur;
+    if (c && (c->off + c->len != off || c->len == wsize)) {
+      w->cur = NULL;
+      queue_chunk(in, c, send);
+      c = NULL;
+    }
+    if (!c) {
+      c = w->cur = chunk_new(fh, off);
+      if (!c) return -ENOMEM;
+    }
+    size_t n = wsize - c->len < size ? wsize - c->len : size;
+    if (chunk_reserve(c, n, wsize)) return -ENOMEM;
+    memcpy(c->buf + c->len, buf, n);
+    c->len += n;
+    buf += n, off += n, size -= n;
+    if (off > w->dirty_end) w->dirty_end = off;
+    if (c->len == wsize) {
+      w->cur = NULL;
+      queue_chunk(in, c, send);
+    }
+  }
+  return 0;
+}
+
+void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, uint64_t off) {
+  struct fs_inode *in = fh->in;
+  struct fs_ctx *fs = fh->fs;
+  struct wb_chunk *send = NULL;
+  pthread_mutex_lock(&in->lock);
+  struct wb_state *w = &in->wb;
+  int err = w->err;
+  w->err = 0;
+  if (!err) {
+    in->data_gen++;
+    err = absorb(fh, buf, size, off, &send);
+    if (off + size > in->st.size) in->st.size = off + size;
+  }
+  struct wb_parked *park = NULL;
+  if (!err && w->inflight_bytes + (w->cur ? w->cur->len : 0) > wb_bound(fs) && w->inflight) {
+    park = calloc(1, sizeof *park);
+    if (park) {
+      park->req = req;
+      park->size = size;
+      struct wb_parked **pp = &w->parked;
+      while (*pp) pp = &(*pp)->next;
+      *pp = park;
+    }
+  }
+  pthread_mutex_unlock(&in->lock);
+  send_all(send);
+  if (err) {
+    fuse_reply_err(req, -err);
+    return;
+  }
+  atomic_fetch_add(&fs->ctr.wb_writes, 1);
+  if (park)
+    atomic_fetch_add(&fs->ctr.wb_throttled, 1);
+  else
+    fuse_reply_write(req, size);
+}
+
+void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn done, void *arg) {
+  (void)fs;
+  struct wb_chunk *send = NULL;
+  struct wb_waiter *x = calloc(1, sizeof *x);
+  pthread_mutex_lock(&in->lock);
+  struct wb_state *w = &in->wb;
+  if (w->cur) {
+    queue_chunk(in, w->cur, &send);
+    w->cur = NULL;
+  }
+  if (!w->inflight || !x) {
+    int err = w->err;
+    if (consume) w->err = 0;
+    if (!x && w->inflight) err = -ENOMEM;
+    pthread_mutex_unlock(&in->lock);
+    free(x);
+    send_all(send);
+    done(err, arg);
+    return;
+  }
+  x->done = done;
+  x->arg = arg;
+  x->consume = consume;
+  x->next = w->waiters;
+  w->waiters = x;
+  pthread_mutex_unlock(&in->lock);
+  send_all(send);
+}
+
+int wb_dirty(struct fs_inode *in) { return in->wb.cur || in->wb.inflight; }
+
+uint64_t wb_end(struct fs_inode *in) { return wb_dirty(in) ? in->wb.dirty_end : 0; }
