@@ -42,5 +42,6 @@ int cmd_rm(struct cli *cli, int argc, char **argv);
 int cmd_mkdir(struct cli *cli, int argc, char **argv);
 int cmd_rmdir(struct cli *cli, int argc, char **argv);
 int cmd_mv(struct cli *cli, int argc, char **argv);
+int cmd_stats(struct cli *cli, int argc, char **argv);
 
 #endif

@@ -26,6 +26,7 @@ static const struct {
     {"rmdir", cmd_rmdir, "rmdir URL               remove an empty directory"},
     {"mv", cmd_mv, "mv URL NEWPATH          rename within the share (NEWPATH: path or smb:// URL)"},
     {"df", cmd_df, "df URL                  show the share's size and free space"},
+    {"stats", cmd_stats, "stats MOUNTPOINT        counters of an smb3fs mount as JSON"},
 };
 
 static void usage(FILE *to) {

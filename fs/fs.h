@@ -197,7 +197,6 @@ uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
 void cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, struct fuse_file_info *fi);
 
 /* stats.c */
-#define FS_STATS_XATTR "user.smb3fs.stats"
 char *stats_json(struct fs_ctx *fs);
 
 /* ops_*.c: the FUSE operation table */

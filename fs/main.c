@@ -24,7 +24,8 @@
 
 static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   struct fs_ctx *fs = userdata;
-  unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS | FUSE_CAP_PARALLEL_DIROPS;
+  unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS | FUSE_CAP_PARALLEL_DIROPS |
+                  FUSE_CAP_IOCTL_DIR; /* the stats ioctl is on the root directory */
   if (fs->cache != SMB3_CACHE_NONE) want |= FUSE_CAP_AUTO_INVAL_DATA;
   conn->want |= want & conn->capable;
   /* Always readdirplus: attributes come with the listing, no per-entry stat. */

@@ -2,9 +2,9 @@
  *
  * One QUERY_DIRECTORY stream per open directory (FileIdFullDirectoryInformation carries the file
  * id, size, times and attributes of every entry), so readdirplus needs no per-entry stat.
- * libsmb3 has no asynchronous directory iterator, so these handlers run the synchronous
+ * libsmb3 has no asynchronous directory iterator, so readdir and releasedir run the synchronous
  * smb3_opendir/smb3_readdir/smb3_closedir on the FUSE worker thread; the other workers keep
- * serving meanwhile. Entries are kept in the handle so that any offset can be served again
+ * serving meanwhile. The directory is opened on the server by the first readdir, not opendir. Entries are kept in the handle so that any offset can be served again
  * (rewinddir, or a reply the kernel could not take whole). */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,13 +19,17 @@ struct dent {
 
 struct dirh {
   pthread_mutex_t lock;
-  smb3_dir *d;
+  char *path;
+  smb3_dir *d; /* opened by the first readdir: an opendir alone (cd, the stats ioctl) costs nothing */
+  int rc;      /* a failed open, reported by every readdir */
   struct dent *v;
   size_t n, cap;
   int eof;
 };
 
 static void dirh_free(struct dirh *dh) {
+  if (dh->d) smb3_closedir(dh->d);
+  free(dh->path);
   for (size_t i = 0; i < dh->n; i++) free(dh->v[i].name);
   free(dh->v);
   pthread_mutex_destroy(&dh->lock);
@@ -35,27 +39,17 @@ static void dirh_free(struct dirh *dh) {
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
   struct fs_inode *in = inode_get(fs, ino);
-  char *path = inode_path(fs, in);
+  struct dirh *dh = calloc(1, sizeof *dh);
+  if (dh) dh->path = inode_path(fs, in);
   inode_put(fs, in);
-  struct dirh *dh = path ? calloc(1, sizeof *dh) : NULL;
-  if (!dh) {
-    free(path);
-    fuse_reply_err(req, path ? ENOMEM : ESTALE);
+  if (!dh || !dh->path) {
+    fuse_reply_err(req, dh ? ESTALE : ENOMEM);
+    free(dh);
     return;
   }
   pthread_mutex_init(&dh->lock, NULL);
-  int rc = smb3_opendir(fs->c, path, &dh->d);
-  free(path);
-  if (rc) {
-    dirh_free(dh);
-    fs_reply_smb_err(req, rc);
-    return;
-  }
   fi->fh = (uint64_t)(uintptr_t)dh;
-  if (fuse_reply_open(req, fi)) {
-    smb3_closedir(dh->d);
-    dirh_free(dh);
-  }
+  if (fuse_reply_open(req, fi)) dirh_free(dh);
 }
 
 /* Names the kernel must never see: the library already refuses '/' and NUL and skips "." and
@@ -65,7 +59,9 @@ static int listable(const char *name) {
 }
 
 /* Read entries until index i exists or the listing ends (dh->lock held). */
-static int fill_to(struct dirh *dh, size_t i) {
+static int fill_to(struct fs_ctx *fs, struct dirh *dh, size_t i) {
+  if (!dh->d && !dh->rc) dh->rc = smb3_opendir(fs->c, dh->path, &dh->d);
+  if (dh->rc) return dh->rc;
   while (dh->n <= i && !dh->eof) {
     struct smb3_dirent e;
     int rc = smb3_readdir(dh->d, &e);
@@ -98,15 +94,27 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
     fuse_reply_err(req, ENOMEM);
     return;
   }
-  struct fs_inode *dir = plus ? inode_get(fs, ino) : NULL;
+  struct fs_inode *dir = inode_get(fs, ino);
   size_t pos = 0;
   int rc = 0;
   pthread_mutex_lock(&dh->lock);
   for (size_t i = (size_t)off;; i++) {
-    rc = fill_to(dh, i);
-    if (rc || i >= dh->n) break;
-    struct dent *d = &dh->v[i];
     size_t len;
+    if (i < 2) { /* "." and "..": the kernel does not look them up, even in readdirplus */
+      struct fuse_entry_param e;
+      memset(&e, 0, sizeof e);
+      e.attr.st_mode = S_IFDIR;
+      e.attr.st_ino = dir->srv_id ? dir->srv_id : 1; /* glibc hides d_ino 0; ".." reuses it */
+      const char *name = i == 0 ? "." : "..";
+      len = plus ? fuse_add_direntry_plus(req, buf + pos, size - pos, name, &e, (off_t)i + 1)
+                 : fuse_add_direntry(req, buf + pos, size - pos, name, &e.attr, (off_t)i + 1);
+      if (len > size - pos) break;
+      pos += len;
+      continue;
+    }
+    rc = fill_to(fs, dh, i - 2);
+    if (rc || i - 2 >= dh->n) break;
+    struct dent *d = &dh->v[i - 2];
     if (plus) {
       struct fs_inode *in = inode_link(fs, dir, d->name, &d->st); /* counts as a lookup */
       if (!in) {
@@ -145,9 +153,7 @@ static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
-  struct dirh *dh = (struct dirh *)(uintptr_t)fi->fh;
-  smb3_closedir(dh->d);
-  dirh_free(dh);
+  dirh_free((struct dirh *)(uintptr_t)fi->fh);
   fuse_reply_err(req, 0);
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "fs.h"
+#include "smb3fs_ioctl.h"
 
 /* MS-FSCC 2.6 */
 #define ATTR_READONLY 0x1u
@@ -464,35 +465,25 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
   if (o) submitted(o, smb3_statvfs_async(o->fs->c, statfs_done, o));
 }
 
-/* ---- extended attributes: only the private stats one ---- */
-static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size) {
+/* ---- the stats ioctl (smb3fs_ioctl.h) on the mount root ---- */
+static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg, struct fuse_file_info *fi,
+                     unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
+  (void)arg, (void)fi, (void)in_buf, (void)in_bufsz;
   struct fs_ctx *fs = fuse_req_userdata(req);
-  if (ino != FUSE_ROOT_ID || strcmp(name, FS_STATS_XATTR)) {
-    fuse_reply_err(req, ENODATA);
+  if (cmd != SMB3FS_IOC_STATS || ino != FUSE_ROOT_ID || (flags & FUSE_IOCTL_COMPAT) || out_bufsz < SMB3FS_STATS_MAX) {
+    fuse_reply_err(req, ENOTTY);
     return;
   }
   char *j = stats_json(fs);
-  if (!j) {
-    fuse_reply_err(req, ENOMEM);
-    return;
+  char *buf = calloc(1, SMB3FS_STATS_MAX);
+  if (!j || !buf || strlen(j) >= SMB3FS_STATS_MAX) {
+    fuse_reply_err(req, j && buf ? ERANGE : ENOMEM);
+  } else {
+    memcpy(buf, j, strlen(j) + 1);
+    fuse_reply_ioctl(req, 0, buf, SMB3FS_STATS_MAX);
   }
-  size_t n = strlen(j);
-  if (!size)
-    fuse_reply_xattr(req, n);
-  else if (size < n)
-    fuse_reply_err(req, ERANGE);
-  else
-    fuse_reply_buf(req, j, n);
   free(j);
-}
-
-static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  (void)ino;
-  /* The stats attribute is deliberately not listed: cp -a / tar would copy it. */
-  if (!size)
-    fuse_reply_xattr(req, 0);
-  else
-    fuse_reply_buf(req, NULL, 0);
+  free(buf);
 }
 
 void ops_ns_fill(struct fuse_lowlevel_ops *op) {
@@ -506,6 +497,6 @@ void ops_ns_fill(struct fuse_lowlevel_ops *op) {
   op->rmdir = ll_rmdir;
   op->rename = ll_rename;
   op->statfs = ll_statfs;
-  op->getxattr = ll_getxattr;
-  op->listxattr = ll_listxattr;
+  /* No getxattr/listxattr: ENOSYS makes the kernel stop asking (see smb3fs_ioctl.h). */
+  op->ioctl = ll_ioctl;
 }

@@ -1,6 +1,6 @@
 /* stats.c - the mount's counters as JSON: libsmb3's (smb3_stats_json, same keys) plus ours.
- * Read through getxattr("user.smb3fs.stats") on the mount root (`smb3 stats MOUNTPOINT`), so
- * nothing appears in the share's namespace. */
+ * Read through the SMB3FS_IOC_STATS ioctl on the mount root (`smb3 stats MOUNTPOINT`), so nothing
+ * appears in the share's namespace (smb3fs_ioctl.h says why not an xattr). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Every namespace and attribute operation on a real mount: create, read, write, mkdir, rmdir,
+# unlink (also of an open file), rename (also over an existing and over an open file),
+# truncate/ftruncate, utimens, statfs, chmod as the read-only attribute, stable inode numbers,
+# readdir of 2000 entries with attributes, names the server cannot take.
+source "$(dirname "$0")/lib.sh"
+D=$SMB3_TEST_SHARE_DIR
+mount_into M
+ro_attr() { "$SMB3" stat "$(smb_url "$1")" | python3 -c "import sys
+for l in sys.stdin:
+    if l.startswith('attributes:'): print(int(l.split()[1], 16) & 1)"; }
+expect "mounted as fuse.smb3fs" "$(awk -v m="$M" '$2 == m {print $3}' /proc/mounts)" "fuse.smb3fs"
+expect "source in /proc/mounts" "$(awk -v m="$M" '$2 == m {print $1}' /proc/mounts)" "$SRC"
+
+# ---- files ----
+echo hello >"$M/a.txt"
+expect "create + write + read" "$(cat "$M/a.txt")" "hello"
+expect "visible on the server" "$(cat "$D/a.txt")" "hello"
+printf 'more' >>"$M/a.txt"
+expect "append" "$(cat "$D/a.txt")" "$(printf 'hello\nmore')"
+echo server-side >"$D/b.txt"; chown "$SMB3_TEST_USER:" "$D/b.txt"
+expect "server-made file readable" "$(cat "$M/b.txt")" "server-side"
+check_fails "O_EXCL on an existing file" python3 -c "import os; os.open('$M/a.txt', os.O_CREAT | os.O_EXCL | os.O_WRONLY)"
+check_fails "open of a missing file" cat "$M/nope"
+
+# ---- directories ----
+check "mkdir" mkdir "$M/dir"
+[ -d "$D/dir" ] && ok "mkdir visible on the server" || bad "mkdir not on the server"
+check_fails "mkdir existing" mkdir "$M/dir"
+check "mkdir -p nested" mkdir -p "$M/dir/x/y/z"
+echo deep >"$M/dir/x/y/z/f"
+expect "nested file" "$(cat "$D/dir/x/y/z/f")" "deep"
+check_fails "rmdir non-empty" rmdir "$M/dir/x/y/z"
+check "rm nested file" rm "$M/dir/x/y/z/f"
+check "rmdir" rmdir "$M/dir/x/y/z"
+[ ! -e "$D/dir/x/y/z" ] && ok "rmdir visible on the server" || bad "rmdir not on the server"
+
+# ---- readdir with attributes ----
+mkdir -p "$D/many"
+for i in $(seq 1 2000); do printf '%d' "$i" >"$D/many/entry-$i"; done
+chown -R "$SMB3_TEST_USER:" "$D/many"
+expect "readdir of 2000 entries" "$(ls "$M/many" | wc -l)" 2000
+expect "readdir names" "$(ls "$M/many" | sort | md5sum)" "$(ls "$D/many" | sort | md5sum)"
+expect "sizes from the listing" "$(cd "$M/many" && stat -c '%n %s' entry-1 entry-10 entry-100 entry-1000)" \
+  "entry-1 1
+entry-10 2
+entry-100 3
+entry-1000 4"
+expect "ls -a shows . and .." "$(ls -a "$M/dir" | head -2 | tr '\n' ' ')" ". .. "
+
+# ---- stable inode numbers: the server's file ids ----
+ino1=$(stat -c %i "$M/a.txt")
+lsino=$(ls -i "$M" | awk '$2 == "a.txt" {print $1}')
+expect "st_ino equals readdir's d_ino" "$lsino" "$ino1"
+expect "st_ino is the server's file id" "$ino1" "$("$SMB3" stat "$(smb_url a.txt)" | awk '/^file id:/ {print $3}')"
+mv "$M/a.txt" "$M/dir/a2.txt"
+expect "inode number survives a rename" "$(stat -c %i "$M/dir/a2.txt")" "$ino1"
+mv "$M/dir/a2.txt" "$M/a.txt"
+
+# ---- rename ----
+echo one >"$M/r1"; echo two >"$M/r2"
+check "rename" mv "$M/r1" "$M/r3"
+[ -e "$D/r3" ] && [ ! -e "$D/r1" ] && ok "rename visible on the server" || bad "rename not on the server"
+check "rename over an existing file" mv -f "$M/r3" "$M/r2"
+expect "replaced content" "$(cat "$M/r2")" "one"
+[ ! -e "$M/r3" ] && ok "old name gone" || bad "old name still there"
+check "rename into a directory" mv "$M/r2" "$M/dir/"
+expect "moved content" "$(cat "$M/dir/r2")" "one"
+check "rename a directory" mv "$M/dir" "$M/dir2"
+expect "file under a renamed directory" "$(cat "$M/dir2/r2")" "one"
+check_fails "rename with RENAME_NOREPLACE onto an existing file" \
+  python3 -c "
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.renameat2(-100, b'$M/b.txt', -100, b'$M/a.txt', 1)
+sys.exit(0 if r == 0 else 1)"
+# rename over a file that is open (Samba refuses to replace an open file: moved aside first)
+echo target >"$M/open-target"; echo source >"$M/src"
+exec 7<"$M/open-target"
+check "rename over an open file" mv -f "$M/src" "$M/open-target"
+expect "renamed-over content" "$(cat "$M/open-target")" "source"
+expect "the open descriptor still reads the old file" "$(cat <&7)" "target"
+exec 7<&-
+expect "no hidden file left after close" "$(ls -a "$D" | grep -c smb3fs-unlinked)" 0
+
+# ---- unlink, also of an open file ----
+echo gone >"$M/del"
+check "unlink" rm "$M/del"
+[ ! -e "$D/del" ] && ok "unlink visible on the server" || bad "unlink not on the server"
+echo still-here >"$M/open-del"
+python3 - "$M" <<'PY' >"$WORK/py" 2>&1 && ok "unlink of an open file" || bad "unlink of an open file: $(cat "$WORK/py")"
+import os, sys
+m = sys.argv[1]
+fd = os.open(m + "/open-del", os.O_RDWR)
+os.unlink(m + "/open-del")
+assert not os.path.exists(m + "/open-del"), "name still there"
+assert "open-del" not in os.listdir(m), "still listed"
+os.lseek(fd, 0, 0)
+assert os.read(fd, 100) == b"still-here\n", "cannot read through the descriptor"
+os.pwrite(fd, b"XX", 0)
+os.fsync(fd)
+assert os.pread(fd, 100, 0) == b"XXill-here\n", "cannot write through the descriptor"
+open(m + "/open-del", "w").write("new file\n")  # the name is free again
+os.close(fd)
+assert open(m + "/open-del").read() == "new file\n"
+PY
+expect "no hidden file left" "$(ls -a "$D" | grep -c smb3fs-unlinked)" 0
+expect "server sees the new file" "$(cat "$D/open-del")" "new file"
+
+# ---- truncate / ftruncate ----
+printf '0123456789' >"$M/t"
+check "truncate shorter" truncate -s 4 "$M/t"
+expect "truncated content" "$(cat "$M/t")" "0123"
+check "truncate longer" truncate -s 8 "$M/t"
+expect "extended size" "$(stat -c %s "$M/t")" 8
+expect "extended with zeros" "$(od -An -c "$M/t" | tr -s ' ')" " 0 1 2 3 \\0 \\0 \\0 \\0"
+python3 -c "
+import os
+fd = os.open('$M/t', os.O_RDWR)
+os.write(fd, b'abcdefgh')
+os.ftruncate(fd, 3)
+os.write(fd, b'Z')        # at offset 8: a hole from 3 to 8
+os.close(fd)" && ok "ftruncate after write" || bad "ftruncate after write"
+expect "ftruncate then write" "$(od -An -c "$D/t" | tr -s ' ')" " a b c \\0 \\0 \\0 \\0 \\0 Z"
+: >"$M/t2"; echo abc >"$M/t2"
+exec 8>"$M/t2"   # O_TRUNC open
+exec 8>&-
+expect "O_TRUNC open" "$(stat -c %s "$D/t2")" 0
+
+# ---- times ----
+check "utimens" touch -d "2001-02-03 04:05:06 UTC" "$M/b.txt"
+expect "mtime on the mount" "$(stat -c %Y "$M/b.txt")" "$(date -d '2001-02-03 04:05:06 UTC' +%s)"
+expect "mtime on the server" "$(stat -c %Y "$D/b.txt")" "$(date -d '2001-02-03 04:05:06 UTC' +%s)"
+
+# ---- chmod: the read-only attribute ----
+check "chmod a-w" chmod a-w "$M/b.txt"
+expect "mode without write bits" "$(stat -c %a "$M/b.txt")" 444
+expect "read-only attribute on the server" \
+  "$(ro_attr b.txt)" 1
+check "chmod u+w" chmod u+w "$M/b.txt"
+expect "mode with write bits" "$(stat -c %a "$M/b.txt")" 644
+expect "read-only attribute cleared" \
+  "$(ro_attr b.txt)" 0
+check_fails "chown to another user" chown 12345 "$M/b.txt"
+
+# ---- statfs ----
+check "df" df "$M"
+expect "statfs total blocks" "$(stat -f -c %b "$M" | awk '{print ($1 > 0)}')" 1
+
+# ---- names ----
+check_fails "a name with a backslash" touch "$M/back\\slash"
+mkdir "$D/listed"; : >"$D/listed/ok"; chown -R "$SMB3_TEST_USER:" "$D/listed"
+expect "listing skips nothing valid" "$(ls -a "$M/listed" | tr '\n' ' ')" ". .. ok "
+
+# ---- the mount survives all of it, and the stats ioctl works ----
+check "smb3 stats" "$SMB3" stats "$M"
+python3 -c "import json,sys; d=json.load(open('$WORK/out')); assert {'requests','reads','writes','max_read_size','max_write_size','readahead_hits','writeback_hits'} <= d.keys()" \
+  && ok "stats JSON keys" || bad "stats JSON: $(cat "$WORK/out")"
+check_fails "smb3 stats on a non-mount" "$SMB3" stats /tmp
+finish

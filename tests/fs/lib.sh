@@ -1,0 +1,80 @@
+# lib.sh - helpers for the smb3fs tests (sourced). Each test runs under tests/harness/with-smbd,
+# so SMB3_TEST_* describe a live throwaway Samba server; SMB3FS and SMB3 name the binaries.
+# Mounts made with fs_mount are always unmounted on exit (fusermount3 -uz, then the daemon, found
+# by its unique mount point, is killed if it is still there), whatever happened.
+set -u
+PASSED=0
+FAILED=0
+SMB3FS=${SMB3FS:-smb3fs}
+SMB3=${SMB3:-smb3}
+WORK=$(mktemp -d /tmp/smb3fs-test.XXXXXX)
+MOUNTS=()
+
+ok() { PASSED=$((PASSED + 1)); printf 'ok   %s\n' "$*"; }
+bad() { FAILED=$((FAILED + 1)); printf 'FAIL %s\n' "$*"; }
+# check NAME COMMAND...: passes when COMMAND exits 0
+check() {
+  local name=$1; shift
+  if "$@" >"$WORK/out" 2>"$WORK/err"; then ok "$name"; else bad "$name (exit $?): $(head -c 400 "$WORK/err")"; fi
+}
+# check_fails NAME COMMAND...: passes when COMMAND exits non-zero (and does not crash)
+check_fails() {
+  local name=$1; shift
+  local rc=0
+  "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  if [ "$rc" -eq 0 ]; then bad "$name: succeeded but should have failed"
+  elif [ "$rc" -ge 128 ]; then bad "$name: crashed (exit $rc)"
+  else ok "$name: $(head -c 200 "$WORK/err" | tr '\n' ' ')"; fi
+}
+# expect NAME ACTUAL EXPECTED
+expect() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', expected '$3'"; fi; }
+
+daemon_pids() { # the smb3fs processes serving mount point $1 (unique temp path)
+  local p
+  for p in /proc/[0-9]*; do
+    [ -r "$p/cmdline" ] || continue
+    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "smb3fs .*$1"; then echo "${p#/proc/}"; fi
+  done
+}
+
+fs_umount() {
+  local m=$1 pid
+  fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+  for pid in $(daemon_pids "$m"); do
+    # let it exit by itself after the unmount; only then force it
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  rmdir "$m" 2>/dev/null || true
+}
+
+cleanup() {
+  local m
+  for m in "${MOUNTS[@]}"; do fs_umount "$m"; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+SRC="//$SMB3_TEST_HOST/$SMB3_TEST_SHARE"
+BASEOPTS="port=$SMB3_TEST_PORT,username=$SMB3_TEST_USER,password=$SMB3_TEST_PASS"
+# mount_into VAR [EXTRA_OPTIONS]: mount the share on a new directory and store its path in VAR
+# (not $(...): the subshell would lose the MOUNTS entry that guarantees the unmount).
+mount_into() {
+  local var=$1; shift
+  local m opts=$BASEOPTS
+  m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX)
+  MOUNTS+=("$m")
+  [ -n "${1:-}" ] && opts="$opts,$1"
+  if ! "$SMB3FS" "$SRC" "$m" -o "$opts"; then
+    echo "FATAL: mount of $SRC on $m failed" >&2
+    exit 1
+  fi
+  printf -v "$var" '%s' "$m"
+}
+# stats MOUNT KEY: one counter of `smb3 stats MOUNT`
+stats() { "$SMB3" stats "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+smb_url() { echo "$SMB3_TEST_URL/$1"; }
+finish() {
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}
