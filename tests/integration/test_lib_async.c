@@ -1,0 +1,532 @@
+/* test_lib_async.c - issue 3: the asynchronous API.
+ *
+ *  - smb3_pread_async / smb3_pwrite_async: many requests in flight at once, of mixed sizes, complete
+ *    (in whatever order) into the right places; each callback runs exactly once; a request larger
+ *    than rsize is refused and its callback never runs;
+ *  - smb3_stat_async / smb3_open_async / smb3_close_async / smb3_mkdir_async / smb3_rename_async /
+ *    smb3_unlink_async (and rmdir/truncate/statvfs/fstat): callbacks run exactly once with the same
+ *    results as the synchronous forms, with and without compounding;
+ *  - callbacks may submit further asynchronous requests (open -> write -> close chained).
+ *
+ * The test waits with a mutex/condition variable; a guard turns a hang into a failure.
+ * Runs under tests/harness/with-smbd (integration.lib_async).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "libtest.h"
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int completion_seq;
+
+/* ---- one asynchronous operation's outcome ---- */
+struct op {
+  int calls;
+  int64_t rc;
+  int order; /* completion sequence number */
+  int have_st;
+  struct smb3_stat st;
+  struct smb3_statvfs sv;
+  smb3_file *f;
+  pthread_t thread;
+};
+
+static void op_done(struct op *o, int64_t rc) {
+  o->calls++;
+  o->rc = rc;
+  o->order = completion_seq++;
+  o->thread = pthread_self();
+  pthread_cond_broadcast(&cv);
+}
+
+static void io_cb(int64_t result, void *arg) {
+  pthread_mutex_lock(&mu);
+  op_done(arg, result);
+  pthread_mutex_unlock(&mu);
+}
+static void done_cb(int rc, void *arg) {
+  pthread_mutex_lock(&mu);
+  op_done(arg, rc);
+  pthread_mutex_unlock(&mu);
+}
+static void stat_cb(int rc, const struct smb3_stat *st, void *arg) {
+  struct op *o = arg;
+  pthread_mutex_lock(&mu);
+  if (st) o->st = *st, o->have_st = 1;
+  op_done(o, rc);
+  pthread_mutex_unlock(&mu);
+}
+static void statvfs_cb(int rc, const struct smb3_statvfs *sv, void *arg) {
+  struct op *o = arg;
+  pthread_mutex_lock(&mu);
+  if (sv) o->sv = *sv;
+  op_done(o, rc);
+  pthread_mutex_unlock(&mu);
+}
+static void open_cb(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
+  struct op *o = arg;
+  pthread_mutex_lock(&mu);
+  o->f = f;
+  if (st) o->st = *st, o->have_st = 1;
+  op_done(o, rc);
+  pthread_mutex_unlock(&mu);
+}
+
+static void wait_ops(struct op *ops, int n) {
+  pthread_mutex_lock(&mu);
+  for (int i = 0; i < n; i++)
+    while (ops[i].calls == 0) pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+}
+
+/* A synchronous round trip after everything completed: a duplicate callback still queued on the
+ * I/O thread would have run by the time it returns. Then each callback must have run once. */
+static void check_once(smb3_client *c, struct op *ops, int n, const char *what) {
+  struct smb3_statvfs sv;
+  int rc = smb3_statvfs(c, &sv);
+  if (rc) fail_msg("%s: statvfs = %d: %s", what, rc, smb3_last_error(c));
+  pthread_mutex_lock(&mu);
+  for (int i = 0; i < n; i++)
+    if (ops[i].calls != 1) {
+      int k = ops[i].calls;
+      pthread_mutex_unlock(&mu);
+      fail_msg("%s: callback %d ran %d times, want exactly once", what, i, k);
+    }
+  for (int i = 0; i < n; i++)
+    if (pthread_equal(ops[i].thread, pthread_self())) {
+      pthread_mutex_unlock(&mu);
+      fail_msg("%s: callback %d ran on the submitting thread, not the I/O thread", what, i);
+    }
+  pthread_mutex_unlock(&mu);
+}
+
+/* ---- pread_async / pwrite_async ---- */
+#define SRC_SIZE (12u << 20)
+#define NIO 96
+
+static void test_pread_many(void **s) {
+  (void)s;
+  lt_guard("pread_async many", 300);
+  uint8_t *data = lt_random(SRC_SIZE, 1);
+  lt_write_local("async_src", data, SRC_SIZE);
+  smb3_client *c = lt_connect("rsize=1M");
+  uint32_t rsize = smb3_rsize(c);
+  smb3_file *f = NULL;
+  int rc = smb3_open(c, "async_src", O_RDONLY, &f, NULL);
+  if (rc) fail_msg("open = %d: %s", rc, smb3_last_error(c));
+  struct op ops[NIO];
+  uint8_t *bufs[NIO];
+  uint64_t offs[NIO];
+  size_t lens[NIO], want[NIO];
+  memset(ops, 0, sizeof ops);
+  for (int i = 0; i < NIO; i++) {
+    /* big ones first, small ones after: a reason for the server to finish them out of order */
+    size_t len = i < 8 ? rsize : (size_t)(1 + ((uint64_t)i * 7919u) % 150000u);
+    uint64_t off = ((uint64_t)i * 1234577u) % (SRC_SIZE - len);
+    if (i == NIO - 2) off = SRC_SIZE - 10, len = 100;   /* past EOF: 10 bytes */
+    if (i == NIO - 1) off = SRC_SIZE + 5, len = 1000;   /* beyond EOF: 0 */
+    offs[i] = off;
+    lens[i] = len;
+    want[i] = off >= SRC_SIZE ? 0 : (SRC_SIZE - off < len ? SRC_SIZE - off : len);
+    bufs[i] = malloc(len);
+    assert_non_null(bufs[i]);
+    memset(bufs[i], 0xEE, len);
+  }
+  struct smb3_stats b = lt_stats(c);
+  for (int i = 0; i < NIO; i++) {
+    rc = smb3_pread_async(f, bufs[i], lens[i], offs[i], io_cb, &ops[i]);
+    if (rc) fail_msg("pread_async #%d (off %llu len %zu) = %d: %s", i, (unsigned long long)offs[i], lens[i], rc,
+                     smb3_last_error(c));
+  }
+  wait_ops(ops, NIO);
+  struct smb3_stats a = lt_stats(c);
+  int out_of_order = 0;
+  for (int i = 0; i < NIO; i++) {
+    if (ops[i].rc != (int64_t)want[i])
+      fail_msg("pread_async #%d (off %llu len %zu) = %lld, want %zu", i, (unsigned long long)offs[i], lens[i],
+               (long long)ops[i].rc, want[i]);
+    lt_assert_bytes("pread_async", bufs[i], want[i] ? data + offs[i] : data, want[i], offs[i]);
+    for (size_t k = want[i]; k < lens[i]; k++)
+      if (bufs[i][k] != 0xEE) fail_msg("pread_async #%d wrote past the %zu bytes it returned", i, want[i]);
+    if (ops[i].order != i) out_of_order = 1;
+  }
+  print_message("%d reads: completions %s submission order; %llu READs, credits in flight at most %u\n", NIO,
+                out_of_order ? "out of" : "in", (unsigned long long)(a.reads - b.reads), a.credits_max_in_flight);
+  if (a.reads - b.reads != NIO) fail_msg("%d pread_async calls sent %llu READs", NIO, (unsigned long long)(a.reads - b.reads));
+  if (a.credits_max_in_flight <= rsize / 65536)
+    fail_msg("never more than one request in flight (%u credits) although %d were submitted at once",
+             a.credits_max_in_flight, NIO);
+  check_once(c, ops, NIO, "pread_async");
+  /* too large for one request: refused, callback never runs */
+  struct op big = {0};
+  uint8_t *huge = malloc((size_t)rsize + 1);
+  assert_non_null(huge);
+  rc = smb3_pread_async(f, huge, (size_t)rsize + 1, 0, io_cb, &big);
+  assert_int_equal(rc, SMB3_EINVAL);
+  rc = smb3_pwrite_async(f, huge, (size_t)smb3_wsize(c) + 1, 0, io_cb, &big);
+  assert_int_equal(rc, SMB3_EINVAL);
+  check_once(c, ops, 0, "refused");
+  assert_int_equal(big.calls, 0);
+  free(huge);
+  for (int i = 0; i < NIO; i++) free(bufs[i]);
+  assert_int_equal(smb3_close(f), 0);
+  smb3_disconnect(c);
+  free(data);
+  lt_unguard();
+}
+
+static void test_pwrite_many(void **s) {
+  (void)s;
+  lt_guard("pwrite_async many", 300);
+  smb3_client *c = lt_connect("wsize=1M");
+  uint32_t wsize = smb3_wsize(c);
+  /* NIO adjacent pieces of mixed sizes covering [0, total), submitted in a scrambled order */
+  size_t lens[NIO];
+  uint64_t offs[NIO];
+  uint64_t total = 0;
+  for (int i = 0; i < NIO; i++) {
+    lens[i] = i % 11 == 0 ? wsize : (size_t)(1 + ((uint64_t)i * 104729u) % 90000u);
+    offs[i] = total;
+    total += lens[i];
+  }
+  uint8_t *data = lt_random(total, 2);
+  smb3_file *f = NULL;
+  int rc = smb3_open(c, "async_dst", O_RDWR | O_CREAT | O_TRUNC, &f, NULL);
+  if (rc) fail_msg("open = %d: %s", rc, smb3_last_error(c));
+  struct op ops[NIO];
+  memset(ops, 0, sizeof ops);
+  for (int k = 0; k < NIO; k++) {
+    int i = (int)(((unsigned)k * 37u) % NIO); /* 37 is coprime with 96: a permutation */
+    rc = smb3_pwrite_async(f, data + offs[i], lens[i], offs[i], io_cb, &ops[i]);
+    if (rc) fail_msg("pwrite_async #%d = %d: %s", i, rc, smb3_last_error(c));
+  }
+  wait_ops(ops, NIO);
+  for (int i = 0; i < NIO; i++)
+    if (ops[i].rc != (int64_t)lens[i])
+      fail_msg("pwrite_async #%d (off %llu len %zu) = %lld", i, (unsigned long long)offs[i], lens[i],
+               (long long)ops[i].rc);
+  check_once(c, ops, NIO, "pwrite_async");
+  assert_int_equal(smb3_close(f), 0);
+  size_t n;
+  uint8_t *got = lt_read_local("async_dst", &n);
+  assert_non_null(got);
+  if (n != total) fail_msg("file has %zu bytes, want %llu", n, (unsigned long long)total);
+  lt_assert_bytes("pwrite_async result", got, data, n, 0);
+  free(got);
+  free(data);
+  smb3_disconnect(c);
+  lt_unguard();
+}
+
+/* ---- metadata: async == sync ---- */
+static void same_stat(const char *what, const struct smb3_stat *a, const struct smb3_stat *b) {
+  if (a->size != b->size || a->is_dir != b->is_dir || a->attributes != b->attributes || a->ino != b->ino ||
+      a->mtime.sec != b->mtime.sec || a->mtime.nsec != b->mtime.nsec || a->btime.sec != b->btime.sec)
+    fail_msg("%s: async stat (size %llu dir %d attr 0x%x ino %llu mtime %lld.%09ld) differs from sync (size %llu "
+             "dir %d attr 0x%x ino %llu mtime %lld.%09ld)",
+             what, (unsigned long long)a->size, a->is_dir, a->attributes, (unsigned long long)a->ino,
+             (long long)a->mtime.sec, a->mtime.nsec, (unsigned long long)b->size, b->is_dir, b->attributes,
+             (unsigned long long)b->ino, (long long)b->mtime.sec, b->mtime.nsec);
+}
+
+/* Run one asynchronous call on a fresh op (ops[] keeps them all for the exactly-once check). */
+#define RUN1(call)                                                                                                 \
+  do {                                                                                                             \
+    o = &ops[no++];                                                                                                \
+    memset(o, 0, sizeof *o);                                                                                       \
+    int rc_ = (call);                                                                                              \
+    if (rc_) fail_msg("%s (%s): submitting failed: %d: %s", #call, mode, rc_, smb3_last_error(c));               \
+    wait_ops(o, 1);                                                                                                \
+  } while (0)
+
+#define SAME_RC(what, async_rc, sync_rc)                                                                           \
+  do {                                                                                                             \
+    if ((int)(async_rc) != (int)(sync_rc))                                                                         \
+      fail_msg("%s (%s): async %d (%s), sync %d (%s)", what, mode, (int)(async_rc), smb3_strerror((int)(async_rc)), \
+               (int)(sync_rc), smb3_strerror((int)(sync_rc)));                                                     \
+  } while (0)
+
+static const char *nm(const char *p, const char *x) {
+  static char buf[64][256];
+  static int k;
+  char *b = buf[k++ & 63];
+  snprintf(b, 256, "%s_%s", p, x);
+  return b;
+}
+
+static void meta(const char *mode, const char *opts, const char *p) {
+#define N(x) nm(p, x)
+  smb3_client *c = lt_connect(opts);
+  struct op ops[32], *o = NULL;
+  int no = 0;
+  int rc;
+  /* stat: existing file, directory, missing */
+  uint8_t *data = lt_random(4321, 3);
+  const char *file = N("file");
+  lt_write_local(file, data, 4321);
+  struct smb3_stat sst;
+  rc = smb3_stat(c, file, &sst);
+  assert_int_equal(rc, 0);
+  RUN1(smb3_stat_async(c, file, stat_cb, o));
+  SAME_RC("stat file", o->rc, 0);
+  if (!o->have_st) fail_msg("stat_async (%s): no attributes given to the callback", mode);
+  same_stat("stat file", &o->st, &sst);
+  assert_int_equal(o->st.size, 4321);
+  const char *dir = N("dir");
+  lt_mkdir_local(dir);
+  rc = smb3_stat(c, dir, &sst);
+  assert_int_equal(rc, 0);
+  RUN1(smb3_stat_async(c, dir, stat_cb, o));
+  SAME_RC("stat dir", o->rc, 0);
+  same_stat("stat dir", &o->st, &sst);
+  rc = smb3_stat(c, N("missing"), &sst);
+  RUN1(smb3_stat_async(c, N("missing"), stat_cb, o));
+  SAME_RC("stat missing", o->rc, rc);
+  assert_int_equal(rc, SMB3_ENOENT);
+
+  /* statvfs */
+  struct smb3_statvfs sv;
+  assert_int_equal(smb3_statvfs(c, &sv), 0);
+  RUN1(smb3_statvfs_async(c, statvfs_cb, o));
+  SAME_RC("statvfs", o->rc, 0);
+  assert_int_equal(o->sv.bsize * o->sv.blocks, sv.bsize * sv.blocks);
+
+  /* open (create) -> fstat -> close; open of a missing file */
+  const char *nf = N("opened");
+  RUN1(smb3_open_async(c, nf, O_RDWR | O_CREAT, open_cb, o));
+  SAME_RC("open create", o->rc, 0);
+  assert_non_null(o->f);
+  assert_true(lt_exists(nf));
+  smb3_file *af = o->f;
+  smb3_file *sf = NULL;
+  struct smb3_stat ost;
+  rc = smb3_open(c, nf, O_RDWR, &sf, &ost);
+  assert_int_equal(rc, 0);
+  if (!o->have_st) fail_msg("open_async (%s): no attributes given to the callback", mode);
+  assert_int_equal(o->st.is_dir, ost.is_dir);
+  assert_int_equal(o->st.size, ost.size);
+  assert_int_equal(smb3_pwrite(af, "hello", 5, 0), 5);
+  RUN1(smb3_fstat_async(af, stat_cb, o));
+  SAME_RC("fstat", o->rc, 0);
+  assert_int_equal(o->st.size, 5);
+  RUN1(smb3_close_async(af, done_cb, o));
+  SAME_RC("close", o->rc, 0);
+  assert_int_equal(smb3_close(sf), 0);
+  smb3_file *mf = NULL;
+  rc = smb3_open(c, N("missing"), O_RDONLY, &mf, NULL);
+  RUN1(smb3_open_async(c, N("missing"), O_RDONLY, open_cb, o));
+  SAME_RC("open missing", o->rc, rc);
+  assert_int_equal(rc, SMB3_ENOENT);
+  assert_null(o->f);
+  assert_null(mf);
+
+  /* mkdir: new, existing */
+  RUN1(smb3_mkdir_async(c, N("newdir"), done_cb, o));
+  SAME_RC("mkdir new", o->rc, 0);
+  assert_true(lt_is_dir(N("newdir")));
+  rc = smb3_mkdir(c, N("newdir"));
+  RUN1(smb3_mkdir_async(c, N("newdir"), done_cb, o));
+  SAME_RC("mkdir existing", o->rc, rc);
+  assert_int_equal(rc, SMB3_EEXIST);
+
+  /* rename: ok, missing source, onto existing without replace */
+  lt_write_local(N("ren_a"), "a", 1);
+  lt_write_local(N("ren_c"), "c", 1);
+  RUN1(smb3_rename_async(c, N("ren_a"), N("ren_b"), 0, done_cb, o));
+  SAME_RC("rename", o->rc, 0);
+  assert_false(lt_exists(N("ren_a")));
+  assert_true(lt_exists(N("ren_b")));
+  rc = smb3_rename(c, N("ren_a"), N("ren_x"), 0);
+  RUN1(smb3_rename_async(c, N("ren_a"), N("ren_x"), 0, done_cb, o));
+  SAME_RC("rename missing", o->rc, rc);
+  assert_int_equal(rc, SMB3_ENOENT);
+  rc = smb3_rename(c, N("ren_b"), N("ren_c"), 0);
+  RUN1(smb3_rename_async(c, N("ren_b"), N("ren_c"), 0, done_cb, o));
+  SAME_RC("rename onto existing", o->rc, rc);
+  assert_int_equal(rc, SMB3_EEXIST);
+
+  /* truncate, rmdir */
+  RUN1(smb3_truncate_async(c, file, 10, done_cb, o));
+  SAME_RC("truncate", o->rc, 0);
+  assert_int_equal(lt_stat_local(file).st_size, 10);
+  RUN1(smb3_rmdir_async(c, N("newdir"), done_cb, o));
+  SAME_RC("rmdir", o->rc, 0);
+  assert_false(lt_exists(N("newdir")));
+
+  /* unlink: existing, missing */
+  RUN1(smb3_unlink_async(c, N("ren_b"), done_cb, o));
+  SAME_RC("unlink", o->rc, 0);
+  assert_false(lt_exists(N("ren_b")));
+  rc = smb3_unlink(c, N("ren_b"));
+  RUN1(smb3_unlink_async(c, N("ren_b"), done_cb, o));
+  SAME_RC("unlink missing", o->rc, rc);
+  assert_int_equal(rc, SMB3_ENOENT);
+
+  check_once(c, ops, no, mode);
+  free(data);
+  smb3_disconnect(c);
+#undef N
+}
+
+static void test_meta_compound(void **s) {
+  (void)s;
+  lt_guard("async metadata (compound)", 300);
+  meta("compound", NULL, "am_c");
+  lt_unguard();
+}
+static void test_meta_nocompound(void **s) {
+  (void)s;
+  lt_guard("async metadata (nocompound)", 300);
+  meta("nocompound", "nocompound", "am_n");
+  lt_unguard();
+}
+
+/* Many metadata operations in flight at once: each completes exactly once with its own result. */
+#define NMETA 64
+static void many_meta(const char *opts, const char *p) {
+  smb3_client *c = lt_connect(opts);
+  static struct op st_ops[NMETA], mk_ops[NMETA];
+  memset(st_ops, 0, sizeof st_ops);
+  memset(mk_ops, 0, sizeof mk_ops);
+  char names[NMETA][64], dirs[NMETA][64];
+  for (int i = 0; i < NMETA; i++) {
+    snprintf(names[i], sizeof names[i], "%s_f%02d", p, i);
+    snprintf(dirs[i], sizeof dirs[i], "%s_d%02d", p, i);
+    if (i % 2 == 0) { /* odd ones are missing */
+      uint8_t *d = lt_random((size_t)i * 100, (uint64_t)i);
+      lt_write_local(names[i], d, (size_t)i * 100);
+      free(d);
+    }
+    if (i % 3 == 0) lt_mkdir_local(dirs[i]); /* mkdir of these must fail with EEXIST */
+  }
+  for (int i = 0; i < NMETA; i++) {
+    int rc = smb3_stat_async(c, names[i], stat_cb, &st_ops[i]);
+    if (rc) fail_msg("stat_async #%d = %d", i, rc);
+    rc = smb3_mkdir_async(c, dirs[i], done_cb, &mk_ops[i]);
+    if (rc) fail_msg("mkdir_async #%d = %d", i, rc);
+  }
+  wait_ops(st_ops, NMETA);
+  wait_ops(mk_ops, NMETA);
+  check_once(c, st_ops, NMETA, "many stat_async");
+  check_once(c, mk_ops, NMETA, "many mkdir_async");
+  for (int i = 0; i < NMETA; i++) {
+    if (i % 2 == 0) {
+      if (st_ops[i].rc != 0 || st_ops[i].st.size != (uint64_t)i * 100)
+        fail_msg("stat_async %s = %lld size %llu, want 0 size %d", names[i], (long long)st_ops[i].rc,
+                 (unsigned long long)st_ops[i].st.size, i * 100);
+    } else if (st_ops[i].rc != SMB3_ENOENT) {
+      fail_msg("stat_async %s (missing) = %lld, want SMB3_ENOENT", names[i], (long long)st_ops[i].rc);
+    }
+    int64_t want = i % 3 == 0 ? SMB3_EEXIST : 0;
+    if (mk_ops[i].rc != want) fail_msg("mkdir_async %s = %lld, want %lld", dirs[i], (long long)mk_ops[i].rc, (long long)want);
+    if (!lt_is_dir(dirs[i])) fail_msg("mkdir_async %s: no directory in the share", dirs[i]);
+  }
+  smb3_disconnect(c);
+}
+
+static void test_many_meta(void **s) {
+  (void)s;
+  lt_guard("many async metadata", 300);
+  many_meta(NULL, "mm_c");
+  many_meta("nocompound", "mm_n");
+  lt_unguard();
+}
+
+/* ---- callbacks submitting further requests: open -> write -> fstat -> close ---- */
+struct chain_ctx {
+  smb3_client *c;
+  smb3_file *f;
+  const uint8_t *data;
+  size_t len;
+  int step_calls[4];
+  int64_t rc[4];
+  struct smb3_stat st;
+  int done;
+};
+
+static void chain_fail(struct chain_ctx *x, int step, int64_t rc) {
+  pthread_mutex_lock(&mu);
+  x->rc[step] = rc;
+  x->done = 1;
+  pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
+}
+
+static void ch_closed(int rc, void *arg) {
+  struct chain_ctx *x = arg;
+  x->step_calls[3]++;
+  chain_fail(x, 3, rc);
+}
+static void ch_stat(int rc, const struct smb3_stat *st, void *arg) {
+  struct chain_ctx *x = arg;
+  x->step_calls[2]++;
+  x->rc[2] = rc;
+  if (st) x->st = *st;
+  int r = smb3_close_async(x->f, ch_closed, x);
+  if (r) chain_fail(x, 3, r);
+}
+static void ch_written(int64_t result, void *arg) {
+  struct chain_ctx *x = arg;
+  x->step_calls[1]++;
+  x->rc[1] = result;
+  int r = smb3_fstat_async(x->f, ch_stat, x);
+  if (r) chain_fail(x, 2, r);
+}
+static void ch_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
+  (void)st;
+  struct chain_ctx *x = arg;
+  x->step_calls[0]++;
+  x->rc[0] = rc;
+  if (rc) {
+    chain_fail(x, 0, rc);
+    return;
+  }
+  x->f = f;
+  int r = smb3_pwrite_async(f, x->data, x->len, 0, ch_written, x);
+  if (r) chain_fail(x, 1, r);
+}
+
+static void test_callback_chaining(void **s) {
+  (void)s;
+  lt_guard("callback chaining", 120);
+  smb3_client *c = lt_connect(NULL);
+  uint8_t *data = lt_random(100000, 9);
+  struct chain_ctx x = {.c = c, .data = data, .len = 100000};
+  int rc = smb3_open_async(c, "chained", O_RDWR | O_CREAT | O_TRUNC, ch_opened, &x);
+  if (rc) fail_msg("open_async = %d", rc);
+  pthread_mutex_lock(&mu);
+  while (!x.done) pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+  struct smb3_statvfs sv;
+  assert_int_equal(smb3_statvfs(c, &sv), 0); /* flush the I/O thread */
+  for (int i = 0; i < 4; i++)
+    if (x.step_calls[i] != 1) fail_msg("chained step %d: callback ran %d times", i, x.step_calls[i]);
+  assert_int_equal(x.rc[0], 0);
+  assert_int_equal(x.rc[1], 100000);
+  assert_int_equal(x.rc[2], 0);
+  assert_int_equal(x.st.size, 100000);
+  assert_int_equal(x.rc[3], 0);
+  size_t n;
+  uint8_t *got = lt_read_local("chained", &n);
+  assert_int_equal(n, 100000);
+  lt_assert_bytes("chained write", got, data, n, 0);
+  free(got);
+  free(data);
+  smb3_disconnect(c);
+  lt_unguard();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_pread_many),    cmocka_unit_test(test_pwrite_many),
+      cmocka_unit_test(test_meta_compound), cmocka_unit_test(test_meta_nocompound),
+      cmocka_unit_test(test_many_meta),     cmocka_unit_test(test_callback_chaining),
+  };
+  return cmocka_run_group_tests_name("lib_async", tests, NULL, NULL);
+}
