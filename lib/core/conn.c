@@ -402,10 +402,10 @@ static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int enc
     struct iovec iov = {(void *)msg, len};
     if ((rc = core_verify(c, &iov, 1, &h))) return rc;
   }
-  table_take(c, h.message_id, 1);
   struct smb3_msg *m = p->msg;
   m->rsp = malloc(len);
-  if (!m->rsp) return SMB3_ENOMEM;
+  if (!m->rsp) return SMB3_ENOMEM; /* still in the table: core_fail_all() frees it */
+  table_take(c, h.message_id, 1);
   memcpy(m->rsp, msg, len);
   m->rsp_len = len;
   if (h.command == SMB2_READ && h.status == NT_STATUS_SUCCESS) {
