@@ -195,6 +195,9 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   pthread_mutex_lock(&o->in->lock);
   int dirty = wb_dirty(o->in);
   int fresh = !dirty && o->in->attr_expiry > fs_now();
+  /* An unlinked open file is delete-pending on the server: its path cannot be opened any more,
+   * and nobody else can open it, so what we know (our own writes included) is its state. */
+  if (o->in->unlinked) fresh = 1;
   pthread_mutex_unlock(&o->in->lock);
   if (fresh)
     reply_attr_of(o);

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Randomized differential test (fs_random.py): 20,000 seeded mixed operations on the mount and
+# on a local directory side by side (cache=strict), then shorter runs under cache=none and
+# cache=loose,actimeo=0; results and final trees must be identical.
+source "$(dirname "$0")/lib.sh"
+PY=$(dirname "$0")/fs_random.py
+SEED=${FS_RANDOM_SEED:-20240611}
+run() { # NAME OPTIONS SEED NOPS
+  local M
+  mount_into M "$2"
+  mkdir "$M/$1" "$WORK/$1"
+  if python3 "$PY" "$M/$1" "$WORK/$1" "$3" "$4" >"$WORK/py.out" 2>&1; then
+    ok "$1: $(tail -1 "$WORK/py.out")"
+  else
+    bad "$1: $(cat "$WORK/py.out")"
+  fi
+  if [ -n "$(ls -a "$SMB3_TEST_SHARE_DIR/$1" "$SMB3_TEST_SHARE_DIR/$1"/d* | grep smb3fs-unlinked)" ]; then
+    bad "$1: hidden unlinked files left behind"
+  fi
+  fs_umount "$M"
+}
+run strict "" "$SEED" 20000
+run none "cache=none" $((SEED + 1)) 5000
+run loose "cache=loose,actimeo=0" $((SEED + 2)) 5000
+finish
