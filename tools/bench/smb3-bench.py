@@ -60,7 +60,7 @@ FULL = dict(
     rsizes=[64 * KiB, MiB, 4 * MiB],
     reps=3,
     mount_links=["loopback", "1gbit"],
-    mount_size={"loopback": GiB, "1gbit": 256 * MiB},
+    mount_size={"loopback": 512 * MiB, "1gbit": 128 * MiB},
     iperf_seconds=5,
 )
 QUICK = dict(
@@ -141,6 +141,21 @@ def tail(text, n=1):
     return " / ".join(lines[-n:]) if lines else ""
 
 
+def rsizes_for(dialect, rsizes, all_rsizes):
+    """SMB 2.0.2 has no multi-credit I/O: every rsize/wsize >= 64 KiB runs as 64 KiB on the wire, so only
+    the smallest of those is measured (unless --all-rsizes)."""
+    if dialect != "2.0.2" or all_rsizes:
+        return rsizes
+    big = [r for r in rsizes if r >= 64 * KiB]
+    return [r for r in rsizes if r < 64 * KiB] + big[:1]
+
+
+def mount_test_size(test, size):
+    """dd with bs=4k moves a quarter of the size: it measures per-call overhead, and a full-size run of a
+    4 KiB-per-round-trip client through the 1 ms link would take minutes."""
+    return size if test.endswith("1M") else max(4 * KiB, size // 4)
+
+
 class Result:
     def __init__(self, rc, wall, cpu, out, err, timed_out):
         self.rc, self.wall, self.cpu, self.out, self.err, self.timed_out = rc, wall, cpu, out, err, timed_out
@@ -167,6 +182,7 @@ class Bench:
         self.rows = []  # dicts for the CSV
         self.md = []  # markdown report lines
         self.notes = []
+        self.examples = {}  # one command line of each kind, for the report
 
     # ---- output ----
 
@@ -182,9 +198,23 @@ class Bench:
         line = " ".join(shlex.quote(str(c)) for c in cmd)
         if env_extra:
             line = " ".join(f"{k}={shlex.quote(str(v))}" for k, v in env_extra.items()) + " " + line
-        if stdout:
+        if stdout and stdout != "PIPE":
             line += f" > {stdout}"
         line = self.mask(line)
+        words = [os.path.basename(str(cmd[0]))] + [str(c) for c in cmd[1:]]
+        kind = words[0]
+        if kind == "smb3":
+            kind += " " + next((w for w in words[1:] if w in ("cat", "get", "put")), "")
+        elif kind == "smbclient":
+            kind += " " + words[-1].split()[0].rstrip(";")
+        elif kind in ("smb3-ops", "dd"):
+            kind += " " + " ".join(w for w in words if w in ("statvfs", "stat", "ls", "listdir", "nocompound")
+                                   or w.startswith(("if=/dev/zero", "bs=")))
+        elif kind == "python3" or kind.startswith("python"):
+            kind = "stat loop"
+        elif kind == "iperf3":
+            kind += " -R" if "-R" in words else " -s" if "-s" in words else ""
+        self.examples.setdefault(kind, line)
         if not self.a.quiet:
             self.say(f"    $ {line}")
         if self.log:
@@ -410,7 +440,7 @@ class Bench:
             for link in links:
                 for direction, extra in (("up", []), ("down", ["-R"])):
                     cmd = ["iperf3", "-c", "127.0.0.1", "-p", str(ports[link]), "-l", "1M",
-                           "-t", str(self.a.iperf_seconds), "-J", *extra]
+                           "-t", str(self.a.iperf_seconds), "-O", "1", "-J", *extra]
                     r = self.run(cmd, stdout_path="PIPE", timeout=self.a.iperf_seconds + 30)
                     try:
                         j = json.loads(r.out)
@@ -443,13 +473,14 @@ class Bench:
         ceiling = self.iperf(links, sizes)
         ports = self.link_ports(links)
         # one unmeasured transfer so the first measured one does not pay for cold caches in smbd
-        self.run([a.smb3, "-q", "cat", self.url(self.port, self.remote_name(min(sizes.values())))],
-                 stdout_path="/dev/null", timeout=a.timeout)
+        warm = [a.smb3, "-q", "cat", self.url(self.port, self.remote_name(min(sizes.values())))]
+        self.say(f"    (warm-up, unmeasured: {self.mask(' '.join(warm))} > /dev/null)")
+        self.run(warm, stdout_path="/dev/null", timeout=a.timeout, quiet=True)
         samples = {}
         for link in links:
             for dialect in dialects:
                 cases = []
-                for rsize in rsizes:
+                for rsize in self.rsizes_for(dialect, rsizes):
                     cases += [(t, dialect, rsize) for t in a.io_tools if t.startswith("smb3-")]
                 cases += [(t, dialect, None) for t in a.io_tools if t.startswith("smbclient-")]
                 for rep in range(reps):
@@ -461,6 +492,9 @@ class Bench:
                         samples.setdefault((link,) + case, []).append(self.io_one(case, ports[link], sizes[link]))
         self.io_report(samples, sizes, ceiling, links, dialects, rsizes)
         self.say(f"(io section: {now() - t_start:.0f} s)")
+
+    def rsizes_for(self, dialect, rsizes):
+        return rsizes_for(dialect, rsizes, self.a.all_rsizes)
 
     def io_report(self, samples, sizes, ceiling, links, dialects, rsizes):
         a = self.a
@@ -496,7 +530,11 @@ class Bench:
               "of the iperf3 ceiling on that link (get/cat: iperf3 -R, put: iperf3). CPU: user+sys seconds of the "
               "client process per GiB. Wire size and credits: max_read_size/max_write_size and "
               "credits_max_in_flight from `smb3 --stats`, READs/WRITEs and round trips per transfer; smbclient "
-              "picks its own I/O size (not configurable, not reported). Local files on /dev/shm, share on tmpfs.", ""]
+              "picks its own I/O size (not configurable, not reported). Local files on /dev/shm, share on tmpfs."
+              + (" Dialect 2.0.2 has no multi-credit I/O, so only its smallest rsize/wsize >= 64k is run (larger "
+                 "ones are capped to 64 KiB on the wire; --all-rsizes runs them anyway)."
+                 if "2.0.2" in dialects and not a.all_rsizes and len(self.rsizes_for("2.0.2", rsizes)) < len(rsizes)
+                 else ""), ""]
         if ceiling:
             md += ["| TCP ceiling (iperf3 -l 1M) | link | client->server MB/s | server->client MB/s (-R) |",
                    "|---|---|---:|---:|"]
@@ -512,7 +550,8 @@ class Bench:
                       "smbclient-get": "smbclient get", "smbclient-put": "smbclient put"}
         for link in links:
             for dialect in dialects:
-                keys = [(link, t, dialect, r) for r in rsizes for t in a.io_tools if t.startswith("smb3-")]
+                keys = [(link, t, dialect, r) for r in self.rsizes_for(dialect, rsizes) for t in a.io_tools
+                        if t.startswith("smb3-")]
                 keys += [(link, t, dialect, None) for t in a.io_tools if t.startswith("smbclient-")]
                 for key in keys:
                     rec = summary.get(key)
@@ -568,7 +607,7 @@ class Bench:
             with open(path, "w") as f:
                 f.write("# label " + " ".join(tools) + "\n")
                 for dialect in dialects:
-                    for rsize in rsizes:
+                    for rsize in self.rsizes_for(dialect, rsizes):
                         vals = []
                         for t in tools:
                             key = (link, t, dialect, None if t.startswith("smbclient-") else rsize)
@@ -585,6 +624,7 @@ class Bench:
              "set datafile missing 'NaN'", "set style data histograms", "set style histogram clustered gap 1",
              "set style fill solid 0.85 border -1", "set boxwidth 0.9", "set key outside right top",
              "set ylabel 'MB/s (median)'", "set grid ytics", "set xtics rotate by -30",
+             "set lmargin at screen 0.06", "set rmargin at screen 0.74",
              f"set multiplot layout {len(files)},1 title 'smb3 vs smbclient, {a.reps} rep(s); x = dialect and "
              f"smb3 rsize/wsize (smbclient: same bar in each group); dashed: iperf3 TCP ceiling'"]
         for link, path, top, nrows in files:
@@ -595,15 +635,17 @@ class Bench:
             ymax = max([top] + list(shown.values())) * 1.12 or 1
             g.append(f"set yrange [0:{ymax:.1f}]")
             g.append(f"set xrange [-0.5:{nrows - 0.5}]")
-            for i, (direction, c) in enumerate(shown.items()):
+            keys = []
+            for direction, c in shown.items():
                 color = "#1f77b4" if direction == "down" else "#d62728"
                 g.append(f"set arrow from graph 0, first {c:.1f} to graph 1, first {c:.1f} nohead dt 2 lw 1.5 "
                          f"lc rgb '{color}'")
-                g.append(f"set label 'iperf3 {'-R (reads)' if direction == 'down' else '(writes)'} {c:.0f} MB/s' "
-                         f"at graph {0.01 + 0.2 * i}, first {c:.1f} offset 0,0.6 tc rgb '{color}' font ',8'")
+                keys.append(f"keyentry with lines dt 2 lw 1.5 lc rgb '{color}' title 'TCP ceiling "
+                            f"{'server->client (iperf3 -R)' if direction == 'down' else 'client->server (iperf3)'} "
+                            f"{c:.0f}'")
             note = f" (iperf3 TCP ceiling off scale: {', '.join(off)} MB/s)" if off else ""
             g.append(f"set title '{LINKS[link][0]}, {fmt_size(sizes[link])} file{note}'")
-            plots = [f"'{path}' using {i + 2}:xtic(1) title '{titles[t]}'" for i, t in enumerate(tools)]
+            plots = [f"'{path}' using {i + 2}:xtic(1) title '{titles[t]}'" for i, t in enumerate(tools)] + keys
             g.append("plot " + ", ".join(plots))
         g.append("unset multiplot")
         self.gnuplot("io", g)
@@ -642,6 +684,9 @@ class Bench:
         ops = [("statvfs", n, "", "volume", "volume (FS volume info: open+query+close)"),
                ("stat", n, "statme.txt", "allinfo statme.txt", "allinfo (several queries)"),
                ("ls", nls, "dir1000", "ls dir1000/*", "ls of the 1000-file directory")]
+        usage = self.run([a.smb3_ops], stdout_path="PIPE", quiet=True)
+        if "listdir" in usage.err + usage.out:  # smb3_listdir_async: the whole listing chained on the I/O thread
+            ops.append(("listdir", nls, "dir1000", "ls dir1000/*", "ls of the 1000-file directory"))
         variants = [("smb3-ops", "compound"), ("smb3-ops", "nocompound"), ("smbclient", "")]
         samples = {}
         for rep in range(a.reps):
@@ -691,8 +736,9 @@ class Bench:
               f"Through {LINKS[link][0]}; smb3 = tools/smb3-ops (one connection, N operations, time inside the "
               "process), smbclient = one session running the command N times, minus a session running it once, "
               f"divided by N-1. Round trips for smb3 are counted by the library; for smbclient they are estimated "
-              f"as time / {rt_ms:.2f} ms (the time of one round trip measured by the compounded smb3 statvfs). "
-              "Dialect 3.1.1 for all.", "",
+              f"as time / {rt_ms:.2f} ms (the time of one round trip measured by the compounded smb3 statvfs), "
+              "which holds only where round trips dominate (not for listings: Samba spends tens of ms producing "
+              "1000 entries). Dialect 3.1.1 for all.", "",
               "| op | tool | variant | link | N | reps | ms/op | round trips/op | vs smbclient |",
               "|---|---|---|---|---:|---:|---:|---:|---:|"]
         for op, count, path, sc_cmd, sc_note in ops:
@@ -704,13 +750,15 @@ class Bench:
                 label = "smb3-ops " + ("(compounded)" if variant == "compound" else "-o nocompound") \
                     if tool == "smb3-ops" else f"smbclient {sc_note}"
                 what = {"statvfs": "statvfs of the share", "stat": "stat of one file",
-                        "ls": "list 1000-file directory"}[op]
+                        "ls": "list 1000-file dir (opendir/readdir)",
+                        "listdir": "list 1000-file dir (smb3_listdir_async)"}[op]
                 if rec.get("ms") is None:
                     md.append(f"| {what} | {tool} | {label} | {link} | {count} | {rec['n']} | failed: "
                               f"{'; '.join(sorted(set(rec['errors'])))[:200]} | | |")
                     status = "failed: " + "; ".join(sorted(set(rec["errors"])))
                 else:
-                    rts = f"{rec['rts']:.2f}" if rec["rts"] is not None else f"~{rec['ms'] / rt_ms:.1f} (est.)"
+                    rts = f"{rec['rts']:.2f}" if rec["rts"] is not None else \
+                        f"~{rec['ms'] / rt_ms:.1f} (est.)" if op in ("statvfs", "stat") else "n/a"
                     ratio = f"{rec['ms'] / sc:.2f}x time" if sc and tool != "smbclient" else ""
                     bad = f" ({len(rec['errors'])}/{rec['n']} failed)" if rec["errors"] else ""
                     md.append(f"| {what} | {tool} | {label} | {link} | {count} | {rec['n']} | "
@@ -725,7 +773,8 @@ class Bench:
                                       rsize=variant, size=count, reps=rec["n"],
                                       ms_per_op=f"{rec['ms']:.4f}" if rec.get("ms") is not None else "",
                                       round_trips_per_op=(f"{rec['rts']:.3f}" if rec.get("rts") is not None else
-                                                          (f"~{rec['ms'] / rt_ms:.2f}" if rec.get("ms") else "")),
+                                                          (f"~{rec['ms'] / rt_ms:.2f}"
+                                                           if rec.get("ms") and op in ("statvfs", "stat") else "")),
                                       status=status, command=self.mask(" ".join(shlex.quote(str(c)) for c in cmd))))
         self.md += md + [""]
         # plot: ms/op per op, one bar per variant, log scale
@@ -862,6 +911,7 @@ class Bench:
             cpu0 = self.proc_tree_cpu(p.pid)
             if test.startswith(("read", "write")):
                 bs = MiB if test.endswith("1M") else 4 * KiB
+                size = mount_test_size(test, size)
                 if test.startswith("read"):
                     cmd = ["dd", f"if={os.path.join(root, self.remote_name(size))}", "of=/dev/null", f"bs={fmt_size(bs)}"]
                 else:
@@ -881,11 +931,14 @@ class Bench:
                 res["mbps"] = done / 1e6 / r.wall
                 res["cpu"] = (self.proc_tree_cpu(p.pid) - cpu0 + r.cpu) / (max(done, 1) / GiB)
             else:
-                code = ("import os,sys,time\np,n,op=sys.argv[1],int(sys.argv[2]),sys.argv[3]\n"
-                        "f=os.statvfs if op=='statfs' else os.stat\nf(p)\nt=time.monotonic()\n"
-                        "for _ in range(n): f(p)\nprint(time.monotonic()-t, f(p).f_blocks if op=='statfs' else 1)\n")
+                loop = os.path.join(self.ws, "statloop.py")
+                with open(loop, "w") as f:
+                    f.write("import os, sys, time\npath, n, op = sys.argv[1], int(sys.argv[2]), sys.argv[3]\n"
+                            "f = os.statvfs if op == 'statfs' else os.stat\nf(path)  # warm-up: lookup, connect\n"
+                            "t = time.monotonic()\nfor _ in range(n):\n    f(path)\n"
+                            "print(time.monotonic() - t, f(path).f_blocks if op == 'statfs' else 1)\n")
                 path = root if test == "statfs" else os.path.join(root, "statme.txt")
-                r = self.run([sys.executable, "-c", code, path, str(self.a.meta_n), test], stdout_path="PIPE",
+                r = self.run([sys.executable, loop, path, str(self.a.meta_n), test], stdout_path="PIPE",
                              timeout=self.a.mount_timeout)
                 if not r.ok:
                     res["error"] = r.why()
@@ -916,10 +969,12 @@ class Bench:
         missing = [t for t in tools if t != "smb3fs" and not shutil.which(t)]
         links = a.mount_links
         sizes = {link: a.mount_size[link] for link in links}
-        self.say(f"tools {','.join(tools)}; links {','.join(links)}; tests {','.join(MOUNT_TESTS)}; reps {a.reps}; "
+        self.say(f"tools {','.join(tools)}; links {','.join(links)}; tests {','.join(a.mount_tests)}; reps {a.reps}; "
                  "sizes " + ", ".join(f"{link} {fmt_size(sizes[link])}" for link in links))
         for size in set(sizes.values()):
-            self.make_file(os.path.join(self.share_dir, self.remote_name(size)), size)
+            for test in MOUNT_TESTS[:2]:
+                size_t = mount_test_size(test, size)
+                self.make_file(os.path.join(self.share_dir, self.remote_name(size_t)), size_t)
         self.make_file(os.path.join(self.share_dir, "statme.txt"), 4096)
         t_start = now()
         ports = self.link_ports(links)
@@ -928,7 +983,7 @@ class Bench:
             for rep in range(a.reps):
                 order = tools[rep % len(tools):] + tools[:rep % len(tools)]
                 self.say(f"  {link} rep {rep + 1}/{a.reps} (load {loadavg()})")
-                for test in MOUNT_TESTS:
+                for test in a.mount_tests:
                     for tool in order:
                         if tool in missing:
                             s = dict(error=f"{tool} not installed (scripts/install-deps.sh bench)")
@@ -950,7 +1005,8 @@ class Bench:
                                 + " (path HOST:PORT/share)",
                     "rclone": "--vfs-cache-mode off" + (" --attr-timeout 0s --dir-cache-time 0s" if nc else "")}[tool]
         md = ["## FUSE mounts (issue 5)", "",
-              "Fresh mount (and drop_caches) for every run. dd: MB/s of dd's wall time (writes with conv=fsync); "
+              "Fresh mount (and drop_caches) for every run. dd: MB/s of dd's wall time (writes with conv=fsync; bs=4k "
+              "runs move a quarter of the size); "
               "CPU = user+sys of the FUSE daemon and its children plus dd, per GiB. statfs/stat: "
               f"{a.meta_n} calls of os.statvfs()/os.stat() after one warm-up call, ms per call, mounted with attribute "
               "caching off (see the options column) so the calls reach the client. 'partial' = dd stopped by the "
@@ -958,7 +1014,7 @@ class Bench:
               "| tool | test | link | size | reps | MB/s or ms/op | CPU s/GiB | mount options | status |",
               "|---|---|---|---|---:|---:|---:|---|---|"]
         for link in links:
-            for test in MOUNT_TESTS:
+            for test in a.mount_tests:
                 for tool in tools:
                     ss = samples.get((link, test, tool), [])
                     if not ss:
@@ -979,23 +1035,27 @@ class Bench:
                         cell, cpu_cell = f"{val:.3f} ms/op", ""
                     else:
                         cell, cpu_cell = f"failed: {errs[0][:160]}", ""
-                    size = fmt_size(sizes[link]) if test.startswith(("read", "write")) else f"{a.meta_n} calls"
+                    size = fmt_size(mount_test_size(test, sizes[link])) if test.startswith(("read", "write")) \
+                        else f"{a.meta_n} calls"
                     md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {cpu_cell} | "
-                              f"{opts(tool, test)} | {status if status != 'ok' or not good else 'ok'} |")
+                              f"{opts(tool, test)} | {status if good else 'failed'} |")
                     self.rows.append(dict(section="mount", tool=tool, op=test, dialect="", link=link, rsize="",
-                                          size=sizes[link] if test.startswith(("read", "write")) else a.meta_n,
+                                          size=mount_test_size(test, sizes[link])
+                                          if test.startswith(("read", "write")) else a.meta_n,
                                           reps=len(ss),
                                           median_MBps=f"{val:.1f}" if good and "mbps" in good[0] else "",
                                           ms_per_op=f"{val:.4f}" if good and "ms" in good[0] else "",
                                           cpu_s_per_GiB=f"{cpu:.3f}" if cpu != "" else "", status=status,
                                           command=opts(tool, test)))
         self.md += md + [""]
+        if not any(t.startswith(("read", "write")) for t in a.mount_tests):
+            return
         files = []
         for link in links:
             path = os.path.join(a.out, f"mount-{link}.dat")
             with open(path, "w") as f:
                 f.write("# test " + " ".join(tools) + "\n")
-                for test in MOUNT_TESTS[:4]:
+                for test in [t for t in a.mount_tests if t.startswith(("read", "write"))]:
                     vals = []
                     for tool in tools:
                         good = [s for s in samples.get((link, test, tool), []) if not s.get("error")]
@@ -1008,7 +1068,8 @@ class Bench:
              "set grid ytics", "set yrange [0:*]", "set ylabel 'MB/s (median)'", "set key outside right top",
              f"set multiplot layout {len(files)},1 title 'dd through FUSE mounts'"]
         for link, path in files:
-            g.append(f"set title '{LINKS[link][0]}, {fmt_size(sizes[link])}'")
+            g.append(f"set title '{LINKS[link][0]}, {fmt_size(sizes[link])} (bs=4k: "
+                     f"{fmt_size(mount_test_size('read-4k', sizes[link]))})'")
             g.append("plot " + ", ".join(f"'{path}' using {i + 2}:xtic(1) title '{t}'" for i, t in enumerate(tools)))
         g.append("unset multiplot")
         self.gnuplot("mount", g)
@@ -1065,6 +1126,8 @@ class Bench:
             shutil.rmtree(self.ws, ignore_errors=True)
         header.append(f"- total time {now() - t0:.0f} s; load at end {loadavg()}")
         notes = ["", "Notes:"] + [f"- {n}" for n in self.notes] if self.notes else []
+        self.md += ["## Commands", "", "One example of each kind (every command run is in commands.log):", "", "```"]
+        self.md += [self.examples[k] for k in sorted(self.examples)] + ["```", ""]
         report = "\n".join(header + [""] + self.md + notes) + "\n"
         with open(os.path.join(a.out, "report.md"), "w") as f:
             f.write(report)
@@ -1118,8 +1181,8 @@ def parse_args(argv):
                     "TCP ceiling, on a throwaway tmpfs Samba share, directly and through netsim.",
         epilog="Full set (no options, what `make bench` runs): io on loopback (1 GiB file), netsim 1 Gbit/s 1 ms "
                "(256 MiB) and 10 Gbit/s 1 ms (512 MiB) x dialects 2.0.2,2.1,3.0,3.1.1 x rsize/wsize 64k,1M,4M x "
-               "3 reps; meta (1000 ops, 1 ms RTT); mount (1 GiB loopback, 256 MiB through 1 Gbit/s; skipped "
-               "without build/fs/smb3fs).\n--quick: 256 MiB, 1 rep, 3.1.1 only, 1M and 4M, loopback + 1 Gbit/s.\n"
+               "3 reps (2.0.2 only at 64k); meta (1000 ops, 1 ms RTT); mount (512 MiB loopback, 128 MiB through "
+               "1 Gbit/s, a quarter of that for bs=4k; skipped without build/fs/smb3fs). About 35 min on 2 cores.\n--quick: 256 MiB, 1 rep, 3.1.1 only, 1M and 4M, loopback + 1 Gbit/s.\n"
                "Examples:\n  smb3-bench --quick\n  smb3-bench --section io --links loopback --dialects 3.1.1 "
                "--size 1G --reps 5\n  smb3-bench --section mount --mount-tools smbnetfs,rclone --size 256M")
     p.add_argument("--quick", action="store_true", help="small subset (see below)")
@@ -1130,9 +1193,13 @@ def parse_args(argv):
     p.add_argument("--links", type=csv_list(["loopback", "1gbit", "10gbit"]), help="io links")
     p.add_argument("--dialects", type=csv_list(list(DIALECTS)), help="io dialects")
     p.add_argument("--rsizes", type=lambda s: [parse_size(x) for x in s.split(",")], help="io rsize=wsize list")
+    p.add_argument("--all-rsizes", action="store_true",
+                   help="also run 2.0.2 with every rsize (they all become 64 KiB on the wire)")
     p.add_argument("--io-tools", type=csv_list(IO_TOOLS), default=IO_TOOLS, help="subset of " + ",".join(IO_TOOLS))
     p.add_argument("--mount-tools", type=csv_list(MOUNT_TOOLS), default=MOUNT_TOOLS,
                    help="subset of smb3fs,smbnetfs,rclone; without smb3fs the section runs even if smb3fs is absent")
+    p.add_argument("--mount-tests", type=csv_list(MOUNT_TESTS), default=MOUNT_TESTS,
+                   help="subset of " + ",".join(MOUNT_TESTS))
     p.add_argument("--mount-links", type=csv_list(["loopback", "1gbit", "10gbit"]), help="mount links")
     p.add_argument("--smb3fs", help="smb3fs binary (default BUILD/fs/smb3fs)")
     p.add_argument("--smb3fs-opts", default="", help="extra smb3fs -o options (e.g. cache=strict,actimeo=0)")
@@ -1155,6 +1222,7 @@ def parse_args(argv):
     a.argv = ["smb3-bench"] + shown
     base = QUICK if a.quick else FULL
     subset = {"--section", "--size", "--reps", "--links", "--dialects", "--rsizes", "--io-tools", "--mount-tools",
+              "--mount-tests", "--all-rsizes",
               "--mount-links", "--meta-n", "--iperf-seconds"}
     a.full = not a.quick and not any(x.split("=")[0] in subset for x in argv)
     a.io_links = a.links or base["io_links"]
@@ -1193,8 +1261,8 @@ def outer(a, argv):
     print("smb3-bench plan:")
     print(f"  build {a.build}, results in {a.out}")
     if "io" in a.section:
-        n_cases = len(a.dialects) * (len(a.rsizes) * sum(t.startswith("smb3-") for t in a.io_tools)
-                                     + sum(t.startswith("smbclient-") for t in a.io_tools))
+        n_cases = sum(len(rsizes_for(d, a.rsizes, a.all_rsizes)) * sum(t.startswith("smb3-") for t in a.io_tools)
+                      + sum(t.startswith("smbclient-") for t in a.io_tools) for d in a.dialects)
         print(f"  io: links {','.join(a.io_links)} ("
               + ", ".join(f"{link} {fmt_size(a.io_size[link])}" for link in a.io_links)
               + f"), dialects {','.join(a.dialects)}, rsize=wsize {','.join(map(fmt_size, a.rsizes))}, "
