@@ -53,6 +53,76 @@ static inline void lt_guard(const char *what, unsigned seconds) {
 }
 static inline void lt_unguard(void) { alarm(0); }
 
+
+/* ---- resources released by lt_teardown ----
+ * A failing assertion leaves the test function by longjmp; whatever it still held (64 MiB
+ * buffers, open files, connected clients) is released by lt_teardown (use
+ * cmocka_unit_test_teardown(test, lt_teardown)), so that the sanitizer build reports the
+ * failure itself rather than leaks, and later tests start clean. lt_free/lt_close/lt_disconnect
+ * release early and untrack; on untracked pointers they behave like free/smb3_close/
+ * smb3_disconnect. */
+#define LT_TRACK_MAX 512
+static void *lt_bufs[LT_TRACK_MAX];
+static smb3_file *lt_files[LT_TRACK_MAX];
+static smb3_client *lt_clients[LT_TRACK_MAX];
+
+static inline void lt_track(void **tab, void *p) {
+  if (!p) return;
+  for (int i = 0; i < LT_TRACK_MAX; i++)
+    if (!tab[i]) {
+      tab[i] = p;
+      return;
+    }
+}
+static inline int lt_untrack(void **tab, void *p) {
+  if (!p) return 0;
+  for (int i = 0; i < LT_TRACK_MAX; i++)
+    if (tab[i] == p) {
+      tab[i] = NULL;
+      return 1;
+    }
+  return 0;
+}
+static inline void *lt_malloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) fail_msg("out of memory (%zu bytes)", n);
+  lt_track(lt_bufs, p);
+  return p;
+}
+static inline void *lt_calloc(size_t n, size_t m) {
+  void *p = calloc(n ? n : 1, m ? m : 1);
+  if (!p) fail_msg("out of memory");
+  lt_track(lt_bufs, p);
+  return p;
+}
+static inline void lt_free(void *p) {
+  lt_untrack(lt_bufs, p);
+  free(p);
+}
+static inline smb3_file *lt_track_file(smb3_file *f) {
+  lt_track((void **)lt_files, f);
+  return f;
+}
+static inline int lt_close(smb3_file *f) {
+  lt_untrack((void **)lt_files, f);
+  return smb3_close(f);
+}
+static inline void lt_disconnect(smb3_client *c) {
+  lt_untrack((void **)lt_clients, c);
+  smb3_disconnect(c);
+}
+static inline int lt_teardown(void **state) {
+  (void)state;
+  lt_unguard();
+  for (int i = 0; i < LT_TRACK_MAX; i++)
+    if (lt_files[i]) smb3_close(lt_files[i]), lt_files[i] = NULL;
+  for (int i = 0; i < LT_TRACK_MAX; i++)
+    if (lt_clients[i]) smb3_disconnect(lt_clients[i]), lt_clients[i] = NULL;
+  for (int i = 0; i < LT_TRACK_MAX; i++)
+    if (lt_bufs[i]) free(lt_bufs[i]), lt_bufs[i] = NULL;
+  return 0;
+}
+
 /* ---- connecting ---- */
 /* Options for the test server's URL plus `extra` (comma-separated smb3 options, may be NULL).
  * Keep-alive ECHOs are turned off so that they never add to the counters a test looks at. */
@@ -72,6 +142,7 @@ static inline smb3_client *lt_connect(const char *extra) {
   int rc = smb3_connect(&o, &c, err, sizeof err);
   smb3_options_free(&o);
   if (rc || !c) fail_msg("smb3_connect(%s) = %d (%s): %s", extra ? extra : "", rc, smb3_strerror(rc), err);
+  lt_track((void **)lt_clients, c);
   return c;
 }
 
@@ -143,8 +214,7 @@ static inline uint8_t *lt_read_local(const char *rel, size_t *len) {
   if (fd < 0) return NULL;
   struct stat st;
   if (fstat(fd, &st) != 0) fail_msg("fstat: %s", strerror(errno));
-  uint8_t *b = malloc((size_t)st.st_size + 1);
-  assert_non_null(b);
+  uint8_t *b = lt_malloc((size_t)st.st_size + 1);
   size_t done = 0;
   while (done < (size_t)st.st_size) {
     ssize_t n = read(fd, b + done, (size_t)st.st_size - done);
@@ -196,8 +266,7 @@ static inline void lt_fill(uint8_t *buf, size_t len, uint64_t seed) {
 }
 
 static inline uint8_t *lt_random(size_t len, uint64_t seed) {
-  uint8_t *b = malloc(len ? len : 1);
-  assert_non_null(b);
+  uint8_t *b = lt_malloc(len);
   lt_fill(b, len, seed);
   return b;
 }

@@ -120,6 +120,7 @@ static void test_pread_many(void **s) {
   smb3_file *f = NULL;
   int rc = smb3_open(c, "async_src", O_RDONLY, &f, NULL);
   if (rc) fail_msg("open = %d: %s", rc, smb3_last_error(c));
+  lt_track_file(f);
   struct op ops[NIO];
   uint8_t *bufs[NIO];
   uint64_t offs[NIO];
@@ -134,7 +135,7 @@ static void test_pread_many(void **s) {
     offs[i] = off;
     lens[i] = len;
     want[i] = off >= SRC_SIZE ? 0 : (SRC_SIZE - off < len ? SRC_SIZE - off : len);
-    bufs[i] = malloc(len);
+    bufs[i] = lt_malloc(len);
     assert_non_null(bufs[i]);
     memset(bufs[i], 0xEE, len);
   }
@@ -165,7 +166,7 @@ static void test_pread_many(void **s) {
   check_once(c, ops, NIO, "pread_async");
   /* too large for one request: refused, callback never runs */
   struct op big = {0};
-  uint8_t *huge = malloc((size_t)rsize + 1);
+  uint8_t *huge = lt_malloc((size_t)rsize + 1);
   assert_non_null(huge);
   rc = smb3_pread_async(f, huge, (size_t)rsize + 1, 0, io_cb, &big);
   assert_int_equal(rc, SMB3_EINVAL);
@@ -173,11 +174,11 @@ static void test_pread_many(void **s) {
   assert_int_equal(rc, SMB3_EINVAL);
   check_once(c, ops, 0, "refused");
   assert_int_equal(big.calls, 0);
-  free(huge);
-  for (int i = 0; i < NIO; i++) free(bufs[i]);
-  assert_int_equal(smb3_close(f), 0);
-  smb3_disconnect(c);
-  free(data);
+  lt_free(huge);
+  for (int i = 0; i < NIO; i++) lt_free(bufs[i]);
+  assert_int_equal(lt_close(f), 0);
+  lt_disconnect(c);
+  lt_free(data);
   lt_unguard();
 }
 
@@ -199,6 +200,7 @@ static void test_pwrite_many(void **s) {
   smb3_file *f = NULL;
   int rc = smb3_open(c, "async_dst", O_RDWR | O_CREAT | O_TRUNC, &f, NULL);
   if (rc) fail_msg("open = %d: %s", rc, smb3_last_error(c));
+  lt_track_file(f);
   struct op ops[NIO];
   memset(ops, 0, sizeof ops);
   for (int k = 0; k < NIO; k++) {
@@ -212,15 +214,15 @@ static void test_pwrite_many(void **s) {
       fail_msg("pwrite_async #%d (off %llu len %zu) = %lld", i, (unsigned long long)offs[i], lens[i],
                (long long)ops[i].rc);
   check_once(c, ops, NIO, "pwrite_async");
-  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(lt_close(f), 0);
   size_t n;
   uint8_t *got = lt_read_local("async_dst", &n);
   assert_non_null(got);
   if (n != total) fail_msg("file has %zu bytes, want %llu", n, (unsigned long long)total);
   lt_assert_bytes("pwrite_async result", got, data, n, 0);
-  free(got);
-  free(data);
-  smb3_disconnect(c);
+  lt_free(got);
+  lt_free(data);
+  lt_disconnect(c);
   lt_unguard();
 }
 
@@ -303,11 +305,12 @@ static void meta(const char *mode, const char *opts, const char *p) {
   SAME_RC("open create", o->rc, 0);
   assert_non_null(o->f);
   assert_true(lt_exists(nf));
-  smb3_file *af = o->f;
+  smb3_file *af = lt_track_file(o->f);
   smb3_file *sf = NULL;
   struct smb3_stat ost;
   rc = smb3_open(c, nf, O_RDWR, &sf, &ost);
   assert_int_equal(rc, 0);
+  lt_track_file(sf);
   if (!o->have_st) fail_msg("open_async (%s): no attributes given to the callback", mode);
   assert_int_equal(o->st.is_dir, ost.is_dir);
   assert_int_equal(o->st.size, ost.size);
@@ -315,9 +318,10 @@ static void meta(const char *mode, const char *opts, const char *p) {
   RUN1(smb3_fstat_async(af, stat_cb, o));
   SAME_RC("fstat", o->rc, 0);
   assert_int_equal(o->st.size, 5);
+  lt_untrack((void **)lt_files, af);
   RUN1(smb3_close_async(af, done_cb, o));
   SAME_RC("close", o->rc, 0);
-  assert_int_equal(smb3_close(sf), 0);
+  assert_int_equal(lt_close(sf), 0);
   smb3_file *mf = NULL;
   rc = smb3_open(c, N("missing"), O_RDONLY, &mf, NULL);
   RUN1(smb3_open_async(c, N("missing"), O_RDONLY, open_cb, o));
@@ -369,8 +373,8 @@ static void meta(const char *mode, const char *opts, const char *p) {
   assert_int_equal(rc, SMB3_ENOENT);
 
   check_once(c, ops, no, mode);
-  free(data);
-  smb3_disconnect(c);
+  lt_free(data);
+  lt_disconnect(c);
 #undef N
 }
 
@@ -401,7 +405,7 @@ static void many_meta(const char *opts, const char *p) {
     if (i % 2 == 0) { /* odd ones are missing */
       uint8_t *d = lt_random((size_t)i * 100, (uint64_t)i);
       lt_write_local(names[i], d, (size_t)i * 100);
-      free(d);
+      lt_free(d);
     }
     if (i % 3 == 0) lt_mkdir_local(dirs[i]); /* mkdir of these must fail with EEXIST */
   }
@@ -427,7 +431,7 @@ static void many_meta(const char *opts, const char *p) {
     if (mk_ops[i].rc != want) fail_msg("mkdir_async %s = %lld, want %lld", dirs[i], (long long)mk_ops[i].rc, (long long)want);
     if (!lt_is_dir(dirs[i])) fail_msg("mkdir_async %s: no directory in the share", dirs[i]);
   }
-  smb3_disconnect(c);
+  lt_disconnect(c);
 }
 
 static void test_many_meta(void **s) {
@@ -516,17 +520,17 @@ static void test_callback_chaining(void **s) {
   uint8_t *got = lt_read_local("chained", &n);
   assert_int_equal(n, 100000);
   lt_assert_bytes("chained write", got, data, n, 0);
-  free(got);
-  free(data);
-  smb3_disconnect(c);
+  lt_free(got);
+  lt_free(data);
+  lt_disconnect(c);
   lt_unguard();
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_pread_many),    cmocka_unit_test(test_pwrite_many),
-      cmocka_unit_test(test_meta_compound), cmocka_unit_test(test_meta_nocompound),
-      cmocka_unit_test(test_many_meta),     cmocka_unit_test(test_callback_chaining),
+      cmocka_unit_test_teardown(test_pread_many, lt_teardown),    cmocka_unit_test_teardown(test_pwrite_many, lt_teardown),
+      cmocka_unit_test_teardown(test_meta_compound, lt_teardown), cmocka_unit_test_teardown(test_meta_nocompound, lt_teardown),
+      cmocka_unit_test_teardown(test_many_meta, lt_teardown),     cmocka_unit_test_teardown(test_callback_chaining, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_async", tests, NULL, NULL);
 }

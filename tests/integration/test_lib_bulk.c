@@ -66,7 +66,7 @@ static smb3_file *open_or_fail(smb3_client *c, const char *path, int flags) {
   smb3_file *f = NULL;
   int rc = smb3_open(c, path, flags, &f, NULL);
   if (rc) fail_msg("%s: open %s = %d: %s", cur_tag, path, rc, smb3_last_error(c));
-  return f;
+  return lt_track_file(f);
 }
 
 /* Read [off, off+len) with read_range and read_stream; the file holds data[0..fsize). */
@@ -74,7 +74,7 @@ static void check_read(smb3_client *c, smb3_file *f, const uint8_t *data, uint64
   uint64_t end = off + len < fsize ? off + len : fsize;
   size_t want = off < fsize ? (size_t)(end - off) : 0;
   /* read_range, with guard bytes around the caller's buffer */
-  uint8_t *raw = malloc(len + 64);
+  uint8_t *raw = lt_malloc(len + 64);
   assert_non_null(raw);
   memset(raw, 0xA5, len + 64);
   uint8_t *buf = raw + 32;
@@ -99,7 +99,7 @@ static void check_read(smb3_client *c, smb3_file *f, const uint8_t *data, uint64
     fail_msg("%s: read_stream(off=%llu, len=%zu): the sink got %llu bytes, the call returned %lld", cur_tag,
              (unsigned long long)off, len, (unsigned long long)(s.next - off), (long long)r);
   lt_assert_bytes(cur_tag, buf, exp, want, off);
-  free(raw);
+  lt_free(raw);
 }
 
 static void check_local(const char *rel, const uint8_t *want, size_t len) {
@@ -108,7 +108,7 @@ static void check_local(const char *rel, const uint8_t *want, size_t len) {
   if (!got) fail_msg("%s: %s does not exist in the share", cur_tag, rel);
   if (n != len) fail_msg("%s: %s has %zu bytes in the share, want %zu", cur_tag, rel, n, len);
   lt_assert_bytes(rel, got, want, len, 0);
-  free(got);
+  lt_free(got);
 }
 
 /* ---- every dialect, rsize = wsize = 64 KiB ---- */
@@ -155,7 +155,7 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
       {5, fsize + 3 * K64},         /* the whole file and more */
   };
   for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++) check_read(c, f, data, fsize, rd[i].off, rd[i].len);
-  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(lt_close(f), 0);
 
   /* a file smaller than one request, and an empty one */
   lt_write_local(small, data, 100);
@@ -164,15 +164,15 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   check_read(c, f, data, 100, 0, 100);
   check_read(c, f, data, 100, 99, K64);
   check_read(c, f, data, 100, 37, 10);
-  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(lt_close(f), 0);
   lt_write_local(empty, "", 0);
   f = open_or_fail(c, empty, O_RDONLY);
   check_read(c, f, data, 0, 0, K64 + 1);
-  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(lt_close(f), 0);
 
   /* write_range: overlapping pieces at odd offsets, a hole, then compare with the share */
   const size_t wcap = 400000 + K64 + 1;
-  uint8_t *ref = calloc(1, wcap);
+  uint8_t *ref = lt_calloc(1, wcap);
   assert_non_null(ref);
   size_t wlen = 0;
   f = open_or_fail(c, w, O_RDWR | O_CREAT | O_TRUNC);
@@ -192,13 +192,13 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
                n < 0 ? smb3_last_error(c) : "");
     memcpy(ref + wr[i].off, piece, wr[i].len);
     if (wr[i].off + wr[i].len > wlen) wlen = (size_t)(wr[i].off + wr[i].len);
-    free(piece);
+    lt_free(piece);
   }
   /* what the handle reads back is what the share holds */
   check_read(c, f, ref, wlen, 0, wlen + 10);
-  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(lt_close(f), 0);
   check_local(w, ref, wlen);
-  free(ref);
+  lt_free(ref);
 
   /* write_stream: 3*64K+5 bytes at offset 7 of a new file */
   const size_t slen = 3 * K64 + 5;
@@ -208,12 +208,12 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   int64_t r = smb3_write_stream(f, 7, source_feed, &so, NULL, NULL);
   if (r != (int64_t)slen) fail_msg("%s: write_stream(off=7, %zu bytes) = %lld: %s", tag, slen, (long long)r,
                                    r < 0 ? smb3_last_error(c) : "");
-  assert_int_equal(smb3_close(f), 0);
-  uint8_t *want = calloc(1, slen + 7);
+  assert_int_equal(lt_close(f), 0);
+  uint8_t *want = lt_calloc(1, slen + 7);
   assert_non_null(want);
   memcpy(want + 7, sdata, slen);
   check_local(ws, want, slen + 7);
-  free(want);
+  lt_free(want);
   /* exactly two requests' worth, into the middle of an existing file */
   uint8_t *base = lt_random(5 * K64, 300 + dialect);
   lt_write_local(ws2, base, 5 * K64);
@@ -222,20 +222,20 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   r = smb3_write_stream(f, K64 + 3, source_feed, &so2, NULL, NULL);
   if (r != (int64_t)(2 * K64)) fail_msg("%s: write_stream(2 x 64K at 64K+3) = %lld: %s", tag, (long long)r,
                                         r < 0 ? smb3_last_error(c) : "");
-  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(lt_close(f), 0);
   memcpy(base + K64 + 3, sdata, 2 * K64);
   check_local(ws2, base, 5 * K64);
-  free(base);
+  lt_free(base);
   /* nothing to write */
   f = open_or_fail(c, ws0, O_RDWR | O_CREAT | O_TRUNC);
   struct source so0 = {sdata, 0, 0, 0, 0};
   r = smb3_write_stream(f, 0, source_feed, &so0, NULL, NULL);
   assert_int_equal(r, 0);
-  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(lt_close(f), 0);
   check_local(ws0, sdata, 0);
-  free(sdata);
-  free(data);
-  smb3_disconnect(c);
+  lt_free(sdata);
+  lt_free(data);
+  lt_disconnect(c);
   lt_unguard();
 }
 
@@ -275,7 +275,7 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
   snprintf(rel2, sizeof rel2, "big_%s_%s_s", vers, size_opt);
   cur_tag = tag;
   lt_guard(tag, 300);
-  uint8_t *data = lt_random(BIG, size), *back = malloc(BIG);
+  uint8_t *data = lt_random(BIG, size), *back = lt_malloc(BIG);
   assert_non_null(back);
 
   /* write_range on a fresh connection (so the in-flight maximum is this transfer's) */
@@ -285,8 +285,8 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
   ssize_t n = smb3_write_range(f, data, BIG, 0);
   if (n != (ssize_t)BIG) fail_msg("%s: write_range 64 MiB = %zd: %s", tag, n, smb3_last_error(c));
   check_wire("write_range", c, &b, 0, size);
-  assert_int_equal(smb3_close(f), 0);
-  smb3_disconnect(c);
+  assert_int_equal(lt_close(f), 0);
+  lt_disconnect(c);
   check_local(rel, data, BIG);
 
   /* read_stream */
@@ -299,8 +299,8 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
   if (r != (int64_t)BIG) fail_msg("%s: read_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
   check_wire("read_stream", c, &b, 1, size);
   lt_assert_bytes("read_stream 64 MiB", back, data, BIG, 0);
-  assert_int_equal(smb3_close(f), 0);
-  smb3_disconnect(c);
+  assert_int_equal(lt_close(f), 0);
+  lt_disconnect(c);
 
   /* write_stream of other data, then read_range */
   lt_fill(data, BIG, size + 7);
@@ -311,8 +311,8 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
   r = smb3_write_stream(f, 0, source_feed, &so, NULL, NULL);
   if (r != (int64_t)BIG) fail_msg("%s: write_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
   check_wire("write_stream", c, &b, 0, size);
-  assert_int_equal(smb3_close(f), 0);
-  smb3_disconnect(c);
+  assert_int_equal(lt_close(f), 0);
+  lt_disconnect(c);
   check_local(rel2, data, BIG);
 
   c = lt_connect(opts);
@@ -323,18 +323,18 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
   if (n != (ssize_t)BIG) fail_msg("%s: read_range 64 MiB = %zd: %s", tag, n, smb3_last_error(c));
   check_wire("read_range", c, &b, 1, size);
   lt_assert_bytes("read_range 64 MiB", back, data, BIG, 0);
-  assert_int_equal(smb3_close(f), 0);
-  smb3_disconnect(c);
+  assert_int_equal(lt_close(f), 0);
+  lt_disconnect(c);
 
   /* keep the share small */
   char *p = lt_local(rel);
   unlink(p);
-  free(p);
+  lt_free(p);
   p = lt_local(rel2);
   unlink(p);
-  free(p);
-  free(back);
-  free(data);
+  lt_free(p);
+  lt_free(back);
+  lt_free(data);
   lt_unguard();
 }
 
@@ -345,9 +345,9 @@ static void test_big_311_4m(void **s) { (void)s; big_transfer("3.1.1", "4M", 4u 
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bulk_202),   cmocka_unit_test(test_bulk_21),    cmocka_unit_test(test_bulk_30),
-      cmocka_unit_test(test_bulk_302),   cmocka_unit_test(test_bulk_311),   cmocka_unit_test(test_big_21_1m),
-      cmocka_unit_test(test_big_21_4m),  cmocka_unit_test(test_big_311_1m), cmocka_unit_test(test_big_311_4m),
+      cmocka_unit_test_teardown(test_bulk_202, lt_teardown),   cmocka_unit_test_teardown(test_bulk_21, lt_teardown),    cmocka_unit_test_teardown(test_bulk_30, lt_teardown),
+      cmocka_unit_test_teardown(test_bulk_302, lt_teardown),   cmocka_unit_test_teardown(test_bulk_311, lt_teardown),   cmocka_unit_test_teardown(test_big_21_1m, lt_teardown),
+      cmocka_unit_test_teardown(test_big_21_4m, lt_teardown),  cmocka_unit_test_teardown(test_big_311_1m, lt_teardown), cmocka_unit_test_teardown(test_big_311_4m, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_bulk", tests, NULL, NULL);
 }

@@ -85,13 +85,16 @@ static char *name(const struct mode *m, const char *fmt, ...) {
 
 static int group_setup(void **state) {
   (void)state;
-  for (int i = 0; i < 2; i++) modes[i].c = lt_connect(modes[i].opts);
+  for (int i = 0; i < 2; i++) { /* shared by all tests: not released by lt_teardown */
+    modes[i].c = lt_connect(modes[i].opts);
+    lt_untrack((void **)lt_clients, modes[i].c);
+  }
   return 0;
 }
 
 static int group_teardown(void **state) {
   (void)state;
-  for (int i = 0; i < 2; i++) smb3_disconnect(modes[i].c);
+  for (int i = 0; i < 2; i++) lt_disconnect(modes[i].c);
   return 0;
 }
 
@@ -103,7 +106,7 @@ static void test_rt_stat(void **state) {
     uint8_t *data = lt_random(1000, 1);
     const char *f = name(m, "stat_file");
     lt_write_local(f, data, 1000);
-    free(data);
+    lt_free(data);
     struct stat ls = lt_stat_local(f);
     struct smb3_stat st;
     struct delta d;
@@ -208,7 +211,7 @@ static void test_rt_rename(void **state) {
     assert_non_null(got);
     assert_int_equal(n, 777);
     lt_assert_bytes("renamed file", got, data, n, 0);
-    free(got);
+    lt_free(got);
     /* replacing an existing file */
     const char *src2 = name(m, "ren_src2");
     lt_write_local(src2, "new", 3);
@@ -220,7 +223,7 @@ static void test_rt_rename(void **state) {
     assert_int_equal(n, 3);
     assert_memory_equal(got, "new", 3);
     assert_false(lt_exists(src2));
-    free(got);
+    lt_free(got);
     /* a directory, into a subdirectory */
     const char *dsrc = name(m, "ren_dir"), *ddst = name(m, "ren_dir_parent");
     lt_mkdir_local(dsrc);
@@ -232,7 +235,7 @@ static void test_rt_rename(void **state) {
     check_rt(m, "rename dir", &d, 3);
     assert_true(lt_is_dir(to));
     assert_false(lt_exists(dsrc));
-    free(data);
+    lt_free(data);
   }
 }
 
@@ -252,7 +255,7 @@ static void test_rt_truncate(void **state) {
     uint8_t *got = lt_read_local(f, &n);
     assert_int_equal(n, 123);
     lt_assert_bytes("truncated file", got, data, 123, 0);
-    free(got);
+    lt_free(got);
     MEASURE(m, d, rc = smb3_truncate(m->c, f, 70000));
     if (rc) fail_msg("truncate %s up (%s) = %d: %s", f, m->name, rc, smb3_last_error(m->c));
     check_rt(m, "truncate (extend)", &d, 3);
@@ -261,8 +264,8 @@ static void test_rt_truncate(void **state) {
     lt_assert_bytes("extended file head", got, data, 123, 0);
     for (size_t k = 123; k < n; k++)
       if (got[k]) fail_msg("extended file: byte %zu is 0x%02x, want 0", k, got[k]);
-    free(got);
-    free(data);
+    lt_free(got);
+    lt_free(data);
   }
 }
 
@@ -301,7 +304,7 @@ static void test_rt_read_file(void **state) {
       uint8_t *data = lt_random(size, 4 + size);
       lt_write_local(f, data, size);
       size_t cap = size + 4096;
-      uint8_t *buf = malloc(cap);
+      uint8_t *buf = lt_malloc(cap);
       assert_non_null(buf);
       struct delta d;
       ssize_t n;
@@ -310,8 +313,8 @@ static void test_rt_read_file(void **state) {
       check_rt(m, "read_file", &d, 3);
       assert_int_equal(n, size);
       lt_assert_bytes("read_file", buf, data, size, 0);
-      free(buf);
-      free(data);
+      lt_free(buf);
+      lt_free(data);
     }
   }
 }
@@ -335,7 +338,7 @@ static void test_rt_write_file(void **state) {
       assert_non_null(got);
       assert_int_equal(got_n, size);
       lt_assert_bytes("write_file", got, data, size, 0);
-      free(got);
+      lt_free(got);
       /* overwriting a longer file leaves exactly the new content */
       uint8_t *longer = lt_random(size + 5000, 6);
       lt_write_local(f, longer, size + 5000);
@@ -345,9 +348,9 @@ static void test_rt_write_file(void **state) {
       got = lt_read_local(f, &got_n);
       assert_int_equal(got_n, size);
       lt_assert_bytes("write_file (overwrite)", got, data, size, 0);
-      free(got);
-      free(longer);
-      free(data);
+      lt_free(got);
+      lt_free(longer);
+      lt_free(data);
     }
   }
 }
@@ -373,7 +376,7 @@ static void test_rt_listing(void **state) {
       snprintf(rel, sizeof rel, "%s/%s", dn, nm);
       lt_write_local(rel, "0123456", (size_t)(k % 7));
     }
-    unsigned char *seen = calloc(NLIST, 1);
+    unsigned char *seen = lt_calloc(NLIST, 1);
     assert_non_null(seen);
     struct smb3_stats b = lt_stats(m->c);
     smb3_dir *dir = NULL;
@@ -396,7 +399,7 @@ static void test_rt_listing(void **state) {
     assert_int_equal(rc, 0);
     struct smb3_stats a = lt_stats(m->c);
     struct delta d = delta_of(&b, &a);
-    free(seen);
+    lt_free(seen);
     assert_int_equal(count, NLIST);
     uint64_t q = d.cmd[LT_CMD_QUERY_DIRECTORY];
     double per = q > 1 ? (double)NLIST / (double)(q - 1) : NLIST;
@@ -509,12 +512,12 @@ static void test_err_rename_exists(void **state) {
     uint8_t *got = lt_read_local(a, &n);
     assert_non_null(got);
     assert_int_equal(n, 4);
-    free(got);
+    lt_free(got);
     got = lt_read_local(b, &n);
     assert_non_null(got);
     assert_int_equal(n, 2);
     assert_memory_equal(got, "BB", 2);
-    free(got);
+    lt_free(got);
   }
 }
 
@@ -573,24 +576,24 @@ static void test_err_rmdir_file(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rt_stat),
-      cmocka_unit_test(test_rt_statvfs),
-      cmocka_unit_test(test_rt_mkdir),
-      cmocka_unit_test(test_rt_rmdir),
-      cmocka_unit_test(test_rt_unlink),
-      cmocka_unit_test(test_rt_rename),
-      cmocka_unit_test(test_rt_truncate),
-      cmocka_unit_test(test_rt_utimens),
-      cmocka_unit_test(test_rt_read_file),
-      cmocka_unit_test(test_rt_write_file),
-      cmocka_unit_test(test_rt_listing),
-      cmocka_unit_test(test_err_missing),
-      cmocka_unit_test(test_err_missing_read_file),
-      cmocka_unit_test(test_err_mkdir_exists),
-      cmocka_unit_test(test_err_rename_exists),
-      cmocka_unit_test(test_err_rmdir_notempty),
-      cmocka_unit_test(test_err_unlink_dir),
-      cmocka_unit_test(test_err_rmdir_file),
+      cmocka_unit_test_teardown(test_rt_stat, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_statvfs, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_mkdir, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_rmdir, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_unlink, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_rename, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_truncate, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_utimens, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_read_file, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_write_file, lt_teardown),
+      cmocka_unit_test_teardown(test_rt_listing, lt_teardown),
+      cmocka_unit_test_teardown(test_err_missing, lt_teardown),
+      cmocka_unit_test_teardown(test_err_missing_read_file, lt_teardown),
+      cmocka_unit_test_teardown(test_err_mkdir_exists, lt_teardown),
+      cmocka_unit_test_teardown(test_err_rename_exists, lt_teardown),
+      cmocka_unit_test_teardown(test_err_rmdir_notempty, lt_teardown),
+      cmocka_unit_test_teardown(test_err_unlink_dir, lt_teardown),
+      cmocka_unit_test_teardown(test_err_rmdir_file, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_compound", tests, group_setup, group_teardown);
 }

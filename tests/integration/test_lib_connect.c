@@ -30,7 +30,7 @@ static void expect_connect_error(const char *what, const char *url, const char *
   int rc = smb3_connect(&o, &c, err, sizeof err);
   smb3_options_free(&o);
   if (rc == 0) {
-    smb3_disconnect(c);
+    lt_disconnect(c);
     fail_msg("%s: connected, want %d (%s)", what, want, smb3_strerror(want));
   }
   print_message("%s: %d (%s): %s\n", what, rc, smb3_strerror(rc), err);
@@ -56,7 +56,7 @@ static void test_right_credentials(void **s) {
   smb3_client *c = lt_connect(NULL);
   struct smb3_statvfs sv;
   assert_int_equal(smb3_statvfs(c, &sv), 0);
-  smb3_disconnect(c);
+  lt_disconnect(c);
 }
 
 static void test_wrong_password(void **s) {
@@ -111,22 +111,22 @@ static void test_dialect_default_range(void **s) {
   assert_int_equal(smb3_dialect(c), 0x0210);
   struct smb3_statvfs sv;
   assert_int_equal(smb3_statvfs(c, &sv), 0);
-  smb3_disconnect(c);
+  lt_disconnect(c);
 }
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "dialect")) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dialect_pinned_311),
-        cmocka_unit_test(test_dialect_default_range),
+        cmocka_unit_test_teardown(test_dialect_pinned_311, lt_teardown),
+        cmocka_unit_test_teardown(test_dialect_default_range, lt_teardown),
     };
     return cmocka_run_group_tests_name("lib_connect_dialect", tests, NULL, NULL);
   }
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_right_credentials),
-      cmocka_unit_test(test_wrong_password),
-      cmocka_unit_test(test_unknown_share),
-      cmocka_unit_test(test_closed_port),
+      cmocka_unit_test_teardown(test_right_credentials, lt_teardown),
+      cmocka_unit_test_teardown(test_wrong_password, lt_teardown),
+      cmocka_unit_test_teardown(test_unknown_share, lt_teardown),
+      cmocka_unit_test_teardown(test_closed_port, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_connect", tests, NULL, NULL);
 }

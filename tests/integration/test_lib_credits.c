@@ -59,13 +59,14 @@ static void few_credits(const char *vers, const char *size) {
   snprintf(rel, sizeof rel, "credits_%s_%s", vers, size);
   cur_tag = tag;
   lt_guard(tag, 400);
-  uint8_t *data = lt_random(BIG, 77), *back = malloc(BIG);
+  uint8_t *data = lt_random(BIG, 77), *back = lt_malloc(BIG);
   assert_non_null(back);
 
   smb3_client *c = lt_connect(opts);
   smb3_file *f = NULL;
   int rc = smb3_open(c, rel, O_RDWR | O_CREAT | O_TRUNC, &f, NULL);
   if (rc) fail_msg("%s: open = %d: %s", tag, rc, smb3_last_error(c));
+  lt_track_file(f);
   ssize_t n = smb3_write_range(f, data, BIG, 0);
   if (n != (ssize_t)BIG) fail_msg("%s: write_range 64 MiB = %zd (%s): %s", tag, n, smb3_strerror((int)n), smb3_last_error(c));
   check_credits(c, "write_range");
@@ -73,17 +74,18 @@ static void few_credits(const char *vers, const char *size) {
   if (n != (ssize_t)BIG) fail_msg("%s: read_range 64 MiB = %zd (%s): %s", tag, n, smb3_strerror((int)n), smb3_last_error(c));
   lt_assert_bytes("read_range", back, data, BIG, 0);
   check_credits(c, "read_range");
-  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(lt_close(f), 0);
   size_t ln;
   uint8_t *local = lt_read_local(rel, &ln);
   assert_int_equal(ln, BIG);
   lt_assert_bytes("file in the share after write_range", local, data, BIG, 0);
-  free(local);
+  lt_free(local);
 
   /* streams: other data */
   lt_fill(data, BIG, 78);
   rc = smb3_open(c, rel, O_RDWR | O_TRUNC, &f, NULL);
   if (rc) fail_msg("%s: reopen = %d: %s", tag, rc, smb3_last_error(c));
+  lt_track_file(f);
   struct source so = {data};
   int64_t r = smb3_write_stream(f, 0, source_feed, &so, NULL, NULL);
   if (r != (int64_t)BIG) fail_msg("%s: write_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
@@ -93,18 +95,18 @@ static void few_credits(const char *vers, const char *size) {
   if (r != (int64_t)BIG) fail_msg("%s: read_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
   lt_assert_bytes("read_stream", back, data, BIG, 0);
   check_credits(c, "streams");
-  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(lt_close(f), 0);
   /* metadata still works on the same connection */
   struct smb3_stat st;
   rc = smb3_stat(c, rel, &st);
   if (rc) fail_msg("%s: stat = %d: %s", tag, rc, smb3_last_error(c));
   assert_int_equal(st.size, BIG);
-  smb3_disconnect(c);
+  lt_disconnect(c);
   char *p = lt_local(rel);
   unlink(p);
-  free(p);
-  free(back);
-  free(data);
+  lt_free(p);
+  lt_free(back);
+  lt_free(data);
   lt_unguard();
 }
 
@@ -119,31 +121,32 @@ static void test_few_credits_202(void **s) {
   cur_tag = "vers=2.0.2 (max credits 16)";
   lt_guard(cur_tag, 400);
   size_t len = 8u << 20;
-  uint8_t *data = lt_random(len, 79), *back = malloc(len);
+  uint8_t *data = lt_random(len, 79), *back = lt_malloc(len);
   assert_non_null(back);
   smb3_client *c = lt_connect("vers=2.0.2,timeout=30");
   smb3_file *f = NULL;
   int rc = smb3_open(c, "credits_202", O_RDWR | O_CREAT | O_TRUNC, &f, NULL);
   if (rc) fail_msg("%s: open = %d: %s", cur_tag, rc, smb3_last_error(c));
+  lt_track_file(f);
   ssize_t n = smb3_write_range(f, data, len, 0);
   if (n != (ssize_t)len) fail_msg("%s: write_range = %zd: %s", cur_tag, n, smb3_last_error(c));
   n = smb3_read_range(f, back, len, 0);
   if (n != (ssize_t)len) fail_msg("%s: read_range = %zd: %s", cur_tag, n, smb3_last_error(c));
   lt_assert_bytes("read_range", back, data, len, 0);
   check_credits(c, "ranges");
-  assert_int_equal(smb3_close(f), 0);
-  smb3_disconnect(c);
-  free(back);
-  free(data);
+  assert_int_equal(lt_close(f), 0);
+  lt_disconnect(c);
+  lt_free(back);
+  lt_free(data);
   lt_unguard();
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_few_credits_202),
-      cmocka_unit_test(test_few_credits_21),
-      cmocka_unit_test(test_few_credits_311),
-      cmocka_unit_test(test_few_credits_311_1m),
+      cmocka_unit_test_teardown(test_few_credits_202, lt_teardown),
+      cmocka_unit_test_teardown(test_few_credits_21, lt_teardown),
+      cmocka_unit_test_teardown(test_few_credits_311, lt_teardown),
+      cmocka_unit_test_teardown(test_few_credits_311_1m, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_credits", tests, NULL, NULL);
 }

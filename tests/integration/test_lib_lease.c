@@ -84,7 +84,7 @@ static smb3_file *open_leased(smb3_client *c, const char *path, const uint8_t ke
   pthread_mutex_unlock(&mu);
   if (o.rc) fail_msg("open_lease_async callback: %d (%s): %s", o.rc, smb3_strerror(o.rc), smb3_last_error(c));
   assert_non_null(o.f);
-  return o.f;
+  return lt_track_file(o.f);
 }
 
 static void lease_break(const char *vers, const char *rel) {
@@ -114,6 +114,7 @@ static void lease_break(const char *vers, const char *rel) {
   smb3_file *fb = NULL;
   int rc = smb3_open(bc, rel, O_RDWR, &fb, NULL);
   if (rc) fail_msg("vers=%s: second client's open = %d (%s): %s", vers, rc, smb3_strerror(rc), smb3_last_error(bc));
+  lt_track_file(fb);
   pthread_mutex_lock(&mu);
   int breaks_at_open = b.n;
   pthread_mutex_unlock(&mu);
@@ -144,10 +145,10 @@ static void lease_break(const char *vers, const char *rel) {
   n = smb3_pread(fa, buf, sizeof buf, 0);
   assert_int_equal(n, 10);
   assert_memory_equal(buf, "XYZ3456789", 10);
-  assert_int_equal(smb3_close(fb), 0);
-  assert_int_equal(smb3_close(fa), 0);
-  smb3_disconnect(bc);
-  smb3_disconnect(a);
+  assert_int_equal(lt_close(fb), 0);
+  assert_int_equal(lt_close(fa), 0);
+  lt_disconnect(bc);
+  lt_disconnect(a);
   lt_unguard();
 }
 
@@ -163,17 +164,17 @@ static void test_no_lease_202(void **s) {
   uint8_t key[16] = {1, 2, 3};
   smb3_file *f = open_leased(c, "lease_202", key, SMB3_LEASE_READ | SMB3_LEASE_WRITE | SMB3_LEASE_HANDLE);
   assert_int_equal(smb3_file_lease(f), 0);
-  assert_int_equal(smb3_close(f), 0);
-  smb3_disconnect(c);
+  assert_int_equal(lt_close(f), 0);
+  lt_disconnect(c);
   lt_unguard();
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_lease_311),
-      cmocka_unit_test(test_lease_30),
-      cmocka_unit_test(test_lease_21),
-      cmocka_unit_test(test_no_lease_202),
+      cmocka_unit_test_teardown(test_lease_311, lt_teardown),
+      cmocka_unit_test_teardown(test_lease_30, lt_teardown),
+      cmocka_unit_test_teardown(test_lease_21, lt_teardown),
+      cmocka_unit_test_teardown(test_no_lease_202, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_lease", tests, NULL, NULL);
 }

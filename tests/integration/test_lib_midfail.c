@@ -34,11 +34,12 @@ static uint8_t *big_data;
 static int group_setup(void **state) {
   (void)state;
   big_data = lt_random(BIG, 4242);
+  lt_untrack(lt_bufs, big_data); /* shared by all tests: not released by lt_teardown */
   return 0;
 }
 static int group_teardown(void **state) {
   (void)state;
-  free(big_data);
+  lt_free(big_data);
   return 0;
 }
 
@@ -122,7 +123,7 @@ static void fire(struct ctx *x) {
   case ACT_TRUNCATE: {
     char *p = lt_local(x->rel);
     if (truncate(p, (off_t)x->truncate_to) != 0) fail_msg("truncate %s: %s", p, strerror(errno));
-    free(p);
+    lt_free(p);
     break;
   }
   case ACT_CLOSE_SHARE: close_share(); break;
@@ -155,7 +156,7 @@ static smb3_file *open_or_fail(smb3_client *c, const char *path, int flags) {
   smb3_file *f = NULL;
   int rc = smb3_open(c, path, flags, &f, NULL);
   if (rc) fail_msg("open %s = %d: %s", path, rc, smb3_last_error(c));
-  return f;
+  return lt_track_file(f);
 }
 
 /* ---- (a) truncation by another party ---- */
@@ -164,7 +165,7 @@ static int64_t read_with_truncate(const char *rel, uint64_t to, const char *opts
   smb3_client *c = lt_connect(opts);
   smb3_file *f = open_or_fail(c, rel, O_RDONLY);
   struct ctx x = {.act = ACT_TRUNCATE, .truncate_to = to, .rel = rel};
-  x.got = calloc(1, BIG);
+  x.got = lt_calloc(1, BIG);
   assert_non_null(x.got);
   int64_t r = smb3_read_stream(f, 0, BIG, sink, &x, NULL, NULL);
   print_message("read_stream with truncation to %llu: returned %lld (%s), sink got %llu bytes\n",
@@ -177,8 +178,8 @@ static int64_t read_with_truncate(const char *rel, uint64_t to, const char *opts
   if (r < 0) lt_assert_one_line("read_stream error", smb3_last_error(c));
   /* never garbage: everything delivered is the file's content at that offset */
   lt_assert_bytes("bytes delivered around a truncation", x.got, big_data, (size_t)x.delivered, 0);
-  smb3_close(f);
-  smb3_disconnect(c);
+  lt_close(f);
+  lt_disconnect(c);
   *got = x.got;
   return r;
 }
@@ -194,7 +195,7 @@ static void test_truncate_beyond_window(void **s) {
   if (r != (int64_t)to)
     fail_msg("read_stream over a file truncated to %llu (from 64 MiB) returned %lld, want exactly %llu",
              (unsigned long long)to, (long long)r, (unsigned long long)to);
-  free(got);
+  lt_free(got);
   lt_unguard();
 }
 
@@ -210,7 +211,7 @@ static void test_truncate_within_window(void **s) {
     fail_msg("read_stream over a file truncated to %llu returned %lld: want %llu, or a whole number of the "
              "requests sent before the truncation (2..4 MiB)",
              (unsigned long long)to, (long long)r, (unsigned long long)to);
-  free(got);
+  lt_free(got);
   lt_unguard();
 }
 
@@ -229,15 +230,15 @@ static void read_disrupted(enum action act, const char *rel, const char *what) {
   smb3_client *c = lt_connect("rsize=1M,max_inflight=4,timeout=10");
   smb3_file *f = open_or_fail(c, rel, O_RDONLY);
   struct ctx x = {.act = act, .rel = rel};
-  x.got = calloc(1, BIG);
+  x.got = lt_calloc(1, BIG);
   assert_non_null(x.got);
   int64_t r = smb3_read_stream(f, 0, BIG, sink, &x, NULL, NULL);
   if (!x.fired) fail_msg("%s: the sink never ran", what);
   check_failed(c, what, r);
   lt_assert_bytes(what, x.got, big_data, (size_t)x.delivered, 0);
-  smb3_close(f); /* fails (connection or tree gone); must still free f */
-  smb3_disconnect(c);
-  free(x.got);
+  lt_close(f); /* fails (connection or tree gone); must still free f */
+  lt_disconnect(c);
+  lt_free(x.got);
   lt_unguard();
 }
 
@@ -249,8 +250,8 @@ static void write_disrupted(enum action act, const char *rel, const char *what) 
   int64_t r = smb3_write_stream(f, 0, source, &x, NULL, NULL);
   if (!x.fired) fail_msg("%s: the source never reached its third call", what);
   check_failed(c, what, r);
-  smb3_close(f);
-  smb3_disconnect(c);
+  lt_close(f);
+  lt_disconnect(c);
   lt_unguard();
 }
 
@@ -285,17 +286,17 @@ static void test_calls_after_kill(void **s) {
   struct smb3_stat st;
   check_failed(c, "stat after kill", smb3_stat(c, "after_kill", &st));
   check_failed(c, "mkdir after kill", smb3_mkdir(c, "after_kill_dir"));
-  smb3_close(f);
-  smb3_disconnect(c);
+  lt_close(f);
+  lt_disconnect(c);
   lt_unguard();
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_truncate_beyond_window), cmocka_unit_test(test_truncate_within_window),
-      cmocka_unit_test(test_close_share_read),       cmocka_unit_test(test_close_share_write),
-      cmocka_unit_test(test_kill_read),              cmocka_unit_test(test_kill_write),
-      cmocka_unit_test(test_calls_after_kill),
+      cmocka_unit_test_teardown(test_truncate_beyond_window, lt_teardown), cmocka_unit_test_teardown(test_truncate_within_window, lt_teardown),
+      cmocka_unit_test_teardown(test_close_share_read, lt_teardown),       cmocka_unit_test_teardown(test_close_share_write, lt_teardown),
+      cmocka_unit_test_teardown(test_kill_read, lt_teardown),              cmocka_unit_test_teardown(test_kill_write, lt_teardown),
+      cmocka_unit_test_teardown(test_calls_after_kill, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_midfail", tests, group_setup, group_teardown);
 }

@@ -102,25 +102,26 @@ static void scenario(smb3_client *c, const char *tag) {
   assert_int_equal(count, 300);
   /* bulk: 3 MiB + 5 written and read back (several wire requests) */
   size_t big = (3u << 20) + 5;
-  uint8_t *bdata = lt_random(big, 12), *back = malloc(big);
+  uint8_t *bdata = lt_random(big, 12), *back = lt_malloc(big);
   assert_non_null(back);
   smb3_file *fh;
   rc = smb3_open(c, nm(tag, "big"), O_RDWR | O_CREAT | O_TRUNC, &fh, NULL);
   if (rc) fail_msg("%s: open = %d: %s", tag, rc, smb3_last_error(c));
+  lt_track_file(fh);
   ssize_t n = smb3_write_range(fh, bdata, big, 0);
   if (n != (ssize_t)big) fail_msg("%s: write_range = %zd: %s", tag, n, smb3_last_error(c));
   n = smb3_read_range(fh, back, big, 0);
   if (n != (ssize_t)big) fail_msg("%s: read_range = %zd: %s", tag, n, smb3_last_error(c));
   lt_assert_bytes("read back", back, bdata, big, 0);
-  assert_int_equal(smb3_close(fh), 0);
+  assert_int_equal(lt_close(fh), 0);
   size_t ln;
   uint8_t *local = lt_read_local(nm(tag, "big"), &ln);
   assert_int_equal(ln, big);
   lt_assert_bytes("file in the share", local, bdata, big, 0);
-  free(local);
-  free(back);
-  free(bdata);
-  free(data);
+  lt_free(local);
+  lt_free(back);
+  lt_free(bdata);
+  lt_free(data);
 }
 
 static void run_signed(const char *vers, uint16_t dialect) {
@@ -131,7 +132,7 @@ static void run_signed(const char *vers, uint16_t dialect) {
   if (smb3_dialect(c) != dialect) fail_msg("%s: dialect 0x%04x, want 0x%04x", tag, smb3_dialect(c), dialect);
   if (!smb3_signing_active(c)) fail_msg("%s: server requires signing but smb3_signing_active() = 0", tag);
   scenario(c, tag);
-  smb3_disconnect(c);
+  lt_disconnect(c);
 }
 
 static void run_sealed(const char *vers, uint16_t dialect) {
@@ -142,7 +143,7 @@ static void run_sealed(const char *vers, uint16_t dialect) {
   if (smb3_dialect(c) != dialect) fail_msg("%s: dialect 0x%04x, want 0x%04x", tag, smb3_dialect(c), dialect);
   if (!smb3_encryption_active(c)) fail_msg("%s: seal asked for but smb3_encryption_active() = 0", tag);
   scenario(c, tag);
-  smb3_disconnect(c);
+  lt_disconnect(c);
 }
 
 static void test_signed_202(void **s) { (void)s; run_signed("2.0.2", 0x0202); }
@@ -164,7 +165,7 @@ static void test_seal_on_21_refused(void **s) {
   int rc = smb3_connect(&o, &c, err, sizeof err);
   smb3_options_free(&o);
   if (!rc) {
-    smb3_disconnect(c);
+    lt_disconnect(c);
     fail_msg("vers=2.1,seal connected: encryption cannot exist on 2.1");
   }
   assert_null(c);
@@ -174,9 +175,9 @@ static void test_seal_on_21_refused(void **s) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_signed_202), cmocka_unit_test(test_signed_21),  cmocka_unit_test(test_signed_30),
-      cmocka_unit_test(test_signed_302), cmocka_unit_test(test_signed_311), cmocka_unit_test(test_sealed_30),
-      cmocka_unit_test(test_sealed_302), cmocka_unit_test(test_sealed_311), cmocka_unit_test(test_seal_on_21_refused),
+      cmocka_unit_test_teardown(test_signed_202, lt_teardown), cmocka_unit_test_teardown(test_signed_21, lt_teardown),  cmocka_unit_test_teardown(test_signed_30, lt_teardown),
+      cmocka_unit_test_teardown(test_signed_302, lt_teardown), cmocka_unit_test_teardown(test_signed_311, lt_teardown), cmocka_unit_test_teardown(test_sealed_30, lt_teardown),
+      cmocka_unit_test_teardown(test_sealed_302, lt_teardown), cmocka_unit_test_teardown(test_sealed_311, lt_teardown), cmocka_unit_test_teardown(test_seal_on_21_refused, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_secure", tests, NULL, NULL);
 }
