@@ -291,12 +291,65 @@ static void test_calls_after_kill(void **s) {
   lt_unguard();
 }
 
+/* ---- the caller's own callback fails mid-transfer ---- */
+static int sink_cancel(const void *buf, size_t n, uint64_t off, void *arg) {
+  (void)buf;
+  (void)n;
+  (void)off;
+  int *calls = arg;
+  return ++*calls == 2 ? SMB3_ECANCELED : 0;
+}
+static ssize_t source_cancel(void *buf, size_t n, uint64_t off, void *arg) {
+  int *calls = arg;
+  if (++*calls == 3) return SMB3_ECANCELED;
+  memcpy(buf, big_data + off, n);
+  return (ssize_t)n;
+}
+
+/* A sink error stops the stream with that error while requests are still in flight (they must
+ * finish before the call returns: ASan sees a late write into freed window buffers). */
+static void test_sink_error_stops_read(void **s) {
+  (void)s;
+  lt_guard("sink error", GUARD_S);
+  lt_write_local("sink_err", big_data, BIG);
+  smb3_client *c = lt_connect("rsize=1M,max_inflight=8,timeout=10");
+  smb3_file *f = open_or_fail(c, "sink_err", O_RDONLY);
+  int calls = 0;
+  int64_t r = smb3_read_stream(f, 0, BIG, sink_cancel, &calls, NULL, NULL);
+  if (r != SMB3_ECANCELED) fail_msg("read_stream whose sink fails = %lld, want the sink's SMB3_ECANCELED", (long long)r);
+  assert_int_equal(calls, 2);
+  /* the connection is still usable */
+  struct smb3_stat st;
+  assert_int_equal(smb3_stat(c, "sink_err", &st), 0);
+  assert_int_equal(lt_close(f), 0);
+  lt_disconnect(c);
+  lt_unguard();
+}
+
+static void test_source_error_stops_write(void **s) {
+  (void)s;
+  lt_guard("source error", GUARD_S);
+  smb3_client *c = lt_connect("wsize=1M,max_inflight=8,timeout=10");
+  smb3_file *f = open_or_fail(c, "source_err", O_RDWR | O_CREAT | O_TRUNC);
+  int calls = 0;
+  int64_t r = smb3_write_stream(f, 0, source_cancel, &calls, NULL, NULL);
+  if (r != SMB3_ECANCELED) fail_msg("write_stream whose source fails = %lld, want the source's SMB3_ECANCELED", (long long)r);
+  assert_int_equal(calls, 3);
+  struct smb3_stat st;
+  assert_int_equal(smb3_stat(c, "source_err", &st), 0);
+  assert_int_equal(lt_close(f), 0);
+  lt_disconnect(c);
+  lt_unguard();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_truncate_beyond_window, lt_teardown), cmocka_unit_test_teardown(test_truncate_within_window, lt_teardown),
       cmocka_unit_test_teardown(test_close_share_read, lt_teardown),       cmocka_unit_test_teardown(test_close_share_write, lt_teardown),
       cmocka_unit_test_teardown(test_kill_read, lt_teardown),              cmocka_unit_test_teardown(test_kill_write, lt_teardown),
       cmocka_unit_test_teardown(test_calls_after_kill, lt_teardown),
+      cmocka_unit_test_teardown(test_sink_error_stops_read, lt_teardown),
+      cmocka_unit_test_teardown(test_source_error_stops_write, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_midfail", tests, group_setup, group_teardown);
 }
