@@ -125,20 +125,21 @@ static void lease_break(const char *vers, const char *rel) {
   /* a write by another open breaks any READ caching of the first: if there was no break yet (a
    * READ-only lease), one must come now */
   pthread_mutex_lock(&mu);
-  while (b.n == 0) pthread_cond_wait(&cv, &mu);
-  /* every acknowledgment asked for was sent and answered */
-  int need = 0;
-  for (int i = 0; i < b.n && i < MAXBRK; i++) need += b.ack_required[i];
-  while (b.ack_calls < b.acks_sent) pthread_cond_wait(&cv, &mu);
+  while (b.n == 0 || b.ack_calls < b.acks_sent) pthread_cond_wait(&cv, &mu);
+  /* a consistent snapshot: every ack sent so far was answered (more breaks may still come) */
+  struct breaks snap = b;
   pthread_mutex_unlock(&mu);
-  for (int i = 0; i < b.n && i < MAXBRK; i++) {
-    print_message("vers=%s: break %d -> 0x%x%s\n", vers, i, b.state[i], b.ack_required[i] ? " (ack required)" : "");
-    if (memcmp(b.key[i], key, 16)) fail_msg("vers=%s: break %d came with a different lease key", vers, i);
+  int need = 0;
+  for (int i = 0; i < snap.n && i < MAXBRK; i++) {
+    need += snap.ack_required[i];
+    print_message("vers=%s: break %d -> 0x%x%s\n", vers, i, snap.state[i], snap.ack_required[i] ? " (ack required)" : "");
+    if (memcmp(snap.key[i], key, 16)) fail_msg("vers=%s: break %d came with a different lease key", vers, i);
   }
-  if (b.ack_submit_rc) fail_msg("vers=%s: smb3_lease_ack_async() = %d", vers, b.ack_submit_rc);
-  if (b.acks_sent != need) fail_msg("vers=%s: %d acks required, %d sent", vers, need, b.acks_sent);
-  if (need && b.ack_rc) fail_msg("vers=%s: lease ack completed with %d (%s)", vers, b.ack_rc, smb3_strerror(b.ack_rc));
-  if (b.ack_calls != b.acks_sent) fail_msg("vers=%s: %d ack callbacks for %d acks", vers, b.ack_calls, b.acks_sent);
+  if (snap.ack_submit_rc) fail_msg("vers=%s: smb3_lease_ack_async() = %d", vers, snap.ack_submit_rc);
+  if (snap.acks_sent != need) fail_msg("vers=%s: %d acks required, %d sent", vers, need, snap.acks_sent);
+  if (need && snap.ack_rc)
+    fail_msg("vers=%s: lease ack completed with %d (%s)", vers, snap.ack_rc, smb3_strerror(snap.ack_rc));
+  if (snap.ack_calls != snap.acks_sent) fail_msg("vers=%s: %d ack callbacks for %d acks", vers, snap.ack_calls, snap.acks_sent);
 
   /* the first client sees the second's data */
   char buf[16] = "";
