@@ -150,7 +150,7 @@ struct ra_wait;
 struct ra_state {
   pthread_mutex_t lock;
   uint64_t next_off;     /* where a sequential reader reads next */
-  int seq;               /* consecutive sequential reads */
+  int started;           /* a stream was started on this file */
   unsigned window;       /* buffers to keep ahead (grows while sequential) */
   struct ra_buf *bufs;   /* contiguous, ascending */
   uint64_t gen;          /* inode data_gen the buffers were read at */

@@ -20,6 +20,7 @@
 
 #define RA_MAX_BYTES (16u << 20)
 #define RA_MAX_BUFS 64u
+#define RA_NEAR (1u << 20) /* how far past the stream a read still continues it */
 
 struct ra_buf {
   struct ra_buf *next;
@@ -201,11 +202,13 @@ static void top_up(struct fs_file *fh, uint64_t off, size_t size, uint64_t size_
   }
 }
 
-/* Drop buffers the reader has moved past; the window grows when that happens. */
+/* Drop buffers the reader has moved past; the window grows when that happens. A buffer is kept
+ * until the reader is RA_NEAR beyond it: the kernel's reads arrive slightly out of order on
+ * different workers, and a late one must still find its data. */
 static void consume_before(struct fs_file *fh, uint64_t off) {
   struct ra_state *ra = &fh->ra;
   int moved = 0;
-  while (ra->bufs && ra->bufs->off + ra->bufs->len <= off) {
+  while (ra->bufs && ra->bufs->off + ra->bufs->len + RA_NEAR <= off) {
     struct ra_buf *b = ra->bufs;
     ra->bufs = b->next;
     buf_unref(b);
@@ -331,6 +334,7 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
   pthread_mutex_lock(&in->lock);
   int dirty = wb_dirty(in);
   uint64_t gen = in->data_gen, size_hint = in->st.size;
+  int coherent = (in->lease & SMB3_LEASE_READ) != 0;
   pthread_mutex_unlock(&in->lock);
   if (dirty) { /* the server must have our writes before we read around them */
     struct ra_retry *r = malloc(sizeof *r);
@@ -348,10 +352,22 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
     drop_all(ra);
     ra->gen = gen;
   }
-  int sequential = off == ra->next_off;
-  ra->next_off = off + size;
+  /* Without a read lease nothing tells us the file changed: in direct I/O, data goes to the
+   * reader at most once (a read going back asks the server again), and a read at the end of
+   * file asks whether the file grew. (In page-cache mode the kernel reads each page once.) */
+  if (!coherent && fh->direct && (off < ra->next_off || known_eof(ra) <= off)) drop_all(ra);
+  /* Sequential: where the last read ended; or the start of the file before any stream (the
+   * kernel's first reads may arrive out of order on different workers); or, with a stream
+   * going, a little past its end (the kernel's own read-ahead running ahead of ours). */
+  struct ra_buf *t = tail(ra);
+  uint64_t tail_end = t ? t->off + t->len : 0;
+  int sequential = off == ra->next_off || (off == 0 && !ra->started) ||
+                   (t && off >= tail_end && off - tail_end < RA_NEAR);
+  if (off + size > ra->next_off || sequential) ra->next_off = off + size;
   consume_before(fh, off);
-  if (!covered(ra, off)) {
+  if (!covered(ra, off) && t && sequential && off >= tail_end) { /* extend the stream up to off */
+    top_up(fh, off, 0, size_hint);
+  } else if (!covered(ra, off)) {
     if (!sequential) {
       pthread_mutex_unlock(&ra->lock);
       atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
@@ -360,6 +376,7 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
     }
     drop_all(ra); /* a new stream starts here */
     ra->window = 1;
+    ra->started = 1;
   }
   top_up(fh, off, size, size_hint);
   struct ra_wait *w = make_wait(ra, req, off, size);

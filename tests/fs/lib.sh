@@ -33,7 +33,7 @@ daemon_pids() { # the smb3fs processes serving mount point $1 (unique temp path)
   local p
   for p in /proc/[0-9]*; do
     [ -r "$p/cmdline" ] || continue
-    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "smb3fs .*$1"; then echo "${p#/proc/}"; fi
+    if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q "smb3fs .*$1"; then echo "${p#/proc/}"; fi
   done
 }
 

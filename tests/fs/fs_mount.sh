@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Mounting: failures are reported before daemonizing (cause on stderr, non-zero exit, nothing
+# mounted, no process left); credentials= and PASSWD; unknown options refused; fstab noise
+# ignored; uid/gid/file_mode/dir_mode decide what another user may do (root mounts are visible
+# to every user); ro; the mount(8) helper convention and what `make install` puts in place.
+source "$(dirname "$0")/lib.sh"
+D=$SMB3_TEST_SHARE_DIR
+AS_NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+# mount_fails NAME PATTERN OPTIONS [SOURCE]
+mount_fails() {
+  local name=$1 pat=$2 opts=$3 src=${4:-$SRC} m rc=0
+  m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX)
+  MOUNTS+=("$m")
+  timeout 120 "$SMB3FS" "$src" "$m" -o "$opts" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  if [ "$rc" -eq 0 ]; then bad "$name: mount succeeded"
+  elif [ "$rc" -eq 124 ]; then bad "$name: hung"
+  elif ! grep -qiE "$pat" "$WORK/err"; then bad "$name: stderr '$(cat "$WORK/err")' does not match /$pat/"
+  elif grep -q " $m " /proc/mounts; then bad "$name: mounted anyway"
+  elif [ -n "$(daemon_pids "$m")" ]; then bad "$name: a daemon is left"
+  else ok "$name: exit $rc: $(head -1 "$WORK/err")"; fi
+}
+mount_fails "wrong password" "logon" "port=$SMB3_TEST_PORT,username=$SMB3_TEST_USER,password=wrong"
+mount_fails "connection refused" "connect|refused" "port=1,username=$SMB3_TEST_USER,password=x"
+mount_fails "no such share" "share|network name|not found" "$BASEOPTS" "//$SMB3_TEST_HOST/nosuchshare"
+mount_fails "unknown option" "unknown option 'bogus'" "$BASEOPTS,bogus=1"
+mount_fails "bad option value" "bad value" "$BASEOPTS,cache=sometimes"
+mount_fails "not a directory" "directory" "$BASEOPTS" "$SRC/plainfile" 2>/dev/null
+: >"$D/plainfile"
+
+# credentials file and PASSWD
+printf 'username=%s\npassword=%s\n' "$SMB3_TEST_USER" "$SMB3_TEST_PASS" >"$WORK/cred"
+m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX); MOUNTS+=("$m")
+check "credentials=FILE" "$SMB3FS" "$SRC" "$m" -o "port=$SMB3_TEST_PORT,credentials=$WORK/cred"
+check "mounted (credentials)" ls "$m"
+fs_umount "$m"
+m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX); MOUNTS+=("$m")
+check "PASSWD from the environment" env PASSWD="$SMB3_TEST_PASS" "$SMB3FS" "$SRC" "$m" -o "port=$SMB3_TEST_PORT,username=$SMB3_TEST_USER"
+fs_umount "$m"
+mount_into M "_netdev,nofail,noauto,x-systemd.automount,defaults,noatime,nosuid,nodev"
+check "fstab options accepted" ls "$M"
+fs_umount "$M"
+mount_into M "$BASEOPTS,vers=3.1.1,sign,nocompound,echo_interval=30,actimeo=0"
+check "vers/sign/nocompound/echo_interval/actimeo" ls "$M"
+fs_umount "$M"
+mount_into M "seal"
+echo sealed >"$M/sealed"
+expect "seal" "$(cat "$D/sealed")" sealed
+fs_umount "$M"
+
+# root mounts: every user sees the share; uid/gid/modes decide
+echo secret >"$D/owned"; chown "$SMB3_TEST_USER:" "$D/owned"
+mount_into M
+expect "root mount: allow_other" "$(grep " $M " /proc/mounts | grep -c allow_other)" 1
+expect "default owner" "$(stat -c '%u %g %a' "$M/owned")" "0 0 644"
+expect "default dir mode" "$(stat -c '%a' "$M")" 755
+expect "another user may read (0644)" "$($AS_NOBODY cat "$M/owned" 2>&1)" "secret"
+check_fails "another user may not write (0644, owner root)" $AS_NOBODY sh -c "echo x >>'$M/owned'"
+check_fails "another user may not create (0755 dir)" $AS_NOBODY touch "$M/nobody-file"
+fs_umount "$M"
+mount_into M "uid=65534,gid=65534,file_mode=0600,dir_mode=0700"
+expect "uid/gid/file_mode" "$(stat -c '%u %g %a' "$M/owned")" "65534 65534 600"
+expect "dir_mode" "$(stat -c '%a' "$M")" 700
+check "the owner may write" $AS_NOBODY sh -c "echo more >>'$M/owned'"
+check "the owner may create" $AS_NOBODY sh -c "echo new >'$M/by-nobody'"
+expect "written by the owner" "$(cat "$D/by-nobody")" new
+fs_umount "$M"
+mount_into M "file_mode=0600,dir_mode=0700"
+check_fails "others may not read (0600)" $AS_NOBODY cat "$M/owned"
+fs_umount "$M"
+
+# ro
+mount_into M "ro"
+expect "ro: reads" "$(head -1 "$M/owned")" secret
+check_fails "ro: writes refused" sh -c "echo x >'$M/ro-file'"
+expect "ro: mount flag" "$(grep " $M " /proc/mounts | awk '{print $4}' | cut -d, -f1)" ro
+fs_umount "$M"
+
+# the mount(8) helper convention: mount.fuse.smb3fs SOURCE DIR [-n] [-s] -o rw,OPTIONS
+ln -s "$SMB3FS" "$WORK/mount.fuse.smb3fs"
+m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX); MOUNTS+=("$m")
+check "mount helper invocation" "$WORK/mount.fuse.smb3fs" "$SRC" "$m" -n -s -o "rw,$BASEOPTS"
+expect "helper mount is fuse.smb3fs" "$(awk -v m="$m" '$2 == m {print $3}' /proc/mounts)" fuse.smb3fs
+fs_umount "$m"
+# what `make install` installs (into a DESTDIR)
+if [ -n "${BUILD_DIR:-}" ]; then
+  # only fs/'s install rules (the rest of the tree may not be built for this test)
+  check "install rules of fs/" env DESTDIR="$WORK/dest" cmake -DCMAKE_INSTALL_PREFIX=/usr/local \
+    -P "$BUILD_DIR/fs/cmake_install.cmake"
+  [ -x "$WORK/dest/usr/local/bin/smb3fs" ] && ok "installs bin/smb3fs" || bad "no bin/smb3fs"
+  expect "installs the mount(8) helper" "$(readlink "$WORK/dest/sbin/mount.fuse.smb3fs")" /usr/local/bin/smb3fs
+fi
+finish

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Wire sizes from `smb3 stats`: sequential dd bs=4k and bs=1M, reading and writing, produce wire
+# READs/WRITEs of rsize/wsize (max_read_size == rsize, reads ~ size/rsize; the same for writes),
+# under the default rsize/wsize (4 MiB) and rsize=wsize=1M; and random reads do not trigger
+# read-ahead. Each measurement on a fresh mount so that the counters are its own.
+source "$(dirname "$0")/lib.sh"
+D=$SMB3_TEST_SHARE_DIR
+SIZE=$((64 << 20))
+head -c "$SIZE" /dev/urandom >"$WORK/src"
+cp "$WORK/src" "$D/data"; chown "$SMB3_TEST_USER:" "$D/data"
+j() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, d))" "$WORK/stats" "$1"; }
+measure() { # LABEL OPTIONS CMD...: run CMD on a fresh mount ($M), leave its stats in $WORK/stats
+  local label=$1 opts=$2; shift 2
+  mount_into M "$opts"
+  if ! (cd "$M" && eval "$*"); then bad "$label: command failed"; fi
+  "$SMB3" stats "$M" >"$WORK/stats"
+  fs_umount "$M"
+  echo "measured $label: $(j '"reads=%d max_read_size=%d writes=%d max_write_size=%d rsize=%d wsize=%d" % (reads, max_read_size, writes, max_write_size, rsize, wsize)')"
+}
+for opts in "" "rsize=1M,wsize=1M" "cache=none"; do
+  for bs in 4k 1M; do
+    measure "read bs=$bs ${opts:-defaults}" "$opts" "dd if=data of=/dev/null bs=$bs status=none"
+    expect "read bs=$bs ${opts:-defaults}: max_read_size == rsize" "$(j 'max_read_size == rsize')" True
+    expect "read bs=$bs ${opts:-defaults}: reads ~ size/rsize" "$(j "$SIZE // rsize <= reads <= $SIZE // rsize + 2")" True
+    expect "read bs=$bs ${opts:-defaults}: bytes read" "$(j "$SIZE <= bytes_read <= $SIZE + 2 * rsize")" True
+    measure "write bs=$bs ${opts:-defaults}" "$opts" "dd if=$WORK/src of=out-$bs bs=$bs status=none"
+    expect "write bs=$bs ${opts:-defaults}: max_write_size == wsize" "$(j 'max_write_size == wsize')" True
+    expect "write bs=$bs ${opts:-defaults}: writes ~ size/wsize" "$(j "$SIZE // wsize <= writes <= $SIZE // wsize + 2")" True
+    expect "write bs=$bs ${opts:-defaults}: bytes written" "$(j "bytes_written == $SIZE")" True
+    expect "write bs=$bs ${opts:-defaults}: data" "$(md5sum <"$D/out-$bs")" "$(md5sum <"$WORK/src")"
+  done
+done
+# random 4 KiB reads (no two adjacent): no read-ahead
+measure "random reads" "cache=none" "python3 -c \"
+import os, random
+fd = os.open('data', os.O_RDONLY)
+r = random.Random(7)
+for off in r.sample(range(1, $SIZE // 8192), 200):
+    os.pread(fd, 4096, off * 8192)
+os.close(fd)\""
+expect "random reads: no read-ahead wire READs" "$(j 'readahead_wire_reads')" 0
+expect "random reads: one wire READ each" "$(j 'reads')" 200
+finish
