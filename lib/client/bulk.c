@@ -96,7 +96,7 @@ static ssize_t range_io(smb3_file *f, uint8_t *buf, size_t len, uint64_t off, in
   if (!len) return 0;
   if (!buf || off > INT64_MAX - len) return SMB3_EINVAL;
   smb3_client *c = f->c;
-  size_t piece = is_read ? c->rsize : c->wsize;
+  size_t piece = client_io_size(c, is_read);
   size_t npieces = (len + piece - 1) / piece;
   int window = bulk_depth(c, piece);
   struct slot *slots = calloc(npieces, sizeof *slots);
@@ -163,7 +163,8 @@ int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb 
   struct ring r;
   struct bulk b;
   bulk_init(&b);
-  int64_t rc = ring_new(&r, bulk_depth(c, c->rsize), c->rsize);
+  size_t piece = client_io_size(c, 1);
+  int64_t rc = ring_new(&r, bulk_depth(c, piece), piece);
   uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
   uint64_t next = off, delivered = off;
   int eof = 0;
@@ -208,7 +209,8 @@ int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, voi
   struct ring r;
   struct bulk b;
   bulk_init(&b);
-  int64_t rc = ring_new(&r, bulk_depth(c, c->wsize), c->wsize);
+  size_t piece = client_io_size(c, 0);
+  int64_t rc = ring_new(&r, bulk_depth(c, piece), piece);
   uint64_t pos = off;
   int end = 0;
   for (int k = 0; !rc && !end; k = (k + 1) % r.n) {

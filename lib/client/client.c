@@ -38,8 +38,21 @@ const char *smb3_last_error(smb3_client *c) { return c ? c->last_error : "no cli
 uint16_t smb3_dialect(smb3_client *c) { return core_negotiated(c->core)->dialect; }
 int smb3_signing_active(smb3_client *c) { return core_signing_active(c->core); }
 int smb3_encryption_active(smb3_client *c) { return core_encryption_active(c->core); }
-uint32_t smb3_rsize(smb3_client *c) { return c->rsize; }
-uint32_t smb3_wsize(smb3_client *c) { return c->wsize; }
+static void window_cb(struct smb3_core *core, void *arg) { *(uint32_t *)arg = core_window(core); }
+
+/* rsize/wsize, further limited by the credits the server has granted in all (a server with
+ * "smb2 max credits = 16" can never take a 4 MiB request, which costs 64). */
+uint32_t client_io_size(smb3_client *c, int is_read) {
+  uint32_t sz = is_read ? c->rsize : c->wsize;
+  if (!c->multi_credit || c->closed) return sz;
+  uint32_t w = 0;
+  transport_with_core(c->tr, window_cb, &w);
+  uint64_t cap = (uint64_t)(w ? w : 1) * 65536u;
+  return sz < cap ? sz : (uint32_t)cap;
+}
+
+uint32_t smb3_rsize(smb3_client *c) { return client_io_size(c, 1); }
+uint32_t smb3_wsize(smb3_client *c) { return client_io_size(c, 0); }
 
 static void stats_copy(struct smb3_core *core, void *arg) {
   struct core_stats cs;
@@ -58,7 +71,32 @@ static void stats_copy(struct smb3_core *core, void *arg) {
   for (int i = 0; i < SMB2_NCOMMANDS && i < 19; i++) s->per_command[i] = cs.per_command[i];
 }
 
-void smb3_get_stats(smb3_client *c, struct smb3_stats *s) { transport_with_core(c->tr, stats_copy, s); }
+void smb3_get_stats(smb3_client *c, struct smb3_stats *s) {
+  if (c->closed) memset(s, 0, sizeof *s);
+  else transport_with_core(c->tr, stats_copy, s);
+}
+
+int client_submit(smb3_client *c, struct smb3_chain *ch) {
+  if (__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE)) return SMB3_ECLOSED;
+  return transport_submit(c->tr, ch);
+}
+
+void client_ref(smb3_client *c) { __atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL); }
+
+void client_unref(smb3_client *c) {
+  if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL)) return;
+  smb3_options_free(&c->opts);
+  pthread_mutex_destroy(&c->err_lock);
+  pthread_mutex_destroy(&c->root_lock);
+  free(c);
+}
+
+void file_free(smb3_file *f) {
+  smb3_client *c = f->c;
+  free(f->path);
+  free(f);
+  client_unref(c);
+}
 
 static const char *const cmd_names[19] = {"negotiate", "session_setup", "logoff", "tree_connect", "tree_disconnect",
                                           "create", "close", "flush", "read", "write", "lock", "ioctl", "cancel",
@@ -104,9 +142,9 @@ void smb3_disconnect(smb3_client *c) {
     chain_free(ch);
   }
   transport_close(c->tr);
+  __atomic_store_n(&c->closed, 1, __ATOMIC_RELEASE);
   core_free(c->core);
-  smb3_options_free(&c->opts);
-  pthread_mutex_destroy(&c->err_lock);
-  pthread_mutex_destroy(&c->root_lock);
-  free(c);
+  c->tr = NULL;
+  c->core = NULL;
+  client_unref(c); /* open files keep the memory until they are closed */
 }

@@ -30,6 +30,8 @@ struct smb3_client {
   smb3_break_cb break_cb;         /* guarded by err_lock */
   void *break_arg;
   int closing;
+  int closed;                     /* smb3_disconnect() ran: the struct lives on for open handles */
+  int refs;                       /* the caller's reference + one per open smb3_file */
 };
 
 struct smb3_file {
@@ -40,6 +42,14 @@ struct smb3_file {
   char *path;
 };
 
+
+/* Submit a chain on the client's connection; SMB3_ECLOSED after smb3_disconnect(). */
+int client_submit(smb3_client *c, struct smb3_chain *ch);
+/* References that keep the client's memory alive (open files hold one). */
+void client_ref(smb3_client *c);
+void client_unref(smb3_client *c);
+/* Free a file handle's memory (not its server handle) and drop its client reference. */
+void file_free(smb3_file *f);
 
 /* Record the failure (one line, with the NTSTATUS name when status != 0) and return rc. */
 int client_fail(smb3_client *c, int rc, uint32_t status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -96,6 +106,9 @@ void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st);
 /* FILETIME <-> timespec */
 struct timespec_smb3 filetime_to_ts(uint64_t ft);
 uint64_t ts_to_filetime(const struct timespec_smb3 *ts);
+
+/* rsize/wsize as the current credit window allows (requests are cut to this). */
+uint32_t client_io_size(smb3_client *c, int is_read);
 
 /* Transport callbacks: lease breaks (lease.c) and the idle keep-alive tick (keepalive.c). */
 void client_install_handlers(smb3_client *c);

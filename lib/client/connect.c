@@ -283,6 +283,7 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
   }
   smb3_client *c = calloc(1, sizeof *c);
   if (!c) return SMB3_ENOMEM;
+  c->refs = 1;
   pthread_mutex_init(&c->err_lock, NULL);
   pthread_mutex_init(&c->root_lock, NULL);
   int rc = copy_options(&c->opts, o);

@@ -102,7 +102,7 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
                    : build_write(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off);
   ch->cb = io_done;
   ch->arg = x;
-  if (!rc) rc = transport_submit(c->tr, ch);
+  if (!rc) rc = client_submit(c, ch);
   if (rc) {
     chain_free(ch);
     free(x);

@@ -45,7 +45,7 @@ void client_tick(void *arg) {
   ch->arg = c;
   __atomic_store_n(&c->echo_outstanding, 1, __ATOMIC_RELEASE);
   c->last_activity_s = now;
-  if (transport_submit(c->tr, ch)) {
+  if (client_submit(c, ch)) {
     chain_free(ch);
     __atomic_store_n(&c->echo_outstanding, 0, __ATOMIC_RELEASE);
   }

@@ -60,7 +60,7 @@ int smb3_lease_ack_async(smb3_client *c, const uint8_t key[16], uint32_t state, 
   if (!rc) rc = msg_body_done(&ch->msgs[0], &w);
   ch->cb = ack_done;
   ch->arg = x;
-  if (!rc) rc = transport_submit(c->tr, ch);
+  if (!rc) rc = client_submit(c, ch);
   if (rc) {
     chain_free(ch);
     free(x);

@@ -109,7 +109,7 @@ static void listing_close(struct listing *l) {
   if (ch && !build_close(l->c, &ch->msgs[0], l->fid, 0)) {
     ch->cb = close_done;
     ch->arg = l;
-    if (!transport_submit(l->c->tr, ch)) return;
+    if (!client_submit(l->c, ch)) return;
   }
   chain_free(ch);
   listing_end(l);
@@ -128,7 +128,7 @@ static void listing_next(struct listing *l) {
   if (!rc) {
     ch->cb = next_done;
     ch->arg = l;
-    rc = transport_submit(l->c->tr, ch);
+    rc = client_submit(l->c, ch);
   }
   if (rc) {
     chain_free(ch);

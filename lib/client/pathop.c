@@ -274,6 +274,7 @@ static int finish_open(struct pathop *op, struct smb3_msg *m) {
     return SMB3_ENOMEM; /* the handle stays open on the server until disconnect */
   }
   f->c = op->c;
+  client_ref(op->c);
   f->fid = r.file_id;
   f->is_dir = (r.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
   f->lease = r.lease.version ? r.lease.state : 0;
@@ -291,8 +292,7 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc && op->kind == OP_FSTAT) rc = finish_query(op, &ch->msgs[0]);
   if (!rc && op->kind == OP_OPEN) rc = finish_open(op, &ch->msgs[0]);
   if (op->kind == OP_CLOSE && op->closing) { /* the handle is gone whatever the server said */
-    free(op->closing->path);
-    free(op->closing);
+    file_free(op->closing);
     op->closing = NULL;
   }
   chain_free(ch);

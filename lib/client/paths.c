@@ -14,6 +14,10 @@ static struct pathop *op_make(smb3_client *c, enum pathop_kind kind, const char 
     *rc = SMB3_EINVAL;
     return NULL;
   }
+  if (c->closed) {
+    *rc = SMB3_ECLOSED;
+    return NULL;
+  }
   struct pathop *op = pathop_new(c, kind, path);
   *rc = op ? 0 : SMB3_ENOMEM;
   return op;
@@ -173,9 +177,8 @@ static int handle_sync(smb3_file *f, enum pathop_kind kind, struct pathop **keep
 
 int smb3_close(smb3_file *f) {
   if (!f) return SMB3_EBADF;
-  int rc = handle_sync(f, OP_CLOSE, NULL);
-  free(f->path);
-  free(f);
+  int rc = f->c->closed ? SMB3_ECLOSED : handle_sync(f, OP_CLOSE, NULL);
+  file_free(f);
   return rc;
 }
 

@@ -68,7 +68,7 @@ static int steps_next(struct steps_ctx *x, int first) {
   if (!rc) {
     one->cb = one_done;
     one->arg = x;
-    rc = transport_submit(x->c->tr, one);
+    rc = client_submit(x->c, one);
   }
   if (rc) {
     chain_free(one);
@@ -122,7 +122,7 @@ int client_steps_async(smb3_client *c, const struct step *steps, int n, int firs
   for (int i = 0; i < n && !rc; i++) rc = steps[i].encode(c, &ch->msgs[i], SMB2_FILE_ID_RELATED, steps[i].arg);
   ch->cb = compound_done;
   ch->arg = x;
-  if (!rc) rc = transport_submit(c->tr, ch);
+  if (!rc) rc = client_submit(c, ch);
   if (rc) {
     chain_free(ch);
     free(x);

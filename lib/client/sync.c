@@ -24,7 +24,7 @@ int client_run(smb3_client *c, struct smb3_chain *ch) {
   pthread_cond_init(&w.cv, NULL);
   ch->cb = waiter_cb;
   ch->arg = &w;
-  int rc = transport_submit(c->tr, ch);
+  int rc = client_submit(c, ch);
   if (!rc) {
     pthread_mutex_lock(&w.m);
     while (!w.done) pthread_cond_wait(&w.cv, &w.m);

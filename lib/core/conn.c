@@ -245,18 +245,13 @@ static void wait_queue_run(struct smb3_core *c) {
   while (c->wait_head && !c->dead) {
     struct smb3_chain *ch = c->wait_head;
     uint32_t need = chain_charge(c, ch);
-    if (need > c->credits) {
-      if (c->in_flight_charge == 0) {
-        /* Nothing in flight will ever grant more: the server's grant is smaller than one request. */
-        c->dead = SMB3_EPROTO;
-        core_fail_all(c, SMB3_EPROTO);
-      }
-      return;
-    }
+    if (need > c->credits && c->in_flight_charge) return; /* answers in flight will grant more */
     c->wait_head = ch->next;
     if (!c->wait_head) c->wait_tail = NULL;
     ch->next = NULL;
-    int rc = chain_send(c, ch);
+    /* Nothing in flight and still too few credits: the server's whole window is smaller than this
+     * request. Fail it alone (callers size requests with core_window()); the connection lives. */
+    int rc = need > c->credits ? SMB3_ERANGE : chain_send(c, ch);
     if (rc) {
       ch->error = rc;
       ch->next = c->inflight; /* chain_complete unlinks it */
@@ -376,6 +371,18 @@ static int on_break(struct smb3_core *c, const uint8_t *msg, size_t len) {
   return 0;
 }
 
+/* DESIGN.md 2: a response body must have its command's StructureSize (and at least its fixed
+ * part), or be a well-formed error response (MS-SMB2 2.2.2) when the status is not success. */
+static int rsp_body_check(const uint8_t *msg, size_t len, const struct smb2_hdr *h) {
+  if (len < SMB2_HDR_LEN + 2) return SMB3_EPROTO;
+  uint16_t ss = le16_at(msg + SMB2_HDR_LEN);
+  uint16_t want = smb2_rsp_structure_size(h->command);
+  if (want && ss == want) return len - SMB2_HDR_LEN >= (size_t)(want & ~1u) ? 0 : SMB3_EPROTO;
+  struct smb2_error_rsp e;
+  if (h->status != NT_STATUS_SUCCESS && ss == 9) return smb2_error_rsp_decode(msg, len, &e) ? SMB3_EPROTO : 0;
+  return SMB3_EPROTO;
+}
+
 /* One response message (an element of a possibly compound frame). */
 static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int encrypted) {
   struct smb2_hdr h;
@@ -396,6 +403,7 @@ static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int enc
     p->chain->deadline_ns = UINT64_MAX;
     return 0;
   }
+  if ((rc = rsp_body_check(msg, len, &h))) return rc;
   rc = core_session_on_recv(c, p->msg, msg, len, &h);
   if (rc) return rc;
   if (!encrypted) {
@@ -405,20 +413,22 @@ static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int enc
   struct smb3_msg *m = p->msg;
   m->rsp = malloc(len);
   if (!m->rsp) return SMB3_ENOMEM; /* still in the table: core_fail_all() frees it */
-  table_take(c, h.message_id, 1);
   memcpy(m->rsp, msg, len);
   m->rsp_len = len;
   if (h.command == SMB2_READ && h.status == NT_STATUS_SUCCESS) {
     struct smb2_read_rsp r;
-    if (smb2_read_rsp_decode(msg, len, &r) == 0) {
-      c->stats.bytes_read += r.data_length;
-      if (m->rd_buf) {
-        size_t n = r.data_length < m->rd_cap ? r.data_length : m->rd_cap;
-        memcpy(m->rd_buf, r.data, n);
-        m->rd_len = n;
-      }
+    if (smb2_read_rsp_decode(msg, len, &r) || r.data_length > m->expect_rsp_len) {
+      free(m->rsp); /* a READ answer we cannot trust must not pass for a short read */
+      m->rsp = NULL;
+      return SMB3_EPROTO;
+    }
+    c->stats.bytes_read += r.data_length;
+    if (m->rd_buf) {
+      memcpy(m->rd_buf, r.data, r.data_length);
+      m->rd_len = r.data_length;
     }
   }
+  table_take(c, h.message_id, 1);
   msg_finish(c, p, h.status);
   return 0;
 }
@@ -515,3 +525,5 @@ int core_recv_direct_done(struct smb3_core *c, struct core_direct *d) {
 }
 
 void core_get_stats(const struct smb3_core *c, struct core_stats *s) { *s = c->stats; }
+
+uint32_t core_window(const struct smb3_core *c) { return c->credits + c->in_flight_charge; }

@@ -193,5 +193,8 @@ struct core_stats {
   uint32_t credits_granted;  /* current window (available + in flight) */
 };
 void core_get_stats(const struct smb3_core *c, struct core_stats *s);
+/* Credits the server has granted us in all (available + charged to requests in flight): no
+ * single request may cost more. */
+uint32_t core_window(const struct smb3_core *c);
 
 #endif

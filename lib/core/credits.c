@@ -13,7 +13,8 @@ static int multi_credit(const struct smb3_core *c) {
 
 uint16_t credits_charge(const struct smb3_core *c, const struct smb3_msg *m) {
   if (!multi_credit(c)) return 1;
-  size_t send = m->body_len + m->payload_len;
+  /* 3.1.5.2: the payload is what the command carries (a WRITE's data, else its body) */
+  size_t send = m->payload_len ? m->payload_len : m->body_len;
   size_t recv = m->expect_rsp_len;
   size_t n = send > recv ? send : recv;
   size_t charge = n ? (n - 1) / 65536 + 1 : 1;
