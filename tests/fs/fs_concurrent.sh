@@ -18,7 +18,7 @@ wait $pa; wait $pb
 expect "reader 1" "$(cat "$WORK/ra")" "$(md5sum <"$WORK/a")"
 expect "reader 2" "$(cat "$WORK/rb")" "$(md5sum <"$WORK/b")"
 # two writers interleaving 64 KiB blocks into disjoint halves of one file
-python3 - "$M/shared" <<'PY' && ok "two threads, one file, disjoint ranges" || bad "two threads, one file"
+"$PYTHON" - "$M/shared" <<'PY' && ok "two threads, one file, disjoint ranges" || bad "two threads, one file"
 import os, sys, threading
 path = sys.argv[1]
 blk, n = 65536, 200
@@ -35,5 +35,5 @@ data = open(path, "rb").read()
 assert data == b"A" * (n * blk) + b"B" * (n * blk), "content"
 PY
 expect "shared file on the server" "$(md5sum <"$D/shared" | cut -c1-32)" \
-  "$(python3 -c "import hashlib; print(hashlib.md5(b'A'*(200*65536)+b'B'*(200*65536)).hexdigest())")"
+  "$("$PYTHON" -c "import hashlib; print(hashlib.md5(b'A'*(200*65536)+b'B'*(200*65536)).hexdigest())")"
 finish

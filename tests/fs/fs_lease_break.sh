@@ -16,7 +16,7 @@ check "second client overwrites (same size)" smbc "put $WORK/b f"
 expect "read after another client's write, file closed meanwhile" "$(cat "$M/f")" "BBBBBBBBBBBBBBBB"
 
 # The file stays open (and cached) through the mount while the other client writes.
-python3 - "$M" "$WORK/c" "$SMB3_TEST_HOST" "$SMB3_TEST_PORT" "$SMB3_TEST_SHARE" "$SMB3_TEST_USER%$SMB3_TEST_PASS" "$SMB3" <<'PY' >"$WORK/py" 2>&1 \
+"$PYTHON" - "$M" "$WORK/c" "$SMB3_TEST_HOST" "$SMB3_TEST_PORT" "$SMB3_TEST_SHARE" "$SMB3_TEST_USER%$SMB3_TEST_PASS" "$SMB3" <<'PY' >"$WORK/py" 2>&1 \
   && ok "open file: read after a lease break sees the new bytes" || bad "open file: $(cat "$WORK/py")"
 import json, os, subprocess, sys, time
 m, newfile, host, port, share, cred, smb3 = sys.argv[1:]
@@ -36,10 +36,10 @@ got = os.pread(fd, 100, 0)
 assert got == b"C" * 16, got
 os.close(fd)
 PY
-expect "lease breaks counted" "$(stats "$M" lease_breaks | python3 -c 'import sys; print(int(sys.stdin.read()) > 0)')" True
+expect "lease breaks counted" "$(stats "$M" lease_breaks | "$PYTHON" -c 'import sys; print(int(sys.stdin.read()) > 0)')" True
 
 # Dirty data in write-back while another client opens the file: the break flushes it.
-python3 - "$M" "$SMB3_TEST_HOST" "$SMB3_TEST_PORT" "$SMB3_TEST_SHARE" "$SMB3_TEST_USER%$SMB3_TEST_PASS" "$WORK/got" <<'PY' >"$WORK/py" 2>&1 \
+"$PYTHON" - "$M" "$SMB3_TEST_HOST" "$SMB3_TEST_PORT" "$SMB3_TEST_SHARE" "$SMB3_TEST_USER%$SMB3_TEST_PASS" "$WORK/got" <<'PY' >"$WORK/py" 2>&1 \
   && ok "another client reads our unflushed writes (write lease break flushes)" || bad "write-back flush on break: $(cat "$WORK/py")"
 import os, subprocess, sys
 m, host, port, share, cred, got = sys.argv[1:]
@@ -56,8 +56,8 @@ fs_umount "$M"
 mount_into M "cache=none"
 cp "$WORK/a" "$D/g"; chown "$SMB3_TEST_USER:" "$D/g"
 exec 5<"$M/g"
-expect "cache=none: first read" "$(python3 -c "import os; print(os.pread(5, 100, 0).decode())")" "AAAAAAAAAAAAAAAA"
+expect "cache=none: first read" "$("$PYTHON" -c "import os; print(os.pread(5, 100, 0).decode())")" "AAAAAAAAAAAAAAAA"
 cp "$WORK/b" "$D/g"
-expect "cache=none: read after a server-side change" "$(python3 -c "import os; print(os.pread(5, 100, 0).decode())")" "BBBBBBBBBBBBBBBB"
+expect "cache=none: read after a server-side change" "$("$PYTHON" -c "import os; print(os.pread(5, 100, 0).decode())")" "BBBBBBBBBBBBBBBB"
 exec 5<&-
 finish

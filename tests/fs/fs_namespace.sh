@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 D=$SMB3_TEST_SHARE_DIR
 mount_into M
-ro_attr() { "$SMB3" stat "$(smb_url "$1")" | python3 -c "import sys
+ro_attr() { "$SMB3" stat "$(smb_url "$1")" | "$PYTHON" -c "import sys
 for l in sys.stdin:
     if l.startswith('attributes:'): print(int(l.split()[1], 16) & 1)"; }
 expect "mounted as fuse.smb3fs" "$(awk -v m="$M" '$2 == m {print $3}' /proc/mounts)" "fuse.smb3fs"
@@ -20,7 +20,7 @@ printf 'more' >>"$M/a.txt"
 expect "append" "$(cat "$D/a.txt")" "$(printf 'hello\nmore')"
 echo server-side >"$D/b.txt"; chown "$SMB3_TEST_USER:" "$D/b.txt"
 expect "server-made file readable" "$(cat "$M/b.txt")" "server-side"
-check_fails "O_EXCL on an existing file" python3 -c "import os; os.open('$M/a.txt', os.O_CREAT | os.O_EXCL | os.O_WRONLY)"
+check_fails "O_EXCL on an existing file" "$PYTHON" -c "import os; os.open('$M/a.txt', os.O_CREAT | os.O_EXCL | os.O_WRONLY)"
 check_fails "open of a missing file" cat "$M/nope"
 
 # ---- directories ----
@@ -69,7 +69,7 @@ expect "moved content" "$(cat "$M/dir/r2")" "one"
 check "rename a directory" mv "$M/dir" "$M/dir2"
 expect "file under a renamed directory" "$(cat "$M/dir2/r2")" "one"
 check_fails "rename with RENAME_NOREPLACE onto an existing file" \
-  python3 -c "
+  "$PYTHON" -c "
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 r = libc.renameat2(-100, b'$M/b.txt', -100, b'$M/a.txt', 1)
@@ -88,7 +88,7 @@ echo gone >"$M/del"
 check "unlink" rm "$M/del"
 [ ! -e "$D/del" ] && ok "unlink visible on the server" || bad "unlink not on the server"
 echo still-here >"$M/open-del"
-python3 - "$M" <<'PY' >"$WORK/py" 2>&1 && ok "unlink of an open file" || bad "unlink of an open file: $(cat "$WORK/py")"
+"$PYTHON" - "$M" <<'PY' >"$WORK/py" 2>&1 && ok "unlink of an open file" || bad "unlink of an open file: $(cat "$WORK/py")"
 import os, sys
 m = sys.argv[1]
 fd = os.open(m + "/open-del", os.O_RDWR)
@@ -114,7 +114,7 @@ expect "truncated content" "$(cat "$M/t")" "0123"
 check "truncate longer" truncate -s 8 "$M/t"
 expect "extended size" "$(stat -c %s "$M/t")" 8
 expect "extended with zeros" "$(od -An -c "$M/t" | tr -s ' ')" " 0 1 2 3 \\0 \\0 \\0 \\0"
-python3 -c "
+"$PYTHON" -c "
 import os
 fd = os.open('$M/t', os.O_RDWR)
 os.write(fd, b'abcdefgh')
@@ -154,7 +154,7 @@ expect "listing skips nothing valid" "$(ls -a "$M/listed" | tr '\n' ' ')" ". .. 
 
 # ---- the mount survives all of it, and the stats ioctl works ----
 check "smb3 stats" "$SMB3" stats "$M"
-python3 -c "import json,sys; d=json.load(open('$WORK/out')); assert {'requests','reads','writes','max_read_size','max_write_size','readahead_hits','writeback_hits'} <= d.keys()" \
+"$PYTHON" -c "import json,sys; d=json.load(open('$WORK/out')); assert {'requests','reads','writes','max_read_size','max_write_size','readahead_hits','writeback_hits'} <= d.keys()" \
   && ok "stats JSON keys" || bad "stats JSON: $(cat "$WORK/out")"
 check_fails "smb3 stats on a non-mount" "$SMB3" stats /tmp
 finish

@@ -9,7 +9,7 @@ run() { # NAME OPTIONS SEED NOPS
   local M
   mount_into M "$2"
   mkdir "$M/$1" "$WORK/$1"
-  if python3 "$PY" "$M/$1" "$WORK/$1" "$3" "$4" >"$WORK/py.out" 2>&1; then
+  if "$PYTHON" "$PY" "$M/$1" "$WORK/$1" "$3" "$4" >"$WORK/py.out" 2>&1; then
     ok "$1: $(tail -1 "$WORK/py.out")"
   else
     bad "$1: $(cat "$WORK/py.out")"

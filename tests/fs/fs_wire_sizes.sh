@@ -8,7 +8,7 @@ D=$SMB3_TEST_SHARE_DIR
 SIZE=$((64 << 20))
 head -c "$SIZE" /dev/urandom >"$WORK/src"
 cp "$WORK/src" "$D/data"; chown "$SMB3_TEST_USER:" "$D/data"
-j() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, d))" "$WORK/stats" "$1"; }
+j() { "$PYTHON" -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, d))" "$WORK/stats" "$1"; }
 measure() { # LABEL OPTIONS CMD...: run CMD on a fresh mount ($M), leave its stats in $WORK/stats
   local label=$1 opts=$2; shift 2
   mount_into M "$opts"
@@ -31,7 +31,7 @@ for opts in "" "rsize=1M,wsize=1M" "cache=none"; do
   done
 done
 # random 4 KiB reads (no two adjacent): no read-ahead
-measure "random reads" "cache=none" "python3 -c \"
+measure "random reads" "cache=none" "$PYTHON -c \"
 import os, random
 fd = os.open('data', os.O_RDONLY)
 r = random.Random(7)

@@ -7,6 +7,8 @@ PASSED=0
 FAILED=0
 SMB3FS=${SMB3FS:-smb3fs}
 SMB3=${SMB3:-smb3}
+# The system interpreter: a version-manager shim in PATH can cost seconds per start.
+PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 WORK=$(mktemp -d /tmp/smb3fs-test.XXXXXX)
 MOUNTS=()
 
@@ -29,12 +31,8 @@ check_fails() {
 # expect NAME ACTUAL EXPECTED
 expect() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', expected '$3'"; fi; }
 
-daemon_pids() { # the smb3fs processes serving mount point $1 (unique temp path)
-  local p
-  for p in /proc/[0-9]*; do
-    [ -r "$p/cmdline" ] || continue
-    if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q "smb3fs .*$1"; then echo "${p#/proc/}"; fi
-  done
+daemon_pids() { # the smb3fs process serving mount point $1 (a unique temp path on its command line)
+  pgrep -f -- "smb3fs .*$1( |\$)" || true
 }
 
 fs_umount() {
@@ -42,7 +40,7 @@ fs_umount() {
   fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
   for pid in $(daemon_pids "$m"); do
     # let it exit by itself after the unmount; only then force it
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
   done
   rmdir "$m" 2>/dev/null || true
@@ -72,7 +70,7 @@ mount_into() {
   printf -v "$var" '%s' "$m"
 }
 # stats MOUNT KEY: one counter of `smb3 stats MOUNT`
-stats() { "$SMB3" stats "$1" | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+stats() { "$SMB3" stats "$1" | "$PYTHON" -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
 smb_url() { echo "$SMB3_TEST_URL/$1"; }
 finish() {
   echo "$PASSED passed, $FAILED failed"
