@@ -39,6 +39,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +57,8 @@
 #define WRITE_MAX ((size_t)4 << 20) /* largest single write to a destination */
 #define CHUNK_SLOTS 16384u          /* unreleased reads per direction; power of two */
 #define BURST_MIN ((size_t)64 << 10)
-#define BURST_NS 50000.0 /* default bucket depth: 50 us worth of the rate */
-#define LATE_CREDIT 8.0  /* credit kept across a late pacing wake-up: 8 bursts ... */
+#define BURST_NS 50000.0   /* default bucket depth: 50 us worth of the rate */
+#define LATE_CREDIT 8.0    /* credit kept across a late pacing wake-up: 8 bursts ... */
 #define LATE_CREDIT_NS 2e6 /* ... or 2 ms worth of the rate, whichever is more */
 #define QUEUE_MIN ((size_t)8 << 20)
 #define QUEUE_HEADROOM ((size_t)4 << 20)
@@ -70,6 +71,8 @@
 #define EARLY_INIT_NS 20000
 #define EARLY_UP_NS 3000 /* with EARLY_DOWN_NS: early_ns tracks the 75th percentile of lateness */
 #define EARLY_DOWN_NS 1000
+#define SPIN_SHARE 0.05              /* spinning takes at most this share of a direction's time, */
+#define SPIN_BUDGET_MAX_NS 2000000.0 /* saved up for at most this long */
 
 /* ---- configuration ---------------------------------------------------------------------------- */
 
@@ -107,16 +110,29 @@ struct unit {
 
 /* tc(8) conventions: "bit" units are bits/s, "bps" units are BYTES/s; k/m/g are SI, ki/mi/gi binary. */
 static const struct unit rate_units[] = {
-    {"", 0.125},       {"bit", 0.125},          {"kbit", 125.0},           {"mbit", 125e3},
-    {"gbit", 125e6},   {"tbit", 125e9},         {"kibit", 128.0},          {"mibit", 131072.0},
-    {"gibit", 134217728.0}, {"tibit", 137438953472.0}, {"bps", 1.0},       {"kbps", 1e3},
-    {"mbps", 1e6},     {"gbps", 1e9},           {"tbps", 1e12},            {"kibps", 1024.0},
-    {"mibps", 1048576.0}, {"gibps", 1073741824.0},
+    {"", 0.125},
+    {"bit", 0.125},
+    {"kbit", 125.0},
+    {"mbit", 125e3},
+    {"gbit", 125e6},
+    {"tbit", 125e9},
+    {"kibit", 128.0},
+    {"mibit", 131072.0},
+    {"gibit", 134217728.0},
+    {"tibit", 137438953472.0},
+    {"bps", 1.0},
+    {"kbps", 1e3},
+    {"mbps", 1e6},
+    {"gbps", 1e9},
+    {"tbps", 1e12},
+    {"kibps", 1024.0},
+    {"mibps", 1048576.0},
+    {"gibps", 1073741824.0},
 };
 
 static const struct unit size_units[] = {
-    {"", 1.0},          {"b", 1.0},           {"k", 1024.0},       {"kb", 1024.0},
-    {"kib", 1024.0},    {"m", 1048576.0},     {"mb", 1048576.0},   {"mib", 1048576.0},
+    {"", 1.0},           {"b", 1.0},           {"k", 1024.0},         {"kb", 1024.0},
+    {"kib", 1024.0},     {"m", 1048576.0},     {"mb", 1048576.0},     {"mib", 1048576.0},
     {"g", 1073741824.0}, {"gb", 1073741824.0}, {"gib", 1073741824.0},
 };
 
@@ -205,7 +221,8 @@ static int parse_addr(const char *spec, bool passive, struct sockaddr_storage *s
     if (*p < '0' || *p > '9') return -1;
   if (atol(colon + 1) > 65535) return -1;
 
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+  struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                           .ai_socktype = SOCK_STREAM,
                            .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)};
   struct addrinfo *res;
   if (getaddrinfo(host, colon + 1, &hints, &res) != 0) return -1;
@@ -220,61 +237,92 @@ static int bad_arg(const char *opt, const char *value) {
   return 2;
 }
 
-/* Stores one option's value into a; returns 0 or an exit code. */
-static int args_set(struct args *a, const char *opt, const char *v) {
-  double *ms = NULL, *rate = NULL;
-  size_t *size = NULL;
-  if (strcmp(opt, "listen") == 0) a->listen = v;
-  else if (strcmp(opt, "to") == 0) a->to = v;
-  else if (strcmp(opt, "delay-ms") == 0) ms = &a->delay_ms;
-  else if (strcmp(opt, "delay-up-ms") == 0) ms = &a->delay_up_ms;
-  else if (strcmp(opt, "delay-down-ms") == 0) ms = &a->delay_down_ms;
-  else if (strcmp(opt, "rate") == 0) rate = &a->rate;
-  else if (strcmp(opt, "rate-up") == 0) rate = &a->rate_up;
-  else if (strcmp(opt, "rate-down") == 0) rate = &a->rate_down;
-  else if (strcmp(opt, "burst") == 0) size = &a->burst;
-  else if (strcmp(opt, "queue") == 0) size = &a->queue;
-  else if (strcmp(opt, "max-seconds") == 0) {
-    if (parse_number(v, 1e9, &a->max_seconds) < 0) return bad_arg("--max-seconds", v);
-  } else if (strcmp(opt, "spin-max-us") == 0) {
-    if (parse_number(v, 1e4, &a->spin_max_us) < 0) return bad_arg("--spin-max-us", v);
+enum arg_kind { ARG_TEXT, ARG_MS, ARG_RATE, ARG_SIZE, ARG_SECONDS, ARG_US };
+
+/* Every option that takes a value: where it goes in struct args and how it is parsed. */
+static const struct arg_spec {
+  const char *name;
+  enum arg_kind kind;
+  size_t offset;
+} arg_specs[] = {
+    {"listen", ARG_TEXT, offsetof(struct args, listen)},
+    {"to", ARG_TEXT, offsetof(struct args, to)},
+    {"delay-ms", ARG_MS, offsetof(struct args, delay_ms)},
+    {"delay-up-ms", ARG_MS, offsetof(struct args, delay_up_ms)},
+    {"delay-down-ms", ARG_MS, offsetof(struct args, delay_down_ms)},
+    {"rate", ARG_RATE, offsetof(struct args, rate)},
+    {"rate-up", ARG_RATE, offsetof(struct args, rate_up)},
+    {"rate-down", ARG_RATE, offsetof(struct args, rate_down)},
+    {"burst", ARG_SIZE, offsetof(struct args, burst)},
+    {"queue", ARG_SIZE, offsetof(struct args, queue)},
+    {"max-seconds", ARG_SECONDS, offsetof(struct args, max_seconds)},
+    {"spin-max-us", ARG_US, offsetof(struct args, spin_max_us)},
+};
+#define N_ARG_SPECS (sizeof arg_specs / sizeof arg_specs[0])
+#define ARG_VAL 256 /* getopt_long value of arg_specs[0]; distinct values keep abbreviations unambiguous */
+
+/* Parses one option's value into a; returns 0 or an exit code. */
+static int args_set(struct args *a, const struct arg_spec *spec, const char *v) {
+  void *field = (char *)a + spec->offset;
+  int rc = 0;
+  switch (spec->kind) {
+  case ARG_TEXT:
+    *(const char **)field = v;
+    break;
+  case ARG_MS:
+    rc = parse_number(v, 3600e3, field);
+    break;
+  case ARG_RATE:
+    rc = parse_rate(v, field);
+    break;
+  case ARG_SIZE:
+    rc = parse_size(v, field);
+    break;
+  case ARG_SECONDS:
+    rc = parse_number(v, 1e9, field);
+    break;
+  case ARG_US:
+    rc = parse_number(v, 1e4, field);
+    break;
   }
+  if (rc == 0) return 0;
   char name[32];
-  snprintf(name, sizeof name, "--%s", opt);
-  if (ms && parse_number(v, 3600e3, ms) < 0) return bad_arg(name, v);
-  if (rate && parse_rate(v, rate) < 0) return bad_arg(name, v);
-  if (size && parse_size(v, size) < 0) return bad_arg(name, v);
-  return 0;
+  snprintf(name, sizeof name, "--%s", spec->name);
+  return bad_arg(name, v);
 }
 
 /* Returns -1 to go on, or the exit code (0 after --help, 2 on a bad command line). */
 static int args_parse(int argc, char **argv, struct args *a) {
-  static const struct option opts[] = {
-      {"listen", required_argument, NULL, 'a'},       {"to", required_argument, NULL, 'a'},
-      {"delay-ms", required_argument, NULL, 'a'},     {"delay-up-ms", required_argument, NULL, 'a'},
-      {"delay-down-ms", required_argument, NULL, 'a'}, {"rate", required_argument, NULL, 'a'},
-      {"rate-up", required_argument, NULL, 'a'},      {"rate-down", required_argument, NULL, 'a'},
-      {"burst", required_argument, NULL, 'a'},        {"queue", required_argument, NULL, 'a'},
-      {"max-seconds", required_argument, NULL, 'a'},  {"spin-max-us", required_argument, NULL, 'a'},
-      {"quiet", no_argument, NULL, 'q'},
-      {"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
-  };
-  *a = (struct args){.delay_ms = 0, .delay_up_ms = NAN, .delay_down_ms = NAN,
-                     .rate = 0, .rate_up = NAN, .rate_down = NAN, .spin_max_us = SPIN_MAX_US};
+  struct option opts[N_ARG_SPECS + 3] = {{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}};
+  for (size_t i = 0; i < N_ARG_SPECS; i++)
+    opts[i + 2] = (struct option){arg_specs[i].name, required_argument, NULL, ARG_VAL + (int)i};
+  *a = (struct args){.delay_ms = 0,
+                     .delay_up_ms = NAN,
+                     .delay_down_ms = NAN,
+                     .rate = 0,
+                     .rate_up = NAN,
+                     .rate_down = NAN,
+                     .spin_max_us = SPIN_MAX_US};
   opterr = 0;
-  int c, idx;
-  while ((c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     int rc = 0;
-    if (c == 'a') rc = args_set(a, opts[idx].name, optarg);
-    else if (c == 'q') a->quiet = true;
-    else if (c == 'h') {
+    switch (c) {
+    case 'q':
+      a->quiet = true;
+      break;
+    case 'h':
       usage(stdout);
       return 0;
-    } else if (c == ':') {
+    case ':':
       fprintf(stderr, "netsim: option '%s' needs a value (see --help)\n", argv[optind - 1]);
       return 2;
-    } else {
-      fprintf(stderr, "netsim: unknown option '%s' (see --help)\n", argv[optind - 1]);
+    default:
+      if (c >= ARG_VAL && c < ARG_VAL + (int)N_ARG_SPECS) {
+        rc = args_set(a, &arg_specs[c - ARG_VAL], optarg);
+        break;
+      }
+      fprintf(stderr, "netsim: unknown or ambiguous option '%s' (see --help)\n", argv[optind - 1]);
       return 2;
     }
     if (rc != 0) return rc;
@@ -292,7 +340,8 @@ static int args_parse(int argc, char **argv, struct args *a) {
 
 static size_t pow2_at_least(double want, size_t lo, size_t hi) {
   size_t q = lo;
-  while ((double)q < want && q < hi) q <<= 1;
+  while ((double)q < want && q < hi)
+    q <<= 1;
   return q;
 }
 
@@ -308,7 +357,9 @@ static struct dir_cfg dir_cfg_make(double rate, double delay_ms, const struct ar
 }
 
 static int config_make(const struct args *a, struct config *cfg) {
-  *cfg = (struct config){.to_text = a->to, .max_seconds = a->max_seconds, .quiet = a->quiet,
+  *cfg = (struct config){.to_text = a->to,
+                         .max_seconds = a->max_seconds,
+                         .quiet = a->quiet,
                          .spin_max_ns = (int64_t)(a->spin_max_us * 1e3)};
   if (parse_addr(a->listen, true, &cfg->listen_addr, &cfg->listen_len) < 0)
     return bad_arg("--listen", a->listen);
@@ -330,10 +381,10 @@ struct chunk {
 /* head <= released <= tail are byte offsets into the stream; the ring holds [head, tail). */
 struct queue {
   char *buf;
-  uint64_t mask;     /* ring size - 1 */
-  uint64_t head;     /* written to the destination */
-  uint64_t released; /* delay elapsed */
-  uint64_t tail;     /* read from the source */
+  uint64_t mask;        /* ring size - 1 */
+  uint64_t head;        /* written to the destination */
+  uint64_t released;    /* delay elapsed */
+  uint64_t tail;        /* read from the source */
   struct chunk *chunks; /* unreleased reads, oldest first */
   uint32_t chunk_first, chunk_count;
 };
@@ -356,7 +407,9 @@ static void queue_free(struct queue *q) {
   free(q->chunks);
 }
 
-static size_t queue_space(const struct queue *q) { return (size_t)(q->mask + 1 - (q->tail - q->head)); }
+static size_t queue_space(const struct queue *q) {
+  return (size_t)(q->mask + 1 - (q->tail - q->head));
+}
 
 /*
  * A full ring is refilled only once a good part of it is free again: when the destination is the
@@ -417,18 +470,18 @@ static void queue_release(struct queue *q, int64_t now) {
 /* ---- the token bucket ---------------------------------------------------------------------------- */
 
 struct pacer {
-  double rate_ns; /* bytes per nanosecond, 0 = unlimited */
-  double burst;   /* bucket depth, bytes */
+  double rate_ns;  /* bytes per nanosecond, 0 = unlimited */
+  double burst;    /* bucket depth, bytes */
   double late_cap; /* most credit kept across a late wake-up while backlogged */
-  double credit;  /* bytes that may be sent now */
+  double credit;   /* bytes that may be sent now */
   int64_t last_ns;
   int64_t wake_ns; /* when the credit for the next write will be there, 0 = not waiting */
   bool backlogged; /* data was waiting for credit since last_ns */
 };
 
 static void pacer_init(struct pacer *p, const struct dir_cfg *cfg, int64_t now) {
-  *p = (struct pacer){.rate_ns = cfg->rate / 1e9, .burst = (double)cfg->burst,
-                      .credit = (double)cfg->burst, .last_ns = now};
+  *p = (struct pacer){
+      .rate_ns = cfg->rate / 1e9, .burst = (double)cfg->burst, .credit = (double)cfg->burst, .last_ns = now};
   p->late_cap = fmax(p->burst * LATE_CREDIT, p->rate_ns * LATE_CREDIT_NS);
 }
 
@@ -466,11 +519,13 @@ struct dir {
   const char *name;
   int src, dst, timer;
   int64_t delay_ns;
-  int64_t armed_ns; /* absolute deadline the timerfd is armed for, 0 = disarmed */
-  bool armed_ahead; /* it was in the future when armed, so its wake-up lateness is a fair sample */
+  int64_t armed_ns;   /* absolute deadline the timerfd is armed for, 0 = disarmed */
+  bool armed_ahead;   /* it was in the future when armed, so its wake-up lateness is a fair sample */
   int64_t spin_until; /* the release time the armed timer is early for, 0 = none */
   int64_t early_ns;   /* how early release times are armed (see dir_deadline) */
   int64_t spin_max_ns;
+  double spin_budget_ns; /* spinning allowed now; grows by SPIN_SHARE of the time passed */
+  int64_t budget_ns_at;
   bool src_eof;     /* read() returned 0 */
   bool src_idle;    /* read() said EAGAIN; wait for POLLIN */
   bool dst_blocked; /* write() said EAGAIN; wait for POLLOUT */
@@ -482,8 +537,8 @@ struct conn {
   const struct config *cfg;
   unsigned long id;
   int client, server;
-  atomic_int refs;     /* direction threads still running */
-  atomic_bool failed;  /* an error: both sides are being reset */
+  atomic_int refs;    /* direction threads still running */
+  atomic_bool failed; /* an error: both sides are being reset */
   struct dir up, down;
 };
 
@@ -563,18 +618,25 @@ static int timer_arm(struct dir *d, int64_t deadline) {
 /*
  * The time to wake up at, 0 for none. Timer wake-ups on this VM arrive 15-100+ us late (halt exits,
  * busy cores), which would add that much to every delayed message. So the next release time is armed
- * early_ns early and the rest is spun out on the clock (dir_timer_fired). Pacing deadlines are armed
- * exactly: a late pacing wake-up keeps its credit (pacer_allow), so lateness costs no rate there, and
- * spinning at every 50 us pacing step would burn a core.
+ * early_ns early and the rest is spun out on the clock (dir_timer_fired), as long as the spin budget
+ * lasts: request/response traffic (what the delay is about) gets exact times, while a bulk stream,
+ * which has a release due every few tens of microseconds and does not care, soon exhausts the budget
+ * and then burns no CPU that the endpoints on this 2-core machine need. Pacing deadlines are armed
+ * exactly: a late pacing wake-up keeps its credit (pacer_allow), so lateness costs no rate there.
  */
 static int64_t dir_deadline(struct dir *d) {
-  int64_t at = d->pacer.wake_ns;
+  int64_t now = mono_ns(), at = d->pacer.wake_ns;
+  d->spin_budget_ns =
+      fmin(d->spin_budget_ns + (double)(now - d->budget_ns_at) * SPIN_SHARE, SPIN_BUDGET_MAX_NS);
+  d->budget_ns_at = now;
   d->spin_until = 0;
   if (d->q.chunk_count > 0) {
     int64_t release = d->q.chunks[d->q.chunk_first].release_ns;
-    if (at == 0 || release - d->early_ns < at) {
-      at = release - d->early_ns;
-      d->spin_until = release;
+    bool spin = d->spin_max_ns > 0 && d->spin_budget_ns >= (double)d->early_ns;
+    int64_t early = spin ? d->early_ns : 0;
+    if (at == 0 || release - early < at) {
+      at = release - early;
+      d->spin_until = spin ? release : 0;
     }
   }
   return at;
@@ -586,14 +648,17 @@ static int64_t dir_deadline(struct dir *d) {
  * [0, --spin-max-us]; then the wait for the release time is finished by spinning.
  */
 static void dir_timer_fired(struct dir *d) {
-  int64_t now = mono_ns();
-  if (d->spin_until && d->armed_ahead) {
-    d->early_ns += now - d->armed_ns > d->early_ns ? EARLY_UP_NS : -EARLY_DOWN_NS;
+  int64_t now = mono_ns(), start = now, late = now - d->armed_ns;
+  d->armed_ns = 0;
+  if (!d->spin_until) return;
+  if (d->armed_ahead) {
+    d->early_ns += late > d->early_ns ? EARLY_UP_NS : -EARLY_DOWN_NS;
     if (d->early_ns > d->spin_max_ns) d->early_ns = d->spin_max_ns;
     if (d->early_ns < 0) d->early_ns = 0;
   }
-  while (d->spin_until && now < d->spin_until) now = mono_ns();
-  d->armed_ns = 0;
+  while (now < d->spin_until)
+    now = mono_ns();
+  d->spin_budget_ns -= (double)(now - start);
 }
 
 /* Sleeps until the source is readable, the destination writable, or the next release/token time. */
@@ -635,9 +700,15 @@ static int dir_run(struct dir *d) {
 
 static int dir_init(struct dir *d, struct conn *c, const char *name, int src, int dst,
                     const struct dir_cfg *cfg) {
-  *d = (struct dir){.conn = c, .name = name, .src = src, .dst = dst, .delay_ns = cfg->delay_ns,
+  *d = (struct dir){.conn = c,
+                    .name = name,
+                    .src = src,
+                    .dst = dst,
+                    .delay_ns = cfg->delay_ns,
                     .spin_max_ns = c->cfg->spin_max_ns};
   d->early_ns = EARLY_INIT_NS < d->spin_max_ns ? EARLY_INIT_NS : d->spin_max_ns;
+  d->spin_budget_ns = SPIN_BUDGET_MAX_NS;
+  d->budget_ns_at = mono_ns();
   d->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   pacer_init(&d->pacer, cfg, mono_ns());
   if (d->timer < 0 || queue_init(&d->q, cfg->queue) < 0) return dir_error(d, "setup", errno);
@@ -709,7 +780,8 @@ static int conn_connect(struct conn *c) {
   if (connect(fd, (const struct sockaddr *)&cfg->to_addr, cfg->to_len) < 0) {
     int err = errno;
     close(fd);
-    if (!cfg->quiet) fprintf(stderr, "netsim: conn %lu: connect %s: %s\n", c->id, cfg->to_text, strerror(err));
+    if (!cfg->quiet)
+      fprintf(stderr, "netsim: conn %lu: connect %s: %s\n", c->id, cfg->to_text, strerror(err));
     return -1;
   }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -780,8 +852,10 @@ static void print_listening(int fd) {
   if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
     getnameinfo((struct sockaddr *)&ss, len, host, sizeof host, port, sizeof port,
                 NI_NUMERICHOST | NI_NUMERICSERV);
-  if (ss.ss_family == AF_INET6) printf("listening [%s]:%s\n", host, port);
-  else printf("listening %s:%s\n", host, port);
+  if (ss.ss_family == AF_INET6)
+    printf("listening [%s]:%s\n", host, port);
+  else
+    printf("listening %s:%s\n", host, port);
   fflush(stdout);
 }
 

@@ -8,6 +8,7 @@
  * documented.  Timing checks are lower bounds only (the machine may be loaded, never faster); the
  * measured RTT is printed for the record.  Waits that guard against hangs are generous (20 s).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,9 +31,9 @@
 #define GUARD_MS 20000 /* a step that takes longer than this is considered hung */
 #define MIB ((uint64_t)1 << 20)
 
-#define CHECK(cond, ...)                                                                           \
-  do {                                                                                             \
-    if (!(cond)) fail(__LINE__, __VA_ARGS__);                                                      \
+#define CHECK(cond, ...)                                                                                     \
+  do {                                                                                                       \
+    if (!(cond)) fail(__LINE__, __VA_ARGS__);                                                                \
   } while (0)
 
 static const char *netsim_path;
@@ -113,7 +113,8 @@ static struct netsim netsim_start(int to_port, const char *extra[]) {
   const char *argv[32] = {netsim_path, "--listen", "127.0.0.1:0", "--to", to, "--quiet"};
   int argc = 6;
   snprintf(to, sizeof to, "127.0.0.1:%d", to_port);
-  for (int i = 0; extra && extra[i]; i++) argv[argc++] = extra[i];
+  for (int i = 0; extra && extra[i]; i++)
+    argv[argc++] = extra[i];
   int out[2];
   CHECK(pipe2(out, O_CLOEXEC) == 0, "pipe");
   struct netsim ns = {.pid = spawn((char *const *)argv, out[1], -1)};
@@ -135,7 +136,8 @@ static int count_dir(const char *path) {
   DIR *d = opendir(path);
   int n = 0;
   CHECK(d, "opendir %s: %s", path, strerror(errno));
-  for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+  for (struct dirent *e; (e = readdir(d));)
+    n += e->d_name[0] != '.';
   closedir(d);
   return n;
 }
@@ -189,8 +191,8 @@ static void sock_guard(int fd) {
 
 static int connect_to(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct sockaddr_in a = {
+      .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect :%d: %s", port,
         strerror(errno));
   sock_guard(fd);
@@ -331,12 +333,12 @@ static void pair_start_server(struct pair *p, int sfd, uint64_t bytes) {
 }
 
 static void pair_finish(struct pair *p) {
-  for (int i = 0; i < 4; i++) pthread_join(p->t[i], NULL);
+  for (int i = 0; i < 4; i++)
+    pthread_join(p->t[i], NULL);
   CHECK(!p->up_tx.error && !p->up_rx.error, "conn %" PRIu64 " client->server: %s after %" PRIu64 " bytes",
         p->id, p->up_tx.error ? p->up_tx.error : p->up_rx.error, p->up_rx.done);
-  CHECK(!p->down_tx.error && !p->down_rx.error,
-        "conn %" PRIu64 " server->client: %s after %" PRIu64 " bytes", p->id,
-        p->down_tx.error ? p->down_tx.error : p->down_rx.error, p->down_rx.done);
+  CHECK(!p->down_tx.error && !p->down_rx.error, "conn %" PRIu64 " server->client: %s after %" PRIu64 " bytes",
+        p->id, p->down_tx.error ? p->down_tx.error : p->down_rx.error, p->down_rx.done);
   close(p->cfd);
   close(p->sfd);
 }
@@ -355,7 +357,8 @@ static void check_streams(const struct netsim *ns, int lfd, int n, uint64_t byte
     CHECK(id >= 1 && id <= (uint64_t)n && pairs[id - 1].sfd == 0, "bad connection id %" PRIu64, id);
     pair_start_server(&pairs[id - 1], sfd, bytes);
   }
-  for (int i = 0; i < n; i++) pair_finish(&pairs[i]);
+  for (int i = 0; i < n; i++)
+    pair_finish(&pairs[i]);
   free(pairs);
   printf("ok: %d connection(s) x %" PRIu64 " MiB each way, intact, EOF propagated\n", n, bytes / MIB);
 }
@@ -420,9 +423,9 @@ static void check_delay(const struct netsim *ns, int lfd, double up_ms, double d
   qsort(rtt, (size_t)iters, sizeof *rtt, cmp_i64);
   printf("ok: delay up %.3f ms down %.3f ms: %d round trips, RTT mean %.3f ms, min %.3f, median %.3f, "
          "p99 %.3f, max %.3f; one-way min up %.3f down %.3f ms\n",
-         up_ms, down_ms, iters, (double)sum / iters / 1e6, (double)rtt[0] / 1e6,
-         (double)rtt[iters / 2] / 1e6, (double)rtt[iters * 99 / 100] / 1e6, (double)rtt[iters - 1] / 1e6,
-         (double)up_min / 1e6, (double)down_min / 1e6);
+         up_ms, down_ms, iters, (double)sum / iters / 1e6, (double)rtt[0] / 1e6, (double)rtt[iters / 2] / 1e6,
+         (double)rtt[iters * 99 / 100] / 1e6, (double)rtt[iters - 1] / 1e6, (double)up_min / 1e6,
+         (double)down_min / 1e6);
   CHECK(up_min >= (int64_t)(up_ms * 1e6), "client->server took %.3f ms < configured %.3f ms",
         (double)up_min / 1e6, up_ms);
   CHECK(down_min >= (int64_t)(down_ms * 1e6), "server->client took %.3f ms < configured %.3f ms",
@@ -452,9 +455,9 @@ static void check_rate(const struct netsim *ns, int lfd, double up_bps, double d
   close(c);
   close(s);
   double up_min = ((double)bytes - burst) * 8 / up_bps, down_min = ((double)bytes - burst) * 8 / down_bps;
-  printf("ok: rate caps: 8 MiB up in %.3f s (%.1f Mbit/s, cap %.0f), down in %.3f s (%.1f Mbit/s, cap %.0f)\n",
-         up, (double)bytes * 8 / up / 1e6, up_bps / 1e6, down, (double)bytes * 8 / down / 1e6,
-         down_bps / 1e6);
+  printf(
+      "ok: rate caps: 8 MiB up in %.3f s (%.1f Mbit/s, cap %.0f), down in %.3f s (%.1f Mbit/s, cap %.0f)\n",
+      up, (double)bytes * 8 / up / 1e6, up_bps / 1e6, down, (double)bytes * 8 / down / 1e6, down_bps / 1e6);
   CHECK(up >= up_min, "client->server: %.3f s < %.3f s allowed by the cap", up, up_min);
   CHECK(down >= down_min, "server->client: %.3f s < %.3f s allowed by the cap", down, down_min);
 }
@@ -465,7 +468,8 @@ static void check_bad_args(void) {
   int err[2];
   char line[256];
   CHECK(pipe2(err, O_CLOEXEC) == 0, "pipe");
-  char *argv[] = {(char *)netsim_path, "--listen", "127.0.0.1:0", "--to", "127.0.0.1:1", "--rate", "1gbt", NULL};
+  char *argv[] = {(char *)netsim_path, "--listen", "127.0.0.1:0", "--to",
+                  "127.0.0.1:1",       "--rate",   "1gbt",        NULL};
   pid_t pid = spawn(argv, -1, err[1]);
   close(err[1]);
   read_line(err[0], line, sizeof line);
