@@ -231,7 +231,7 @@ class Bench:
         env = dict(os.environ, **(env_extra or {}))
         out_f = open(stdout_path or os.devnull, "wb") if stdout_path != "PIPE" else tempfile.TemporaryFile(dir=self.ws)
         err_f = tempfile.TemporaryFile(dir=self.ws)
-        timed_out = [False]
+        timed_out, done = [False], threading.Event()
         t0 = now()
         try:
             p = subprocess.Popen([str(c) for c in cmd], stdin=subprocess.DEVNULL, stdout=out_f, stderr=err_f, env=env)
@@ -244,8 +244,8 @@ class Bench:
             timed_out[0] = True
             try:
                 os.kill(p.pid, timeout_sig)
-                if timeout_sig != signal.SIGKILL:
-                    time.sleep(5)
+                # a gentler signal (SIGINT: dd reports what it copied) gets 5 s before SIGKILL
+                if timeout_sig != signal.SIGKILL and not done.wait(5):
                     os.kill(p.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
@@ -261,6 +261,7 @@ class Bench:
             except InterruptedError:
                 continue
         wall = now() - t0
+        done.set()
         if timer:
             timer.cancel()
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -325,12 +326,11 @@ class Bench:
         self.ws = tempfile.mkdtemp(prefix="smb3bench.", dir="/dev/shm")
         os.makedirs(self.a.out, exist_ok=True)
         self.log = open(os.path.join(self.a.out, "commands.log"), "w")
-        self.link_port = {"loopback": self.port}
         self.smbclient_conf = os.path.join(self.ws, "smbclient.conf")
         with open(self.smbclient_conf, "w") as f:
             f.write("[global]\n")  # reproducible: no /etc/samba/smb.conf settings leak in
 
-    def link_ports(self, links, to_port=None, table=None):
+    def link_ports(self, links, to_port=None):
         """Starts one netsim per link (kept for the whole section); returns {link: port}."""
         to_port = to_port or self.port
         ports = {}
@@ -426,7 +426,7 @@ class Bench:
             self.say(f"    ! {case[0]} {case[1]} {fmt_size(case[2]) if case[2] else ''}: {sample['error']}")
         return sample
 
-    def iperf(self, links, sizes_note):
+    def iperf(self, links, when):
         """iperf3 -l 1M through each link, both directions: the TCP ceiling."""
         res = {}
         if not shutil.which("iperf3"):
@@ -435,6 +435,7 @@ class Bench:
         sport = free_port()
         srv = self.spawn(["iperf3", "-s", "-p", str(sport)], "iperf3-server.log")
         time.sleep(0.3)
+        first = len(self.procs)
         try:
             ports = self.link_ports(links, to_port=sport)
             for link in links:
@@ -450,12 +451,14 @@ class Bench:
                     except (ValueError, KeyError):
                         err = "failed: " + (r.why() if not r.ok else "no JSON from iperf3")
                         res[(link, direction)] = None
-                    self.rows.append(dict(section="io", tool="iperf3", op=f"tcp-{direction}", dialect="", link=link,
+                    self.rows.append(dict(section="io", tool="iperf3", op=f"tcp-{direction}-{when}", dialect="",
+                                          link=link,
                                           rsize="1M", size="", reps=1,
                                           median_MBps=f"{mbps:.1f}" if err is None else "",
                                           status=err or "ok", command=self.mask(" ".join(cmd))))
         finally:
-            self.stop(srv)
+            for p in self.procs[first:] + [srv]:  # its netsims and the server
+                self.stop(p)
         return res
 
     def section_io(self):
@@ -470,7 +473,7 @@ class Bench:
             self.make_file(os.path.join(self.share_dir, self.remote_name(size)), size)
             self.make_file(os.path.join(self.ws, f"src-{fmt_size(size)}.bin"), size, owner=False)
         t_start = now()
-        ceiling = self.iperf(links, sizes)
+        ceiling = self.iperf(links, "start")
         ports = self.link_ports(links)
         # one unmeasured transfer so the first measured one does not pay for cold caches in smbd
         warm = [a.smb3, "-q", "cat", self.url(self.port, self.remote_name(min(sizes.values())))]
@@ -490,6 +493,10 @@ class Bench:
                              f"load {loadavg()})")
                     for case in order:
                         samples.setdefault((link,) + case, []).append(self.io_one(case, ports[link], sizes[link]))
+        # the ceiling again at the end: other load on the machine moves it (loopback iperf3 is CPU-bound);
+        # the higher of the two is used
+        for key, v in self.iperf(links, "end").items():
+            ceiling[key] = max(filter(None, (v, ceiling.get(key))), default=None)
         self.io_report(samples, sizes, ceiling, links, dialects, rsizes)
         self.say(f"(io section: {now() - t_start:.0f} s)")
 
@@ -524,13 +531,17 @@ class Bench:
             return summary.get((link, f"smbclient-{op}", dialect, None), {}).get("mbps")
 
         md = ["## I/O throughput (issue 3)", "",
+              "TCP ceiling: iperf3 through the same link at the start and at the end of the section, the higher "
+              "of the two (both in results.csv).", "",
               "MB/s = 10^6 bytes per second of wall time of the whole command (connect, logon, transfer, close), "
               "median over the repetitions (min-max in brackets). *vs smbclient*: ratio to smbclient with the same "
               "dialect on the same link (cat and get compare to smbclient get, put to smbclient put). *of TCP*: share "
               "of the iperf3 ceiling on that link (get/cat: iperf3 -R, put: iperf3). CPU: user+sys seconds of the "
               "client process per GiB. Wire size and credits: max_read_size/max_write_size and "
               "credits_max_in_flight from `smb3 --stats`, READs/WRITEs and round trips per transfer; smbclient "
-              "picks its own I/O size (not configurable, not reported). Local files on /dev/shm, share on tmpfs."
+              "picks its own I/O size (not configurable, not reported). Neither client asks for signing or "
+              "encryption (the server does not require them), and smbclient is pinned to the same dialect with -m "
+              "and client min protocol. Local files on /dev/shm, share on tmpfs."
               + (" Dialect 2.0.2 has no multi-credit I/O, so only its smallest rsize/wsize >= 64k is run (larger "
                  "ones are capped to 64 KiB on the wire; --all-rsizes runs them anyway)."
                  if "2.0.2" in dialects and not a.all_rsizes and len(self.rsizes_for("2.0.2", rsizes)) < len(rsizes)
@@ -1093,6 +1104,29 @@ class Bench:
             out.insert(0, f"smb3fs {rev.out.strip()}")
         return "; ".join(out)
 
+    def write_outputs(self, header, final):
+        """report.md and results.csv; rewritten after every section so an interrupted run keeps its results."""
+        a = self.a
+        md = list(self.md)
+        if not final:
+            md += ["*(incomplete: written after a section; the run is still going or was interrupted)*", ""]
+        md += ["## Commands", "", "One example of each kind (every command run is in commands.log):", "", "```"]
+        md += [self.examples[k] for k in sorted(self.examples)] + ["```", ""]
+        notes = ["Notes:"] + [f"- {n}" for n in self.notes] if self.notes else []
+        report = "\n".join(header + [""] + md + notes) + "\n"
+        with open(os.path.join(a.out, "report.md"), "w") as f:
+            f.write(report)
+        fields = ["section", "tool", "op", "dialect", "link", "rsize", "size", "reps", "median_MBps", "min_MBps",
+                  "max_MBps", "samples_MBps", "ratio_vs_smbclient", "cpu_s_per_GiB", "wire_io_size",
+                  "credits_max_in_flight", "wire_ops", "round_trips", "ms_per_op", "round_trips_per_op", "status",
+                  "command"]
+        with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields)
+            w.writeheader()
+            for row in self.rows:
+                w.writerow(row)
+        return report
+
     def main(self):
         a = self.a
         self.setup()
@@ -1102,7 +1136,8 @@ class Bench:
                   f"- command: `{' '.join(shlex.quote(x) for x in a.argv)}`",
                   f"- sections: {','.join(a.section)}; repetitions: {a.reps} (medians); "
                   f"{'--quick' if a.quick else 'full set' if a.full else 'custom subset'}",
-                  f"- machine: {os.cpu_count()} CPUs, {os.uname().release}, load at start {loadavg()}",
+                  f"- machine: {os.cpu_count()} CPUs, {os.uname().release}, load at start {loadavg()} "
+                  "(other work on the machine disturbs the figures; compare rows of one run)",
                   f"- server: smbd from tests/harness/with-smbd --tmpfs on 127.0.0.1:{self.port}, share on tmpfs",
                   f"- versions: {self.versions()}",
                   f"- every command run is in commands.log (password shown as $SMB3_TEST_PASS)"]
@@ -1118,6 +1153,7 @@ class Bench:
                 finally:
                     for p in list(self.procs):  # netsims of this section
                         self.stop(p)
+                    self.write_outputs(header, final=False)
         finally:
             for mnt, p in list(self.mounts):
                 self.umount(mnt, p)
@@ -1125,21 +1161,7 @@ class Bench:
                 self.stop(p)
             shutil.rmtree(self.ws, ignore_errors=True)
         header.append(f"- total time {now() - t0:.0f} s; load at end {loadavg()}")
-        notes = ["", "Notes:"] + [f"- {n}" for n in self.notes] if self.notes else []
-        self.md += ["## Commands", "", "One example of each kind (every command run is in commands.log):", "", "```"]
-        self.md += [self.examples[k] for k in sorted(self.examples)] + ["```", ""]
-        report = "\n".join(header + [""] + self.md + notes) + "\n"
-        with open(os.path.join(a.out, "report.md"), "w") as f:
-            f.write(report)
-        fields = ["section", "tool", "op", "dialect", "link", "rsize", "size", "reps", "median_MBps", "min_MBps",
-                  "max_MBps", "samples_MBps", "ratio_vs_smbclient", "cpu_s_per_GiB", "wire_io_size",
-                  "credits_max_in_flight", "wire_ops", "round_trips", "ms_per_op", "round_trips_per_op", "status",
-                  "command"]
-        with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=fields)
-            w.writeheader()
-            for row in self.rows:
-                w.writerow(row)
+        report = self.write_outputs(header, final=True)
         self.say("\n" + report)
         pngs = [p for p in ("io.png", "meta.png", "mount.png") if os.path.exists(os.path.join(a.out, p))]
         self.say(f"results in {a.out}: report.md results.csv commands.log {' '.join(pngs)}")
@@ -1182,7 +1204,7 @@ def parse_args(argv):
         epilog="Full set (no options, what `make bench` runs): io on loopback (1 GiB file), netsim 1 Gbit/s 1 ms "
                "(256 MiB) and 10 Gbit/s 1 ms (512 MiB) x dialects 2.0.2,2.1,3.0,3.1.1 x rsize/wsize 64k,1M,4M x "
                "3 reps (2.0.2 only at 64k); meta (1000 ops, 1 ms RTT); mount (512 MiB loopback, 128 MiB through "
-               "1 Gbit/s, a quarter of that for bs=4k; skipped without build/fs/smb3fs). About 35 min on 2 cores.\n--quick: 256 MiB, 1 rep, 3.1.1 only, 1M and 4M, loopback + 1 Gbit/s.\n"
+               "1 Gbit/s, a quarter of that for bs=4k; skipped without build/fs/smb3fs). About 30-40 min on the 2-core VM.\n--quick: 256 MiB, 1 rep, 3.1.1 only, 1M and 4M, loopback + 1 Gbit/s.\n"
                "Examples:\n  smb3-bench --quick\n  smb3-bench --section io --links loopback --dialects 3.1.1 "
                "--size 1G --reps 5\n  smb3-bench --section mount --mount-tools smbnetfs,rclone --size 256M")
     p.add_argument("--quick", action="store_true", help="small subset (see below)")
