@@ -375,6 +375,8 @@ static int on_break(struct smb3_core *c, const uint8_t *msg, size_t len) {
  * part), or be a well-formed error response (MS-SMB2 2.2.2) when the status is not success. */
 static int rsp_body_check(const uint8_t *msg, size_t len, const struct smb2_hdr *h) {
   if (len < SMB2_HDR_LEN + 2) return SMB3_EPROTO;
+  /* OPLOCK_BREAK answers come in three layouts (24, 36, 44); smb2_break_decode checks them. */
+  if (h->command == SMB2_OPLOCK_BREAK) return 0;
   uint16_t ss = le16_at(msg + SMB2_HDR_LEN);
   uint16_t want = smb2_rsp_structure_size(h->command);
   if (want && ss == want) return len - SMB2_HDR_LEN >= (size_t)(want & ~1u) ? 0 : SMB3_EPROTO;
