@@ -62,7 +62,7 @@ int cmd_cat(struct cli *cli, int argc, char **argv) {
   struct smb3_stat st;
   if (open_remote(cli, "cat", argv[0], &f, &st)) return 1;
   struct fd_sink s = {1, 0};
-  int64_t n = smb3_read_stream(f, 0, UINT64_MAX, sink_fd, &s, NULL, NULL);
+  int64_t n = smb3_read_stream(f, 0, st.size, sink_fd, &s, NULL, NULL); /* size at open: no READs past the end */
   int crc = smb3_close(f);
   if (n < 0 && s.err) return cli_error("cat", "standard output: %s", strerror(s.err));
   if (n < 0) return cli_fail(cli, "cat", (int)n);
@@ -95,7 +95,7 @@ int cmd_get(struct cli *cli, int argc, char **argv) {
   struct progress p;
   progress_start(&p, cli, st.size);
   struct fd_sink s = {fd, 0};
-  int64_t n = smb3_read_stream(f, 0, UINT64_MAX, sink_fd, &s, progress_update, &p);
+  int64_t n = smb3_read_stream(f, 0, st.size, sink_fd, &s, progress_update, &p);
   progress_end(&p, n > 0 ? (uint64_t)n : 0);
   int crc = smb3_close(f);
   int rc = 0;

@@ -59,12 +59,27 @@ static void event_push(struct smb3_core *c, struct core_event *e) {
   c->ev_tail = e;
 }
 
+/* The in-flight list is doubly linked: completing one of hundreds of pipelined READs is O(1). */
+static void inflight_add(struct smb3_core *c, struct smb3_chain *ch) {
+  ch->prev = NULL;
+  ch->next = c->inflight;
+  if (c->inflight) c->inflight->prev = ch;
+  c->inflight = ch;
+  ch->linked = 1;
+}
+
+static void inflight_del(struct smb3_core *c, struct smb3_chain *ch) {
+  if (!ch->linked) return;
+  if (ch->prev) ch->prev->next = ch->next;
+  else c->inflight = ch->next;
+  if (ch->next) ch->next->prev = ch->prev;
+  ch->linked = 0;
+}
+
 static void chain_complete(struct smb3_core *c, struct smb3_chain *ch) {
   struct core_event *e = &ch->ev;
-  struct smb3_chain **pp = &c->inflight;
-  while (*pp && *pp != ch) pp = &(*pp)->next;
-  if (*pp) *pp = ch->next;
-  ch->next = NULL;
+  inflight_del(c, ch);
+  ch->next = ch->prev = NULL;
   memset(e, 0, sizeof *e);
   e->chain = ch;
   event_push(c, e);
@@ -230,8 +245,7 @@ static int chain_send(struct smb3_core *c, struct smb3_chain *ch) {
   if (c->in_flight_charge > c->stats.credits_max_in_flight) c->stats.credits_max_in_flight = c->in_flight_charge;
   c->stats.round_trips++;
   ch->remaining = ch->n;
-  ch->next = c->inflight;
-  c->inflight = ch;
+  inflight_add(c, ch);
   if (c->out_tail)
     c->out_tail->next = f;
   else
@@ -254,8 +268,6 @@ static void wait_queue_run(struct smb3_core *c) {
     int rc = need > c->credits ? SMB3_ERANGE : chain_send(c, ch);
     if (rc) {
       ch->error = rc;
-      ch->next = c->inflight; /* chain_complete unlinks it */
-      c->inflight = ch;
       chain_complete(c, ch);
     }
   }
@@ -413,10 +425,14 @@ static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int enc
     if ((rc = core_verify(c, &iov, 1, &h))) return rc;
   }
   struct smb3_msg *m = p->msg;
-  m->rsp = malloc(len);
+  /* A READ with a destination keeps only header + fixed part: the data goes to the caller. */
+  size_t keep = (h.command == SMB2_READ && m->rd_buf && len > SMB2_HDR_LEN + SMB2_READ_RSP_FIXED)
+                    ? SMB2_HDR_LEN + SMB2_READ_RSP_FIXED
+                    : len;
+  m->rsp = malloc(keep);
   if (!m->rsp) return SMB3_ENOMEM; /* still in the table: core_fail_all() frees it */
-  memcpy(m->rsp, msg, len);
-  m->rsp_len = len;
+  memcpy(m->rsp, msg, keep);
+  m->rsp_len = keep;
   if (h.command == SMB2_READ && h.status == NT_STATUS_SUCCESS) {
     struct smb2_read_rsp r;
     if (smb2_read_rsp_decode(msg, len, &r) || r.data_length > m->expect_rsp_len) {

@@ -77,7 +77,8 @@ struct smb3_chain {
   int no_session;                /* NEGOTIATE: no session/tree; SESSION_SETUP: no signing */
   smb3_chain_cb cb;
   void *arg;
-  struct smb3_chain *next;       /* core-internal list link */
+  struct smb3_chain *next, *prev; /* core-internal list links */
+  int linked;                    /* on the core's in-flight list */
   uint64_t deadline_ns;          /* monotonic time after which the request times out */
   struct core_event ev;          /* completion event (core-internal) */
   struct smb3_msg msgs[CORE_MAX_CHAIN];
