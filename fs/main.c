@@ -167,6 +167,8 @@ int main(int argc, char **argv) {
     if (pid < 0) return perror("smb3fs: fork"), 1;
     if (pid > 0) {
       close(pipefd[1]);
+      free(a.fuse_opts);
+      smb3_options_free(&fs.o);
       return wait_for_child(pipefd[0]);
     }
     close(pipefd[0]);

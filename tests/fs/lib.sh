@@ -46,10 +46,18 @@ fs_umount() {
   rmdir "$m" 2>/dev/null || true
 }
 
+# Sanitizer reports of every process (the daemon's stderr is /dev/null once it is mounted) go to
+# files, which fail the test at exit.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}log_path=$WORK/asan"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-}${UBSAN_OPTIONS:+:}log_path=$WORK/ubsan"
 cleanup() {
-  local m
+  local m rc=$?
   for m in "${MOUNTS[@]}"; do fs_umount "$m"; done
+  if compgen -G "$WORK/[au][sb]san.*" >/dev/null; then
+    echo "FAIL sanitizer reports:"; cat "$WORK"/[au][sb]san.*; rc=1
+  fi
   rm -rf "$WORK"
+  exit $rc
 }
 trap cleanup EXIT
 
