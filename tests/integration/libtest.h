@@ -90,8 +90,10 @@ static inline void *lt_malloc(size_t n) {
   return p;
 }
 static inline void *lt_calloc(size_t n, size_t m) {
-  void *p = calloc(n ? n : 1, m ? m : 1);
+  size_t total = n * m; /* (gcc -O2 misjudged calloc(n ? n : 1, ...) as a 0-byte object) */
+  void *p = malloc(total + 1);
   if (!p) fail_msg("out of memory");
+  memset(p, 0, total + 1);
   lt_track(lt_bufs, p);
   return p;
 }

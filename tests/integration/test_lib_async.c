@@ -516,7 +516,7 @@ static void test_callback_chaining(void **s) {
   assert_int_equal(x.rc[2], 0);
   assert_int_equal(x.st.size, 100000);
   assert_int_equal(x.rc[3], 0);
-  size_t n;
+  size_t n = 0;
   uint8_t *got = lt_read_local("chained", &n);
   assert_int_equal(n, 100000);
   lt_assert_bytes("chained write", got, data, n, 0);
