@@ -93,9 +93,10 @@ int client_steps(smb3_client *c, const struct step *steps, int n, struct smb3_ch
 /* The same with an explicit "steps[0] is a CREATE" (handle operations pass 0). */
 int client_steps_first(smb3_client *c, const struct step *steps, int n, int first_is_create,
                        struct smb3_chain **out);
-/* Asynchronous form: done(result_chain, rc, arg) runs once (on the I/O thread, or before the
- * call returns for an immediate failure in one-by-one mode); the caller frees result_chain.
- * steps must stay valid until then. Returns 0 or SMB3_E* (then done never runs). */
+/* Asynchronous form: done(result_chain, rc, arg) runs exactly once on the I/O thread, never
+ * before the call returned 0 (a failure to submit the first request is returned instead); the
+ * caller frees result_chain. steps must stay valid until then. Returns 0 or SMB3_E* (then done
+ * never runs). */
 typedef void (*steps_done_fn)(struct smb3_chain *result, int rc, void *arg);
 int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create, steps_done_fn done,
                        void *arg);

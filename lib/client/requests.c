@@ -18,6 +18,7 @@ int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *a
   r.create_options = a->options;
   r.name = a->path;
   r.lease = a->lease;
+  r.want_disk_id = 1; /* "QFid": the server's file id comes back with the open (stable inode numbers) */
   struct le_wr w;
   size_t cap = 256 + 4 * strlen(a->path);
   int rc = msg_body_begin(m, SMB2_CREATE, c->tree_id, cap, &w);
