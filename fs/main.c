@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -64,11 +65,14 @@ static void settings_init(struct fs_ctx *fs) {
 }
 
 /* ---- background start: the parent reports the child's result ---- */
-static int wait_for_child(int rfd) {
+static int wait_for_child(int rfd, pid_t pid) {
   unsigned char status = 1;
   ssize_t n;
   do n = read(rfd, &status, 1);
   while (n < 0 && errno == EINTR);
+  if (n != 1 || status != 0) /* a failed mount: return only once the child is gone too */
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
   return n == 1 ? status : 1; /* no byte: the child died; its message is on stderr */
 }
 
@@ -169,7 +173,7 @@ int main(int argc, char **argv) {
       close(pipefd[1]);
       free(a.fuse_opts);
       smb3_options_free(&fs.o);
-      return wait_for_child(pipefd[0]);
+      return wait_for_child(pipefd[0], pid);
     }
     close(pipefd[0]);
     setsid();
