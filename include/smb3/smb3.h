@@ -46,7 +46,7 @@ struct smb3_options {
   int sign;             /* require signing */
   int seal;             /* require encryption (SMB 3.x) */
   uint32_t rsize, wsize;      /* wire READ/WRITE size, default 4 MiB, capped by the server */
-  uint32_t max_inflight;      /* bulk transfers: requests in flight; 0 (default) = auto, ~32 MiB */
+  uint32_t max_inflight;      /* bulk transfers: requests in flight; 0 (default) = auto, ~8 MiB */
   uint32_t credits;           /* credit window to ask for, default 1024 */
   int nocompound;             /* send compoundable operations one by one */
   uint32_t timeout_ms;        /* per request, default 60000; connect timeout: connect_timeout_ms */

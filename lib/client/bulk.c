@@ -26,9 +26,9 @@ struct bulk {
   uint64_t bytes_done;
 };
 
-#define BULK_WINDOW_BYTES (32u << 20)
+#define BULK_WINDOW_BYTES (8u << 20)
 
-/* Requests in flight: the option, or enough for ~32 MiB (many bandwidth-delay products of a
+/* Requests in flight: the option, or enough for ~8 MiB (several bandwidth-delay products of a
  * 10 Gbit/s, 1 ms link) while keeping the buffers small enough to stay warm in cache. */
 static int bulk_depth(const smb3_client *c, size_t piece) {
   if (c->opts.max_inflight) return (int)c->opts.max_inflight;
