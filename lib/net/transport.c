@@ -367,6 +367,9 @@ static void *io_thread(void *arg) {
     if (rc && !dead) {
       fail(t, rc);
       dead = 1;
+      /* A dead socket stays readable (EOF/HUP) forever: stop watching it, or this loop spins. */
+      epoll_ctl(t->epfd, EPOLL_CTL_DEL, t->fd, NULL);
+      shutdown(t->fd, SHUT_RDWR);
     }
     take_and_run(t);
   }
