@@ -32,15 +32,20 @@ static void frames_free(struct smb3_core *c) {
   c->out_tail = NULL;
 }
 
-void core_free(struct smb3_core *c) {
-  if (!c) return;
-  frames_free(c);
+/* Forget every in-flight entry (their chains are completed or failed by the caller). */
+static void table_clear(struct smb3_core *c) {
   for (int i = 0; i < CORE_BUCKETS; i++)
     while (c->table[i]) {
       struct pending *p = c->table[i];
       c->table[i] = p->next;
       free(p);
     }
+}
+
+void core_free(struct smb3_core *c) {
+  if (!c) return;
+  frames_free(c);
+  table_clear(c);
   while (c->ev_head) {
     struct core_event *e = c->ev_head;
     c->ev_head = e->next;
@@ -330,12 +335,7 @@ void core_output_done(struct smb3_core *c, size_t n) {
 void core_fail_all(struct smb3_core *c, int err) {
   if (!c->dead) c->dead = err;
   frames_free(c);
-  for (int i = 0; i < CORE_BUCKETS; i++)
-    while (c->table[i]) {
-      struct pending *p = c->table[i];
-      c->table[i] = p->next;
-      free(p);
-    }
+  table_clear(c);
   while (c->inflight) {
     struct smb3_chain *ch = c->inflight;
     ch->error = err;
