@@ -385,6 +385,7 @@ struct queue {
   uint64_t head;        /* written to the destination */
   uint64_t released;    /* delay elapsed */
   uint64_t tail;        /* read from the source */
+  int64_t ready_ns;     /* release time of the oldest released, unsent chunk (if released > head) */
   struct chunk *chunks; /* unreleased reads, oldest first */
   uint32_t chunk_first, chunk_count;
 };
@@ -461,6 +462,7 @@ static void queue_push(struct queue *q, size_t n, int64_t release_ns) {
 /* Moves q->released past every chunk whose time has come. */
 static void queue_release(struct queue *q, int64_t now) {
   while (q->chunk_count > 0 && q->chunks[q->chunk_first].release_ns <= now) {
+    if (q->released == q->head) q->ready_ns = q->chunks[q->chunk_first].release_ns;
     q->released = q->chunks[q->chunk_first].end;
     q->chunk_first = (q->chunk_first + 1) & (CHUNK_SLOTS - 1);
     q->chunk_count--;
@@ -469,14 +471,21 @@ static void queue_release(struct queue *q, int64_t now) {
 
 /* ---- the token bucket ---------------------------------------------------------------------------- */
 
+/* What the direction was doing since the pacer last looked. */
+enum pacer_state {
+  PACER_IDLE,       /* nothing released to send */
+  PACER_BLOCKED,    /* the destination did not take more */
+  PACER_BACKLOGGED, /* released data waited for credit */
+};
+
 struct pacer {
   double rate_ns;  /* bytes per nanosecond, 0 = unlimited */
   double burst;    /* bucket depth, bytes */
-  double late_cap; /* most credit kept across a late wake-up while backlogged */
+  double late_cap; /* most credit kept across a late wake-up */
   double credit;   /* bytes that may be sent now */
   int64_t last_ns;
   int64_t wake_ns; /* when the credit for the next write will be there, 0 = not waiting */
-  bool backlogged; /* data was waiting for credit since last_ns */
+  enum pacer_state state;
 };
 
 static void pacer_init(struct pacer *p, const struct dir_cfg *cfg, int64_t now) {
@@ -486,18 +495,29 @@ static void pacer_init(struct pacer *p, const struct dir_cfg *cfg, int64_t now) 
 }
 
 /*
+ * Adds the credit earned since last_ns. A token bucket caps it at one burst, and so does this for time
+ * in which the link really was idle or the receiver full. But time in which released data waited only
+ * because this thread woke up late (a pacing or release timer that fired late) is credited up to
+ * late_cap, so that wake-up latency does not lower the long-term rate; ready_ns is when the data now
+ * waiting was released.
+ */
+static void pacer_refill(struct pacer *p, int64_t now, int64_t ready_ns) {
+  int64_t due = p->last_ns; /* credit from here on is not capped at one burst */
+  if (p->state == PACER_IDLE) due = ready_ns < p->last_ns ? p->last_ns : ready_ns < now ? ready_ns : now;
+  if (p->state == PACER_BLOCKED) due = now;
+  p->credit = fmin(p->credit + (double)(due - p->last_ns) * p->rate_ns, fmax(p->burst, p->credit));
+  p->credit = fmin(p->credit + (double)(now - due) * p->rate_ns, fmax(p->late_cap, p->credit));
+  p->last_ns = now;
+}
+
+/*
  * How many of avail released bytes may be written now; 0 means wait until p->wake_ns. It waits for a
  * full burst (or for all of avail, if smaller), so a bulk stream is written in burst-sized pieces.
- * While data is backlogged the credit earned by a late wake-up is kept, so wake-up latency does not
- * lower the long-term rate; when the direction was idle or the destination full, it is capped at
- * one burst as in any token bucket.
  */
-static size_t pacer_allow(struct pacer *p, int64_t now, size_t avail) {
+static size_t pacer_allow(struct pacer *p, int64_t now, size_t avail, int64_t ready_ns) {
   p->wake_ns = 0;
   if (p->rate_ns <= 0) return avail;
-  double cap = p->backlogged ? p->late_cap : p->burst;
-  p->credit = fmin(p->credit + (double)(now - p->last_ns) * p->rate_ns, cap);
-  p->last_ns = now;
+  pacer_refill(p, now, ready_ns);
   double need = fmin((double)avail, p->burst);
   if (p->credit < need) {
     p->wake_ns = now + (int64_t)ceil((need - p->credit) / p->rate_ns);
@@ -566,7 +586,7 @@ static int dir_write(struct dir *d, int64_t now, bool *progress) {
   size_t avail = (size_t)(q->released - q->head);
   d->pacer.wake_ns = 0;
   if (avail > 0 && !d->dst_blocked) {
-    size_t n = pacer_allow(&d->pacer, now, avail < WRITE_MAX ? avail : WRITE_MAX);
+    size_t n = pacer_allow(&d->pacer, now, avail < WRITE_MAX ? avail : WRITE_MAX, q->ready_ns);
     if (n > 0) {
       ssize_t w = queue_send(q, d->dst, n);
       if (w > 0) {
@@ -580,7 +600,7 @@ static int dir_write(struct dir *d, int64_t now, bool *progress) {
       }
     }
   }
-  d->pacer.backlogged = q->released > q->head && !d->dst_blocked;
+  d->pacer.state = q->released == q->head ? PACER_IDLE : d->dst_blocked ? PACER_BLOCKED : PACER_BACKLOGGED;
   return 0;
 }
 
