@@ -45,7 +45,8 @@ done
 if [ -x "$SMB3FS" ]; then
   if "$SMB3FS" "//127.0.0.1/$SMB3_TEST_SHARE" "$MNT" -o "username=$SMB3_TEST_USER,password=$SMB3_TEST_PASS,port=$SMB3_TEST_PORT" 2>"$W/mount.err"; then
     for bs in 1M 4k; do
-      cnt=$((bytes / $(numfmt --from=iec $bs)))
+      bsb=1048576; [ $bs = 4k ] && bsb=4096
+      cnt=$((bytes / bsb))
       t0=$(now); dd if="$W/src" of="$MNT/dd-$bs" bs=$bs count=$cnt conv=fsync status=none; t1=$(now)
       row "dd write bs=$bs (seed 003)" "smb3fs" "$(mbps $bytes $(echo "$t1 - $t0" | bc))" ""
     done
