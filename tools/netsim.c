@@ -71,7 +71,8 @@
 #define EARLY_INIT_NS 20000
 #define EARLY_UP_NS 3000 /* with EARLY_DOWN_NS: early_ns tracks the 75th percentile of lateness */
 #define EARLY_DOWN_NS 1000
-#define SPIN_SHARE 0.05              /* spinning takes at most this share of a direction's time, */
+#define SPIN_CHUNKS 4                /* spin only with this few reads in flight (not for bulk streams) */
+#define SPIN_SHARE 0.10              /* spinning takes at most this share of a direction's time, */
 #define SPIN_BUDGET_MAX_NS 2000000.0 /* saved up for at most this long */
 
 /* ---- configuration ---------------------------------------------------------------------------- */
@@ -638,10 +639,11 @@ static int timer_arm(struct dir *d, int64_t deadline) {
 /*
  * The time to wake up at, 0 for none. Timer wake-ups on this VM arrive 15-100+ us late (halt exits,
  * busy cores), which would add that much to every delayed message. So the next release time is armed
- * early_ns early and the rest is spun out on the clock (dir_timer_fired), as long as the spin budget
- * lasts: request/response traffic (what the delay is about) gets exact times, while a bulk stream,
- * which has a release due every few tens of microseconds and does not care, soon exhausts the budget
- * and then burns no CPU that the endpoints on this 2-core machine need. Pacing deadlines are armed
+ * early_ns early and the rest is spun out on the clock (dir_timer_fired), but only for request/response
+ * traffic (what the delay is about: at most SPIN_CHUNKS reads in flight), and only within a budget of
+ * SPIN_SHARE of the time. A bulk stream, which has many reads in flight and a release due every few
+ * tens of microseconds, does not care about a late release and so burns no CPU that the endpoints on
+ * this 2-core machine need. Pacing deadlines are armed
  * exactly: a late pacing wake-up keeps its credit (pacer_allow), so lateness costs no rate there.
  */
 static int64_t dir_deadline(struct dir *d) {
@@ -652,7 +654,8 @@ static int64_t dir_deadline(struct dir *d) {
   d->spin_until = 0;
   if (d->q.chunk_count > 0) {
     int64_t release = d->q.chunks[d->q.chunk_first].release_ns;
-    bool spin = d->spin_max_ns > 0 && d->spin_budget_ns >= (double)d->early_ns;
+    bool spin =
+        d->spin_max_ns > 0 && d->q.chunk_count <= SPIN_CHUNKS && d->spin_budget_ns >= (double)d->early_ns;
     int64_t early = spin ? d->early_ns : 0;
     if (at == 0 || release - early < at) {
       at = release - early;
