@@ -25,7 +25,7 @@
  *
  * Measured on the 2-core development VM, idle, iperf3 -t 5 -l 1M, Gbit/s at the receiver (details and
  * ranges in tools/README.md): direct loopback 25-43; through netsim uncapped 15-17 (21 with
- * --delay-ms 0.5); --rate 1gbit 0.998-0.999; --rate 10gbit 9.7-9.9, also with --delay-ms 0.5.
+ * --delay-ms 0.5); --rate 1gbit 0.99-1.0; --rate 10gbit 9.7-9.9 (9.5-9.9 with --delay-ms 0.5).
  * 1-byte ping-pong with --delay-ms 0.5: RTT min 1.04 ms, median 1.05-1.18 ms (direct: 8.5 us).
  */
 #include <errno.h>
