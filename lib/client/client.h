@@ -111,6 +111,16 @@ uint64_t ts_to_filetime(const struct timespec_smb3 *ts);
 /* rsize/wsize as the current credit window allows (requests are cut to this). */
 uint32_t client_io_size(smb3_client *c, int is_read);
 
+/* A READ that reports its progress (see smb3_msg.rd_progress): the bulk engine uses it to send
+ * the next request just before the current response runs out (bulk.c). */
+struct read_pacing {
+  void (*progress)(void *arg, size_t remaining);
+  void *arg;
+  size_t lowat;
+};
+int file_pread_paced(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg,
+                     const struct read_pacing *pace);
+
 /* Transport callbacks: lease breaks (lease.c) and the idle keep-alive tick (keepalive.c). */
 void client_install_handlers(smb3_client *c);
 void client_tick(void *arg);

@@ -86,7 +86,8 @@ static void io_done(struct smb3_chain *ch, void *arg) {
   cb(r, cbarg);
 }
 
-static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
+static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg,
+                     const struct read_pacing *pace) {
   smb3_client *c = f->c;
   uint32_t max = is_read ? c->rsize : c->wsize;
   if (!cb || (!buf && len) || len > max || off > INT64_MAX - len) return SMB3_EINVAL;
@@ -100,6 +101,11 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
   *x = (struct io_ctx){cb, arg, c};
   int rc = is_read ? build_read(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off)
                    : build_write(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off);
+  if (is_read && pace) {
+    ch->msgs[0].rd_progress = pace->progress;
+    ch->msgs[0].rd_progress_arg = pace->arg;
+    ch->msgs[0].rd_lowat = pace->lowat;
+  }
   ch->cb = io_done;
   ch->arg = x;
   if (!rc) rc = client_submit(c, ch);
@@ -111,11 +117,16 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
 }
 
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
-  return submit_io(f, 1, buf, len, off, cb, arg);
+  return submit_io(f, 1, buf, len, off, cb, arg, NULL);
+}
+
+int file_pread_paced(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg,
+                     const struct read_pacing *pace) {
+  return submit_io(f, 1, buf, len, off, cb, arg, pace);
 }
 
 int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
-  return submit_io(f, 0, (void *)buf, len, off, cb, arg);
+  return submit_io(f, 0, (void *)buf, len, off, cb, arg, NULL);
 }
 
 ssize_t smb3_pread(smb3_file *f, void *buf, size_t len, uint64_t off) {

@@ -54,6 +54,12 @@ struct smb3_msg {
   uint8_t *rd_buf;
   size_t rd_cap;
   size_t rd_len;                 /* bytes of data placed into rd_buf */
+  /* Optional progress of a zero-copy READ, called on the I/O thread with no lock held: when the
+   * response starts arriving, and again once no more than rd_lowat data bytes remain (a single
+   * call if both hold at the start). `remaining` counts data bytes not yet received. */
+  void (*rd_progress)(void *arg, size_t remaining);
+  void *rd_progress_arg;
+  size_t rd_lowat;
 };
 
 typedef void (*smb3_chain_cb)(struct smb3_chain *c, void *arg);

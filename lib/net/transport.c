@@ -42,6 +42,8 @@ struct smb3_transport {
   size_t frame_got;
   struct core_direct direct; /* RX_DIRECT */
   size_t direct_got;
+  int direct_lowat_told;     /* the READ's low-water progress call was made */
+  int rcvlowat;              /* SO_RCVLOWAT now set on the socket (0 = the default, 1) */
   int out_armed;
 };
 
@@ -202,6 +204,19 @@ static int frame_done(struct smb3_transport *t, uint8_t *buf, size_t len) {
   return rc;
 }
 
+/* Tell a paced READ how much of its data is still to come: once when the response starts
+ * arriving (start=1), once when it falls to the message's low-water mark. The message stays
+ * valid until core_recv_direct_done(). */
+static void direct_progress(struct smb3_transport *t, int start) {
+  struct smb3_msg *m = t->direct.msg;
+  if (!m->rd_progress || t->direct_lowat_told) return;
+  size_t total = t->frame_len - (SMB2_HDR_LEN + SMB2_READ_RSP_FIXED);
+  size_t remaining = total - t->direct_got;
+  if (remaining <= m->rd_lowat) t->direct_lowat_told = 1;
+  else if (!start) return;
+  m->rd_progress(m->rd_progress_arg, remaining);
+}
+
 /* Process what is staged; returns <0 on a fatal error. */
 static int process_stage(struct smb3_transport *t) {
   for (;;) {
@@ -234,6 +249,8 @@ static int process_stage(struct smb3_transport *t) {
         t->st_off += head;
         t->direct_got = stage_to_iov(t, t->direct.iov, t->direct.iovcnt, 0, staged(t));
         t->rx = RX_DIRECT;
+        t->direct_lowat_told = 0;
+        direct_progress(t, 1);
       } else {
         t->frame = malloc(t->frame_len);
         if (!t->frame) return SMB3_ENOMEM;
@@ -256,10 +273,21 @@ static ssize_t read_some(struct smb3_transport *t, struct iovec *iov, int cnt) {
   return n;
 }
 
+/* While a large READ streams in, wake only for RX_LOWAT bytes at a time (fewer wake-ups and
+ * readv calls, bigger copies); never ask for more than is still to come. */
+#define RX_LOWAT (512u << 10)
+static void set_rcvlowat(struct smb3_transport *t, size_t want) {
+  int v = want > RX_LOWAT ? (int)RX_LOWAT : want ? (int)want : 1;
+  if (v == (t->rcvlowat ? t->rcvlowat : 1)) return;
+  setsockopt(t->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v);
+  t->rcvlowat = v;
+}
+
 /* Receive into the direct READ destination (no copy). */
 static int rx_direct(struct smb3_transport *t) {
   size_t total = t->frame_len - (SMB2_HDR_LEN + SMB2_READ_RSP_FIXED);
   while (t->direct_got < total) {
+    set_rcvlowat(t, total - t->direct_got);
     struct iovec iov[2];
     int cnt = 0;
     size_t pos = 0;
@@ -274,7 +302,9 @@ static int rx_direct(struct smb3_transport *t) {
     ssize_t n = read_some(t, iov, cnt);
     if (n <= 0) return (int)n;
     t->direct_got += (size_t)n;
+    direct_progress(t, 0);
   }
+  set_rcvlowat(t, 1);
   t->rx = RX_LEN;
   pthread_mutex_lock(&t->lock);
   int rc = core_recv_direct_done(t->core, &t->direct);
