@@ -4,6 +4,7 @@
 #define SMB3_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <semaphore.h>
 
 #include "core/core.h"
 #include "fscc/fscc.h"
@@ -113,6 +114,9 @@ uint32_t client_io_size(smb3_client *c, int is_read);
 
 /* A READ that reports its progress (see smb3_msg.rd_progress): the bulk engine uses it to send
  * the next request just before the current response runs out (bulk.c). */
+/* sem_wait() that retries on EINTR (sync.c). */
+void client_sem_wait(sem_t *s);
+
 struct read_pacing {
   void (*progress)(void *arg, size_t remaining);
   void *arg;

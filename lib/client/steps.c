@@ -132,36 +132,28 @@ int client_steps_async(smb3_client *c, const struct step *steps, int n, int firs
 
 /* ---- synchronous form ---- */
 struct steps_wait {
-  pthread_mutex_t m;
-  pthread_cond_t cv;
-  int done, rc;
+  sem_t done;
+  int rc;
   struct smb3_chain *ch;
 };
 
 static void steps_wait_done(struct smb3_chain *ch, int rc, void *arg) {
   struct steps_wait *w = arg;
-  pthread_mutex_lock(&w->m);
   w->ch = ch;
   w->rc = rc;
-  w->done = 1;
-  pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->m);
+  sem_post(&w->done);
 }
 
 int client_steps_first(smb3_client *c, const struct step *steps, int n, int first_is_create,
                        struct smb3_chain **out) {
-  struct steps_wait w = {.done = 0};
-  pthread_mutex_init(&w.m, NULL);
-  pthread_cond_init(&w.cv, NULL);
+  struct steps_wait w = {.rc = 0};
+  sem_init(&w.done, 0, 0);
   int rc = client_steps_async(c, steps, n, first_is_create, steps_wait_done, &w);
   if (!rc) {
-    pthread_mutex_lock(&w.m);
-    while (!w.done) pthread_cond_wait(&w.cv, &w.m);
-    pthread_mutex_unlock(&w.m);
+    client_sem_wait(&w.done);
     rc = w.rc;
   }
-  pthread_cond_destroy(&w.cv);
-  pthread_mutex_destroy(&w.m);
+  sem_destroy(&w.done);
   *out = NULL;
   if (rc) {
     chain_free(w.ch);

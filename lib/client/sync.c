@@ -1,38 +1,34 @@
-/* sync.c - the synchronous wrapper: submit a chain and wait on a condition variable. */
-#include <pthread.h>
+/* sync.c - the synchronous wrapper: submit a chain and wait for its callback.
+ * The wait is a semaphore, not a mutex + condition variable: the I/O thread posts and is done,
+ * so the woken caller never sleeps again on a mutex the I/O thread still holds (two futex
+ * round trips less per request, which shows in every round trip's latency). glibc allows
+ * destroying the semaphore as soon as sem_wait() returns. */
+#include <errno.h>
+#include <semaphore.h>
 
 #include "client/client.h"
 
-struct waiter {
-  pthread_mutex_t m;
-  pthread_cond_t cv;
-  int done;
-};
-
 static void waiter_cb(struct smb3_chain *ch, void *arg) {
   (void)ch;
-  struct waiter *w = arg;
-  pthread_mutex_lock(&w->m);
-  w->done = 1;
-  pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->m);
+  sem_post(arg);
+}
+
+void client_sem_wait(sem_t *s) {
+  while (sem_wait(s) && errno == EINTR) {
+  }
 }
 
 int client_run(smb3_client *c, struct smb3_chain *ch) {
-  struct waiter w = {.done = 0};
-  pthread_mutex_init(&w.m, NULL);
-  pthread_cond_init(&w.cv, NULL);
+  sem_t done;
+  sem_init(&done, 0, 0);
   ch->cb = waiter_cb;
-  ch->arg = &w;
+  ch->arg = &done;
   int rc = client_submit(c, ch);
   if (!rc) {
-    pthread_mutex_lock(&w.m);
-    while (!w.done) pthread_cond_wait(&w.cv, &w.m);
-    pthread_mutex_unlock(&w.m);
+    client_sem_wait(&done);
     rc = ch->error;
   }
-  pthread_cond_destroy(&w.cv);
-  pthread_mutex_destroy(&w.m);
+  sem_destroy(&done);
   if (rc) client_fail(c, rc, 0, "%s", smb3_strerror(rc));
   return rc;
 }

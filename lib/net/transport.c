@@ -28,6 +28,7 @@ struct smb3_transport {
   int fd, efd, epfd;
   pthread_t thread;
   pthread_mutex_t lock;
+  pthread_mutex_t tx;      /* held while taking frames from the core and writing them (either thread) */
   struct smb3_core *core;
   int stop;
   transport_break_cb on_break;
@@ -44,6 +45,8 @@ struct smb3_transport {
   size_t direct_got;
   int direct_lowat_told;     /* the READ's low-water progress call was made */
   int rcvlowat;              /* SO_RCVLOWAT now set on the socket (0 = the default, 1) */
+  uint64_t last_housekeeping;
+  int kick;                  /* output may be pending: flush on this loop (I/O thread only) */
   int out_armed;
 };
 
@@ -133,6 +136,8 @@ static void run_events(struct smb3_transport *t, struct core_event *e) {
 static void take_and_run(struct smb3_transport *t) {
   pthread_mutex_lock(&t->lock);
   struct core_event *e = core_take_events(t->core);
+  /* a response that granted credits may have released queued requests: send them */
+  if (core_want_write(t->core)) t->kick = 1;
   pthread_mutex_unlock(&t->lock);
   run_events(t, e);
 }
@@ -147,14 +152,19 @@ static void fail(struct smb3_transport *t, int err) {
 }
 
 /* ---- sending ---- */
-static int flush_output(struct smb3_transport *t) {
+/* Write what the core has queued until done (0), the socket is full (1) or it failed (<0).
+ * Called with t->tx held. */
+static int flush_output_tx(struct smb3_transport *t) {
   struct iovec iov[TX_IOV];
   for (;;) {
     pthread_mutex_lock(&t->lock);
     int n = core_output(t->core, iov, TX_IOV);
     pthread_mutex_unlock(&t->lock);
     if (!n) return 0;
-    ssize_t w = writev(t->fd, iov, n);
+    /* sendmsg, not writev: MSG_NOSIGNAL keeps a reset connection from raising SIGPIPE in the
+     * application (a library must not kill its host process). */
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+    ssize_t w = sendmsg(t->fd, &mh, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) return 1; /* wait for EPOLLOUT */
@@ -164,6 +174,13 @@ static int flush_output(struct smb3_transport *t) {
     core_output_done(t->core, (size_t)w);
     pthread_mutex_unlock(&t->lock);
   }
+}
+
+static int flush_output(struct smb3_transport *t) {
+  pthread_mutex_lock(&t->tx);
+  int rc = flush_output_tx(t);
+  pthread_mutex_unlock(&t->tx);
+  return rc;
 }
 
 /* ---- receiving ---- */
@@ -364,24 +381,42 @@ static void drain_eventfd(int efd) {
   }
 }
 
+/* Housekeeping (timeouts, the client's tick) at most this often, so that the I/O thread does not
+ * take the core lock on every wake-up while callers are submitting. */
+#define HOUSEKEEPING_NS (50u * 1000000u)
+
 static int loop_once(struct smb3_transport *t) {
   struct epoll_event evs[4];
   int n = epoll_wait(t->epfd, evs, 4, 250);
   if (n < 0 && errno != EINTR) return SMB3_EIO;
   int rc = 0;
   for (int i = 0; i < n && !rc; i++) {
-    if (evs[i].data.fd == t->efd) drain_eventfd(t->efd);
-    else if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) rc = on_readable(t);
+    if (evs[i].data.fd == t->efd) {
+      drain_eventfd(t->efd);
+      t->kick = 1;
+      continue;
+    }
+    if (evs[i].events & EPOLLOUT) t->kick = 1;
+    if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) rc = on_readable(t);
   }
   if (rc) return rc;
-  int w = flush_output(t);
-  if (w < 0) return SMB3_ECLOSED;
-  arm_output(t, w == 1);
-  pthread_mutex_lock(&t->lock);
-  int timed_out = core_check_timeouts(t->core, now_ns());
-  pthread_mutex_unlock(&t->lock);
-  if (timed_out) return SMB3_ETIMEDOUT;
-  if (t->on_tick) t->on_tick(t->cb_arg);
+  /* Submitters send themselves and kick this thread (eventfd) only when they could not finish;
+   * EPOLLOUT is armed only while the socket is full. */
+  if (t->kick) {
+    t->kick = 0;
+    int w = flush_output(t);
+    if (w < 0) return SMB3_ECLOSED;
+    arm_output(t, w == 1);
+  }
+  uint64_t now = now_ns();
+  if (n == 0 || now - t->last_housekeeping >= HOUSEKEEPING_NS) {
+    t->last_housekeeping = now;
+    pthread_mutex_lock(&t->lock);
+    int timed_out = core_check_timeouts(t->core, now);
+    pthread_mutex_unlock(&t->lock);
+    if (timed_out) return SMB3_ETIMEDOUT;
+    if (t->on_tick) t->on_tick(t->cb_arg);
+  }
   return 0;
 }
 
@@ -389,10 +424,7 @@ static void *io_thread(void *arg) {
   struct smb3_transport *t = arg;
   int dead = 0;
   for (;;) {
-    pthread_mutex_lock(&t->lock);
-    int stop = t->stop;
-    pthread_mutex_unlock(&t->lock);
-    if (stop) break;
+    if (__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) break;
     int rc = loop_once(t);
     if (rc && !dead) {
       fail(t, rc);
@@ -401,7 +433,7 @@ static void *io_thread(void *arg) {
       epoll_ctl(t->epfd, EPOLL_CTL_DEL, t->fd, NULL);
       shutdown(t->fd, SHUT_RDWR);
     }
-    take_and_run(t);
+    if (rc || dead) take_and_run(t); /* failures queue completions; receiving runs its own */
   }
   fail(t, SMB3_ECLOSED);
   take_and_run(t);
@@ -429,12 +461,14 @@ int transport_connect(const char *host, int port, int timeout_ms, size_t sockbuf
   int ok = t->efd >= 0 && t->epfd >= 0 && !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->fd, &ev1) &&
            !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->efd, &ev2);
   pthread_mutex_init(&t->lock, NULL);
+  pthread_mutex_init(&t->tx, NULL);
   if (!ok || pthread_create(&t->thread, NULL, io_thread, t)) {
     snprintf(err, errlen, "cannot start the I/O thread: %s", strerror(errno));
     if (t->efd >= 0) close(t->efd);
     if (t->epfd >= 0) close(t->epfd);
     close(t->fd);
     pthread_mutex_destroy(&t->lock);
+    pthread_mutex_destroy(&t->tx);
     free(t->stage);
     free(t);
     return SMB3_ENOMEM;
@@ -447,6 +481,14 @@ int transport_submit(struct smb3_transport *t, struct smb3_chain *ch) {
   pthread_mutex_lock(&t->lock);
   int rc = t->stop ? SMB3_ECLOSED : core_submit(t->core, ch, now_ns());
   pthread_mutex_unlock(&t->lock);
+  /* Send from the submitting thread when nobody else is sending: a request then leaves without
+   * waking the I/O thread (one thread hop less per round trip). Only a full socket, an error or
+   * a busy sender hands the work to the I/O thread. */
+  if (!rc && !pthread_mutex_trylock(&t->tx)) {
+    int w = flush_output_tx(t);
+    pthread_mutex_unlock(&t->tx);
+    if (w == 0) return 0;
+  }
   if (!rc) {
     uint64_t one = 1;
     ssize_t w = write(t->efd, &one, sizeof one);
@@ -473,7 +515,7 @@ void transport_with_core(struct smb3_transport *t, void (*fn)(struct smb3_core *
 void transport_close(struct smb3_transport *t) {
   if (!t) return;
   pthread_mutex_lock(&t->lock);
-  t->stop = 1;
+  __atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&t->lock);
   uint64_t one = 1;
   ssize_t w = write(t->efd, &one, sizeof one);
@@ -483,6 +525,7 @@ void transport_close(struct smb3_transport *t) {
   close(t->efd);
   close(t->epfd);
   pthread_mutex_destroy(&t->lock);
+  pthread_mutex_destroy(&t->tx);
   free(t->frame);
   free(t->stage);
   free(t);
