@@ -139,6 +139,12 @@ static void take_and_run(struct smb3_transport *t) {
   /* a response that granted credits may have released queued requests: send them */
   if (core_want_write(t->core)) t->kick = 1;
   pthread_mutex_unlock(&t->lock);
+  /* A submitter may still be inside sendmsg() with iovecs over a request whose response just
+   * arrived; wait for it before callbacks free that request. */
+  if (e) {
+    pthread_mutex_lock(&t->tx);
+    pthread_mutex_unlock(&t->tx);
+  }
   run_events(t, e);
 }
 
