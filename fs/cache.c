@@ -111,6 +111,7 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
       in->data_gen++;        /* our read-ahead buffers are stale too */
       in->cached_valid = 0;  /* the next open starts with an empty page cache */
       in->attr_expiry = 0;
+      in->attr_lookup = 0;
     }
     int dirty = wb_dirty(in);
     pthread_mutex_unlock(&in->lock);

@@ -94,6 +94,7 @@ struct fs_inode {
   pthread_mutex_t lock;
   struct smb3_stat st;
   double attr_expiry;       /* monotonic seconds; 0 = invalid */
+  double attr_lookup;       /* when a LOOKUP reply carried them (one GETATTR may use them); 0 = no */
   int nopen;                /* open files */
   int unlinked;             /* renamed to a hidden name and delete-pending (ops_ns.c) */
   uint32_t lease;           /* SMB3_LEASE_* currently held by the key */
@@ -143,6 +144,13 @@ void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct st
 /* A FUSE entry for in (attributes from its cache). */
 void fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e);
 double fs_now(void);
+/* Seconds the kernel and we may keep an inode's attributes: actimeo, except for the share root,
+ * whose attributes are kept at least FS_ROOT_ATTR_TTL: every path walk checks the root's
+ * permissions (default_permissions), and what decides them (uid, gid, dir_mode) comes from the
+ * mount options, not from the server; with actimeo=0 each stat() would otherwise cost a round
+ * trip for the root on top of the file's own. */
+#define FS_ROOT_ATTR_TTL 1.0
+double fs_attr_ttl(const struct fs_ctx *fs, const struct fs_inode *in);
 
 /* ---- read-ahead state of one open file (readahead.c) ---- */
 struct ra_buf;

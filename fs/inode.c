@@ -350,6 +350,11 @@ struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]) {
 }
 
 /* ---- attributes ---- */
+double fs_attr_ttl(const struct fs_ctx *fs, const struct fs_inode *in) {
+  if (in->nodeid == FUSE_ROOT_ID && fs->actimeo < FS_ROOT_ATTR_TTL) return FS_ROOT_ATTR_TTL;
+  return fs->actimeo;
+}
+
 void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st) {
   pthread_mutex_lock(&in->lock);
   uint64_t ino = in->srv_id;
@@ -358,7 +363,8 @@ void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_st
   /* Data still in write-back is part of the file as far as the kernel is concerned. */
   uint64_t end = wb_end(in);
   if (end > in->st.size) in->st.size = end;
-  in->attr_expiry = fs->actimeo > 0 ? fs_now() + fs->actimeo : 0;
+  double ttl = fs_attr_ttl(fs, in);
+  in->attr_expiry = ttl > 0 ? fs_now() + ttl : 0;
   pthread_mutex_unlock(&in->lock);
 }
 
@@ -394,6 +400,6 @@ void fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_par
   pthread_mutex_lock(&in->lock);
   fs_fill_stat(fs, &in->st, &e->attr);
   pthread_mutex_unlock(&in->lock);
-  e->attr_timeout = fs->actimeo;
+  e->attr_timeout = fs_attr_ttl(fs, in);
   e->entry_timeout = fs->actimeo;
 }

@@ -110,6 +110,9 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
   }
   struct fuse_entry_param e;
   fs_fill_entry(o->fs, in, &e);
+  pthread_mutex_lock(&in->lock);
+  in->attr_lookup = fs_now();
+  pthread_mutex_unlock(&in->lock);
   if (fuse_reply_entry(o->req, &e)) inode_forget(o->fs, in->nodeid, 1); /* interrupted */
   inode_put(o->fs, in);
   nsop_free(o);
@@ -148,12 +151,13 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 }
 
 /* ---- getattr ---- */
+#define FS_ATTR_SAME_OP 0.01 /* seconds */
 static void reply_attr_of(struct nsop *o) {
   struct stat a;
   pthread_mutex_lock(&o->in->lock);
   fs_fill_stat(o->fs, &o->in->st, &a);
   pthread_mutex_unlock(&o->in->lock);
-  fuse_reply_attr(o->req, &a, o->fs->actimeo);
+  fuse_reply_attr(o->req, &a, fs_attr_ttl(o->fs, o->in));
   nsop_free(o);
 }
 
@@ -194,7 +198,14 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   o->fh = fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
   pthread_mutex_lock(&o->in->lock);
   int dirty = wb_dirty(o->in);
-  int fresh = !dirty && o->in->attr_expiry > fs_now();
+  double now = fs_now();
+  int fresh = !dirty && o->in->attr_expiry > now;
+  /* Even with actimeo=0: the kernel follows the LOOKUP of a path walk with a GETATTR of the same
+   * inode; what that LOOKUP fetched a moment ago is what the server says. Asking again would
+   * double every uncached stat() (the kernel's cifs client counts attributes from the current
+   * jiffy as fresh for the same reason). One GETATTR per LOOKUP reply, within FS_ATTR_SAME_OP. */
+  if (!dirty && o->in->attr_lookup > 0 && now - o->in->attr_lookup < FS_ATTR_SAME_OP) fresh = 1;
+  o->in->attr_lookup = 0;
   /* An unlinked open file is delete-pending on the server: its path cannot be opened any more,
    * and nobody else can open it, so what we know (our own writes included) is its state. */
   if (o->in->unlinked) fresh = 1;

@@ -40,4 +40,28 @@ for off in r.sample(range(1, $SIZE // 8192), 200):
 os.close(fd)\""
 expect "random reads: no read-ahead wire READs" "$(j 'readahead_wire_reads')" 0
 expect "random reads: one wire READ each" "$(j 'reads')" 200
+
+# Uncached stat() (actimeo=0): one round trip each (the file's LOOKUP; the GETATTR that follows
+# it uses what that LOOKUP fetched, and the share root's permissions need no round trip), and
+# still uncached: a size changed on the server is seen by the very next stat().
+echo one >"$D/st"; chown "$SMB3_TEST_USER:" "$D/st"
+mount_into M "actimeo=0"
+stat "$M/st" >/dev/null
+rt() { "$SMB3" stats "$M" | "$PYTHON" -c "import json,sys; print(json.load(sys.stdin)['round_trips'])"; }
+r0=$(rt)
+got=$("$PYTHON" -c "
+import os, sys
+sizes = []
+for i in range(200):
+    if i == 100:
+        open(sys.argv[2], 'w').write('changed on the server')
+    sizes.append(os.stat(sys.argv[1]).st_size)
+print(sizes[99], sizes[100], sizes[199])" "$M/st" "$D/st")
+r1=$(rt)
+fs_umount "$M"
+echo "measured uncached stat: $((r1 - r0)) round trips for 200 stat() calls"
+# 200 LOOKUPs must cost 200 round trips; a GETATTR that misses the LOOKUP's window (a slow,
+# sanitized run) costs one more, so allow a few; two per stat() is what it used to cost.
+expect "uncached stat: about one round trip per stat()" "$(((r1 - r0) >= 200 && (r1 - r0) <= 220))" 1
+expect "uncached stat: a change on the server is seen at once" "$got" "4 21 21"
 finish
