@@ -45,6 +45,8 @@ struct notifier;
 /* One per mount: the FUSE userdata. Immutable after init except where noted. */
 struct fs_ctx {
   smb3_client *c;
+  const char *mountpoint;
+  int ra_tuned;             /* fs_tune_readahead() ran (atomic) */
   struct smb3_options o;
   struct fuse_session *se;
   uint32_t rsize, wsize;
@@ -144,6 +146,8 @@ void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct st
 /* A FUSE entry for in (attributes from its cache). */
 void fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e);
 double fs_now(void);
+/* Raise the kernel's read-ahead for this mount to rsize (main.c); once, after FUSE INIT. */
+void fs_tune_readahead(struct fs_ctx *fs);
 /* Seconds the kernel and we may keep an inode's attributes: actimeo, except for the share root,
  * whose attributes are kept at least FS_ROOT_ATTR_TTL: every path walk checks the root's
  * permissions (default_permissions), and what decides them (uid, gid, dir_mode) comes from the

@@ -122,6 +122,7 @@ static void open_go(int err, void *arg) {
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct fop *o = fop_new(req, fi);
   if (!o) return;
+  fs_tune_readahead(o->fs);
   o->in = inode_get(o->fs, ino);
   o->path = inode_path(o->fs, o->in);
   if (!o->path) {
