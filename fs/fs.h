@@ -146,8 +146,9 @@ void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct st
 /* A FUSE entry for in (attributes from its cache). */
 void fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e);
 double fs_now(void);
-/* Raise the kernel's read-ahead for this mount to rsize (main.c); once, after FUSE INIT. */
+/* Raise the kernel's read-ahead for this mount to FS_KERNEL_RA(fs) (main.c); once, after INIT. */
 void fs_tune_readahead(struct fs_ctx *fs);
+#define FS_KERNEL_RA(fs) ((fs)->rsize > (1u << 20) ? (fs)->rsize : (1u << 20))
 /* Seconds the kernel and we may keep an inode's attributes: actimeo, except for the share root,
  * whose attributes are kept at least FS_ROOT_ATTR_TTL: every path walk checks the root's
  * permissions (default_permissions), and what decides them (uid, gid, dir_mode) comes from the

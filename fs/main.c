@@ -144,14 +144,14 @@ static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args
 
 /* Kernel read-ahead for the mount: the bdi default (128 KiB) makes a reader with small blocks
  * send 128 KiB FUSE READs, eight times as many requests as a 1 MiB reader. Like the kernel's
- * cifs client (rasize), raise it to rsize so that bs=4k reads reach us as max-size requests.
+ * cifs client (rasize), raise it to rsize (at least 1 MiB) so that bs=4k reads reach us as max-size requests.
  * The bdi is found through /proc/self/mountinfo (a stat() of the mount point would wait for our
  * own request loop). It must run after FUSE INIT, whose reply lowers the bdi's read-ahead to
  * what the kernel offered (the old default), so the first open does it. Best effort: needs
  * root, else the default stays. */
 void fs_tune_readahead(struct fs_ctx *fs) {
   if (__atomic_exchange_n(&fs->ra_tuned, 1, __ATOMIC_ACQ_REL)) return;
-  unsigned kb = fs->rsize / 1024;
+  unsigned kb = FS_KERNEL_RA(fs) / 1024;
   char real[PATH_MAX], want[4 * PATH_MAX], line[8192];
   if (!fs->mountpoint || !realpath(fs->mountpoint, real)) return;
   size_t w = 0;

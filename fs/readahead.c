@@ -20,7 +20,9 @@
 
 #define RA_MAX_BYTES (16u << 20)
 #define RA_MAX_BUFS 64u
-#define RA_NEAR (1u << 20) /* how far past the stream a read still continues it */
+/* How far past the stream a read still continues it: the kernel's own read-ahead sends FUSE
+ * READs up to its window (FS_KERNEL_RA) ahead, on several workers, so out of order. */
+#define RA_NEAR(fs) (FS_KERNEL_RA(fs) + (1u << 20))
 
 struct ra_buf {
   struct ra_buf *next;
@@ -208,7 +210,7 @@ static void top_up(struct fs_file *fh, uint64_t off, size_t size, uint64_t size_
 static void consume_before(struct fs_file *fh, uint64_t off) {
   struct ra_state *ra = &fh->ra;
   int moved = 0;
-  while (ra->bufs && ra->bufs->off + ra->bufs->len + RA_NEAR <= off) {
+  while (ra->bufs && ra->bufs->off + ra->bufs->len + RA_NEAR(fh->fs) <= off) {
     struct ra_buf *b = ra->bufs;
     ra->bufs = b->next;
     buf_unref(b);
@@ -356,13 +358,14 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
    * reader at most once (a read going back asks the server again), and a read at the end of
    * file asks whether the file grew. (In page-cache mode the kernel reads each page once.) */
   if (!coherent && fh->direct && (off < ra->next_off || known_eof(ra) <= off)) drop_all(ra);
-  /* Sequential: where the last read ended; or the start of the file before any stream (the
+  /* Sequential: where the last read ended; or near the start of the file before any stream (the
    * kernel's first reads may arrive out of order on different workers); or, with a stream
    * going, a little past its end (the kernel's own read-ahead running ahead of ours). */
   struct ra_buf *t = tail(ra);
   uint64_t tail_end = t ? t->off + t->len : 0;
-  int sequential = off == ra->next_off || (off == 0 && !ra->started) ||
-                   (t && off >= tail_end && off - tail_end < RA_NEAR);
+  /* page cache: the kernel's first read-ahead READs, in any order (direct I/O has none) */
+  int early = !fh->direct && !ra->started && off < RA_NEAR(fh->fs);
+  int sequential = off == ra->next_off || early || (t && off >= tail_end && off - tail_end < RA_NEAR(fh->fs));
   if (off + size > ra->next_off || sequential) ra->next_off = off + size;
   consume_before(fh, off);
   if (!covered(ra, off) && t && sequential && off >= tail_end) { /* extend the stream up to off */
@@ -374,9 +377,10 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
       direct_read(fh, req, size, off);
       return;
     }
-    drop_all(ra); /* a new stream starts here */
+    drop_all(ra); /* a new stream starts here (at the start of the file for the first reads) */
     ra->window = 1;
     ra->started = 1;
+    if (early) top_up(fh, 0, off + size, size_hint);
   }
   top_up(fh, off, size, size_hint);
   struct ra_wait *w = make_wait(ra, req, off, size);
