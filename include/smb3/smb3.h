@@ -97,6 +97,8 @@ struct smb3_stats {
   uint64_t bytes_read, bytes_written, reads, writes;
   uint32_t max_read_size, max_write_size, credits_max_in_flight;
   uint64_t per_command[19]; /* indexed by SMB2 command code */
+  uint64_t io_ns;           /* from the first READ/WRITE sent to the last one answered (the data
+                             * phase of a transfer, without connect, logon, open and close) */
 };
 void smb3_get_stats(smb3_client *c, struct smb3_stats *s);
 /* One JSON object with the counters (malloc'd; caller frees). */

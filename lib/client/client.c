@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/client.h"
 #include "util/status.h"
@@ -74,6 +75,14 @@ static void stats_copy(struct smb3_core *core, void *arg) {
 void smb3_get_stats(smb3_client *c, struct smb3_stats *s) {
   if (c->closed) memset(s, 0, sizeof *s);
   else transport_with_core(c->tr, stats_copy, s);
+  uint64_t a = __atomic_load_n(&c->io_first_ns, __ATOMIC_ACQUIRE), b = __atomic_load_n(&c->io_last_ns, __ATOMIC_ACQUIRE);
+  if (!c->closed && a && b > a) s->io_ns = b - a;
+}
+
+uint64_t client_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int client_submit(smb3_client *c, struct smb3_chain *ch) {
@@ -110,11 +119,11 @@ char *smb3_stats_json(const struct smb3_stats *s) {
   int n = snprintf(out, cap,
                    "{\"requests\":%llu,\"round_trips\":%llu,\"bytes_read\":%llu,\"bytes_written\":%llu,"
                    "\"reads\":%llu,\"writes\":%llu,\"max_read_size\":%u,\"max_write_size\":%u,"
-                   "\"credits_max_in_flight\":%u,\"commands\":{",
+                   "\"credits_max_in_flight\":%u,\"io_seconds\":%.6f,\"commands\":{",
                    (unsigned long long)s->requests, (unsigned long long)s->round_trips,
                    (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written,
                    (unsigned long long)s->reads, (unsigned long long)s->writes, s->max_read_size, s->max_write_size,
-                   s->credits_max_in_flight);
+                   s->credits_max_in_flight, (double)s->io_ns / 1e9);
   for (int i = 0; i < 19; i++)
     n += snprintf(out + n, cap - (size_t)n, "%s\"%s\":%llu", i ? "," : "", cmd_names[i],
                   (unsigned long long)s->per_command[i]);

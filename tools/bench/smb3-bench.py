@@ -386,16 +386,16 @@ class Bench:
             if tool == "smb3-get":
                 return base + ["get", self.url(port, name), local_get], None, local_get, None
             return base + ["put", src, self.url(port, "put-smb3.bin")], None, None, "put-smb3.bin"
-        if tool == "smbclient-get":
-            return self.smbclient_cmd(port, dialect, f"get {name} {local_get}"), None, local_get, None
-        return self.smbclient_cmd(port, dialect, f"put {src} put-smbclient.bin"), None, None, "put-smbclient.bin"
+        if tool == "smbclient-get":  # stdout: its "(average N KiloBytes/sec)" line
+            return self.smbclient_cmd(port, dialect, f"get {name} {local_get}"), "PIPE", local_get, None
+        return self.smbclient_cmd(port, dialect, f"put {src} put-smbclient.bin"), "PIPE", None, "put-smbclient.bin"
 
     def io_one(self, case, port, size):
         cmd, stdout, local_out, remote_out = self.io_case_cmd(case, port, size)
         if remote_out:
             self.unlink_remote(remote_out)
         r = self.run(cmd, stdout_path=stdout, timeout=self.a.timeout)
-        sample = dict(wall=r.wall, cpu=r.cpu, stats=None, error=None)
+        sample = dict(wall=r.wall, cpu=r.cpu, stats=None, error=None, data_rate=None)
         if not r.ok:
             sample["error"] = r.why()
         else:
@@ -417,6 +417,13 @@ class Bench:
                         break
                 if sample["stats"] is None and not sample["error"]:
                     sample["error"] = "no --stats JSON on stderr"
+                io_s = (sample["stats"] or {}).get("io_seconds", 0)
+                if io_s > 0:
+                    sample["data_rate"] = size / 1e6 / io_s
+            else:  # smbclient's own rate of the transfer: "(average 123.4 KiloBytes/sec)" or "kb/s"
+                m = re.search(r"\(average ([0-9.]+) (?:KiloBytes/sec|kb/s)\)", r.out + r.err)
+                if m and float(m.group(1)) > 0:
+                    sample["data_rate"] = float(m.group(1)) * 1024 / 1e6
         for path in (local_out,):
             if path and os.path.exists(path):
                 os.unlink(path)
@@ -516,6 +523,9 @@ class Bench:
                 rec["mbps"] = median(mbps)
                 rec["min"], rec["max"] = min(mbps), max(mbps)
                 rec["cpu"] = median([s["cpu"] / (size / GiB) for s in good])
+                dr = [s["data_rate"] for s in good if s.get("data_rate")]
+                if dr:
+                    rec["data"] = median(dr)
                 st = [s["stats"] for s in good if s["stats"]]
                 if st:
                     field = "max_write_size" if tool == "smb3-put" else "max_read_size"
@@ -536,7 +546,10 @@ class Bench:
               "MB/s = 10^6 bytes per second of wall time of the whole command (connect, logon, transfer, close), "
               "median over the repetitions (min-max in brackets). *vs smbclient*: ratio to smbclient with the same "
               "dialect on the same link (cat and get compare to smbclient get, put to smbclient put). *of TCP*: share "
-              "of the iperf3 ceiling on that link (get/cat: iperf3 -R, put: iperf3). CPU: user+sys seconds of the "
+              "of the iperf3 ceiling on that link (get/cat: iperf3 -R, put: iperf3), from the data-phase rate: "
+              "iperf3 reports its steady state (-O 1 omits the first second), so the comparison is with the "
+              "transfer itself, without connect, logon, open and close (*data MB/s*: smb3's `io_seconds` from "
+              "--stats, first READ/WRITE sent to last answered; smbclient's own \"average\" rate). CPU: user+sys seconds of the "
               "client process per GiB. Wire size and credits: max_read_size/max_write_size and "
               "credits_max_in_flight from `smb3 --stats`, READs/WRITEs and round trips per transfer; smbclient "
               "picks its own I/O size (not configurable, not reported). Neither client asks for signing or "
@@ -554,9 +567,9 @@ class Bench:
                 md.append(f"| iperf3 | {link} ({LINKS[link][0]}) | {fmt_num(up) if up else 'failed'} | "
                           f"{fmt_num(down) if down else 'failed'} |")
             md.append("")
-        md += ["| tool | dialect | link | rsize/wsize | size | reps | MB/s | vs smbclient | of TCP | CPU s/GiB "
-               "| wire I/O size | credits in flight | READs or WRITEs / round trips |",
-               "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        md += ["| tool | dialect | link | rsize/wsize | size | reps | MB/s | data MB/s | vs smbclient | of TCP | "
+               "CPU s/GiB | wire I/O size | credits in flight | READs or WRITEs / round trips |",
+               "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         tool_label = {"smb3-cat": "smb3 cat >/dev/null", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
                       "smbclient-get": "smbclient get", "smbclient-put": "smbclient put"}
         for link in links:
@@ -574,25 +587,28 @@ class Bench:
                     if mb is None:
                         status = "failed: " + "; ".join(sorted(set(rec["errors"])))[:200]
                         md.append(f"| {tool_label[tool]} | {dialect} | {link} | {rs} | {fmt_size(sizes[link])} | "
-                                  f"{rec['n']} | {status} | | | | | | |")
+                                  f"{rec['n']} | {status} | | | | | | | |")
                     else:
                         pm = peer(link, tool, dialect)
                         ratio = f"{mb / pm:.2f}x" if pm and tool.startswith("smb3-") else ""
                         c = ceiling.get((link, "up" if tool.endswith("put") else "down"))
-                        of_tcp = f"{100 * mb / c:.0f}%" if c else ""
+                        dmb = rec.get("data")
+                        of_tcp = f"{100 * (dmb or mb) / c:.0f}%" if c else ""
                         bad = f" ({rec['n'] - rec['ok']}/{rec['n']} failed: {rec['errors'][0][:80]})" if rec["errors"] else ""
                         rng = f" [{fmt_num(rec['min'])}-{fmt_num(rec['max'])}]" if rec["n"] > 1 else ""
                         wire = fmt_size(rec["wire"]) if rec.get("wire") else "-"
                         cred = str(rec["credits"]) if rec.get("credits") else "-"
                         ops = f"{rec['ops']:.0f} / {rec['rts']:.0f}" if "ops" in rec else "-"
                         md.append(f"| {tool_label[tool]} | {dialect} | {link} | {rs} | {fmt_size(sizes[link])} | "
-                                  f"{rec['n']} | {fmt_num(mb)}{rng}{bad} | {ratio} | {of_tcp} | {rec['cpu']:.2f} | "
+                                  f"{rec['n']} | {fmt_num(mb)}{rng}{bad} | {fmt_num(dmb) if dmb else '-'} | {ratio} | "
+                                  f"{of_tcp} | {rec['cpu']:.2f} | "
                                   f"{wire} | {cred} | {ops} |")
                     cmd, _, _, _ = self.io_case_cmd(key[1:], "PORT", sizes[link])
                     self.rows.append(dict(
                         section="io", tool=tool, op=tool.split("-")[1], dialect=dialect, link=link,
                         rsize=fmt_size(rsize) if rsize else "own", size=sizes[link], reps=rec["n"],
                         median_MBps=f"{mb:.1f}" if mb is not None else "",
+                        data_MBps=f"{rec['data']:.1f}" if rec.get("data") else "",
                         min_MBps=f"{rec['min']:.1f}" if mb is not None else "",
                         max_MBps=f"{rec['max']:.1f}" if mb is not None else "",
                         samples_MBps=";".join(f"{x:.1f}" for x in rec.get("samples", [])),
@@ -1116,7 +1132,7 @@ class Bench:
         report = "\n".join(header + [""] + md + notes) + "\n"
         with open(os.path.join(a.out, "report.md"), "w") as f:
             f.write(report)
-        fields = ["section", "tool", "op", "dialect", "link", "rsize", "size", "reps", "median_MBps", "min_MBps",
+        fields = ["section", "tool", "op", "dialect", "link", "rsize", "size", "reps", "median_MBps", "data_MBps", "min_MBps",
                   "max_MBps", "samples_MBps", "ratio_vs_smbclient", "cpu_s_per_GiB", "wire_io_size",
                   "credits_max_in_flight", "wire_ops", "round_trips", "ms_per_op", "round_trips_per_op", "status",
                   "command"]
