@@ -19,8 +19,8 @@
 
 #include "fs.h"
 
-/* FUSE workers: a few, since handlers only submit and return (2 cores here); more than one so
- * that a directory listing (synchronous iterator) does not hold up reads and writes. */
+/* FUSE workers: a few. Handlers only submit and return (replies come from libsmb3's I/O thread),
+ * so these are for the kernel's requests that arrive together, not for waiting. */
 #define FS_MAX_THREADS 4
 #define FS_IDLE_THREADS 2
 #define FS_MAX_PAGES 256 /* libfuse's FUSE_MAX_MAX_PAGES (not exported) */

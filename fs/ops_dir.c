@@ -1,11 +1,13 @@
 /* ops_dir.c - directory listing: opendir, readdir(plus), releasedir.
  *
- * One QUERY_DIRECTORY stream per open directory (FileIdFullDirectoryInformation carries the file
- * id, size, times and attributes of every entry), so readdirplus needs no per-entry stat.
- * libsmb3 has no asynchronous directory iterator, so readdir and releasedir run the synchronous
- * smb3_opendir/smb3_readdir/smb3_closedir on the FUSE worker thread; the other workers keep
- * serving meanwhile. The directory is opened on the server by the first readdir, not opendir. Entries are kept in the handle so that any offset can be served again
- * (rewinddir, or a reply the kernel could not take whole). */
+ * One listing per open directory, fetched by the first readdir with smb3_listdir_async()
+ * (CREATE + QUERY_DIRECTORY compounded, more QUERY_DIRECTORY rounds, the last one compounded with
+ * the CLOSE): FileIdFullDirectoryInformation carries the file id, size, times and attributes of
+ * every entry, so readdirplus needs no per-entry stat, and no thread waits for the server
+ * (readdir calls that arrive meanwhile queue on the handle and are answered from the completion
+ * callback). An opendir alone (cd, the stats ioctl) costs nothing. Entries are kept in the
+ * handle so that any offset can be served again (rewinddir, or a reply the kernel could not
+ * take whole); a rewind to offset 0 after the listing is complete lists the directory again. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,21 +19,39 @@ struct dent {
   struct smb3_stat st;
 };
 
-struct dirh {
-  pthread_mutex_t lock;
-  char *path;
-  smb3_dir *d; /* opened by the first readdir: an opendir alone (cd, the stats ioctl) costs nothing */
-  int rc;      /* a failed open, reported by every readdir */
-  struct dent *v;
-  size_t n, cap;
-  int eof;
+struct dir_wait {
+  struct dir_wait *next;
+  fuse_req_t req;
+  fuse_ino_t ino;
+  size_t size;
+  off_t off;
+  int plus;
 };
 
-static void dirh_free(struct dirh *dh) {
-  if (dh->d) smb3_closedir(dh->d);
-  free(dh->path);
+enum { DIR_EMPTY, DIR_LISTING, DIR_DONE };
+
+struct dirh {
+  pthread_mutex_t lock;
+  struct fs_ctx *fs;
+  char *path;
+  int state;
+  int rc;      /* a failed listing, reported to every readdir waiting for it */
+  int release; /* releasedir came while listing (free when it completes) */
+  struct dent *v;
+  size_t n;
+  struct dir_wait *waiters;
+};
+
+static void clear_entries(struct dirh *dh) {
   for (size_t i = 0; i < dh->n; i++) free(dh->v[i].name);
   free(dh->v);
+  dh->v = NULL;
+  dh->n = 0;
+}
+
+static void dirh_free(struct dirh *dh) {
+  free(dh->path);
+  clear_entries(dh);
   pthread_mutex_destroy(&dh->lock);
   free(dh);
 }
@@ -47,6 +67,7 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     free(dh);
     return;
   }
+  dh->fs = fs;
   pthread_mutex_init(&dh->lock, NULL);
   fi->fh = (uint64_t)(uintptr_t)dh;
   if (fuse_reply_open(req, fi)) dirh_free(dh);
@@ -58,37 +79,13 @@ static int listable(const char *name) {
   return fs_name_ok(name) && strncmp(name, FS_HIDDEN_PREFIX, sizeof FS_HIDDEN_PREFIX - 1);
 }
 
-/* Read entries until index i exists or the listing ends (dh->lock held). */
-static int fill_to(struct fs_ctx *fs, struct dirh *dh, size_t i) {
-  if (!dh->d && !dh->rc) dh->rc = smb3_opendir(fs->c, dh->path, &dh->d);
-  if (dh->rc) return dh->rc;
-  while (dh->n <= i && !dh->eof) {
-    struct smb3_dirent e;
-    int rc = smb3_readdir(dh->d, &e);
-    if (rc < 0) return rc;
-    if (rc == 0) {
-      dh->eof = 1;
-      break;
-    }
-    if (!listable(e.name)) continue;
-    if (dh->n == dh->cap) {
-      size_t cap = dh->cap ? dh->cap * 2 : 64;
-      struct dent *v = realloc(dh->v, cap * sizeof *v);
-      if (!v) return SMB3_ENOMEM;
-      dh->v = v;
-      dh->cap = cap;
-    }
-    dh->v[dh->n].name = strdup(e.name);
-    if (!dh->v[dh->n].name) return SMB3_ENOMEM;
-    dh->v[dh->n].st = e.st;
-    dh->n++;
+/* Answer one readdir from the complete listing (dh->lock held). */
+static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus) {
+  struct fs_ctx *fs = dh->fs;
+  if (dh->rc) {
+    fs_reply_smb_err(req, dh->rc);
+    return;
   }
-  return 0;
-}
-
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi, int plus) {
-  struct fs_ctx *fs = fuse_req_userdata(req);
-  struct dirh *dh = (struct dirh *)(uintptr_t)fi->fh;
   char *buf = malloc(size);
   if (!buf) {
     fuse_reply_err(req, ENOMEM);
@@ -97,7 +94,6 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   struct fs_inode *dir = inode_get(fs, ino);
   size_t pos = 0;
   int rc = 0;
-  pthread_mutex_lock(&dh->lock);
   for (size_t i = (size_t)off;; i++) {
     size_t len;
     if (i < 2) { /* "." and "..": the kernel does not look them up, even in readdirplus */
@@ -112,8 +108,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
       pos += len;
       continue;
     }
-    rc = fill_to(fs, dh, i - 2);
-    if (rc || i - 2 >= dh->n) break;
+    if (i - 2 >= dh->n) break;
     struct dent *d = &dh->v[i - 2];
     if (plus) {
       struct fs_inode *in = inode_link(fs, dir, d->name, &d->st); /* counts as a lookup */
@@ -134,13 +129,67 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
     if (len > size - pos) break;
     pos += len;
   }
-  pthread_mutex_unlock(&dh->lock);
   inode_put(fs, dir);
   if (rc && !pos)
     fs_reply_smb_err(req, rc);
   else
     fuse_reply_buf(req, buf, pos);
   free(buf);
+}
+
+/* The listing is complete (I/O thread): keep the entries, answer every queued readdir. */
+static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *arg) {
+  struct dirh *dh = arg;
+  pthread_mutex_lock(&dh->lock);
+  clear_entries(dh);
+  dh->rc = rc;
+  if (!rc && n && !(dh->v = calloc(n, sizeof *dh->v))) dh->rc = SMB3_ENOMEM;
+  for (size_t i = 0; !dh->rc && i < n; i++) {
+    if (!listable(entries[i].name)) continue;
+    if (!(dh->v[dh->n].name = strdup(entries[i].name))) {
+      dh->rc = SMB3_ENOMEM;
+      break;
+    }
+    dh->v[dh->n++].st = entries[i].st;
+  }
+  dh->state = DIR_DONE;
+  struct dir_wait *w = dh->waiters;
+  dh->waiters = NULL;
+  while (w) {
+    struct dir_wait *next = w->next;
+    serve(dh, w->req, w->ino, w->size, w->off, w->plus);
+    free(w);
+    w = next;
+  }
+  int release = dh->release;
+  pthread_mutex_unlock(&dh->lock);
+  if (release) dirh_free(dh);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi, int plus) {
+  struct dirh *dh = (struct dirh *)(uintptr_t)fi->fh;
+  pthread_mutex_lock(&dh->lock);
+  /* rewinddir() after a complete listing: list again (what ls -R, find and friends expect) */
+  if (dh->state == DIR_DONE && off == 0) dh->state = DIR_EMPTY;
+  if (dh->state == DIR_DONE) {
+    serve(dh, req, ino, size, off, plus);
+    pthread_mutex_unlock(&dh->lock);
+    return;
+  }
+  struct dir_wait *w = malloc(sizeof *w);
+  if (!w) {
+    pthread_mutex_unlock(&dh->lock);
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  *w = (struct dir_wait){dh->waiters, req, ino, size, off, plus};
+  dh->waiters = w;
+  int start = dh->state == DIR_EMPTY;
+  dh->state = DIR_LISTING;
+  pthread_mutex_unlock(&dh->lock);
+  if (!start) return;
+  int rc = smb3_listdir_async(dh->fs->c, dh->path, listed, dh);
+  if (rc) listed(rc, NULL, 0, dh); /* the callback will not run: answer the waiters now */
 }
 
 static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
@@ -153,7 +202,12 @@ static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
-  dirh_free((struct dirh *)(uintptr_t)fi->fh);
+  struct dirh *dh = (struct dirh *)(uintptr_t)fi->fh;
+  pthread_mutex_lock(&dh->lock);
+  int listing = dh->state == DIR_LISTING;
+  if (listing) dh->release = 1; /* freed by the listing's callback */
+  pthread_mutex_unlock(&dh->lock);
+  if (!listing) dirh_free(dh);
   fuse_reply_err(req, 0);
 }
 

@@ -21,8 +21,9 @@
 #define RA_MAX_BYTES (16u << 20)
 #define RA_MAX_BUFS 64u
 /* How far past the stream a read still continues it: the kernel's own read-ahead sends FUSE
- * READs up to its window (FS_KERNEL_RA) ahead, on several workers, so out of order. */
-#define RA_NEAR(fs) (FS_KERNEL_RA(fs) + (1u << 20))
+ * READs up to about two of its windows (FS_KERNEL_RA: the current one and the asynchronous next)
+ * ahead of the reader, on several workers, so out of order. */
+#define RA_NEAR(fs) (2 * FS_KERNEL_RA(fs) + (1u << 20))
 
 struct ra_buf {
   struct ra_buf *next;
