@@ -167,15 +167,17 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
 }
 
 static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
-  (void)st;
   struct fop *o = arg;
   if (rc) {
     fop_fail(o, rc);
     return;
   }
   o->f = f;
-  /* The CREATE response has no file id (no QFid context): one QUERY_INFO for it. */
-  rc = smb3_fstat_async(f, create_statted, o);
+  if (st->ino) { /* the CREATE answered QFid: its attributes are the new file's, no QUERY_INFO */
+    create_statted(0, st, o);
+    return;
+  }
+  rc = smb3_fstat_async(f, create_statted, o); /* a server without QFid: ask for the file id */
   if (rc) {
     close_quietly(f);
     fop_fail(o, rc);

@@ -123,20 +123,20 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   if (o) submitted(o, smb3_stat_async(o->fs->c, o->path, entry_done, o));
 }
 
-static void mkdir_done(int rc, void *arg) {
+static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
-  if (rc) {
-    finish_smb(o, rc);
+  if (rc || st->ino) { /* the CREATE's attributes, file id included: one round trip in all */
+    entry_done(rc, st, o);
     return;
   }
-  /* A second round trip for the new directory's file id and times. */
+  /* A server that did not answer QFid: a second round trip for the file id. */
   submitted(o, smb3_stat_async(o->fs->c, o->path, entry_done, o));
 }
 
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
   (void)mode; /* dir_mode decides */
   struct nsop *o = entry_op(req, parent, name, EINVAL);
-  if (o) submitted(o, smb3_mkdir_async(o->fs->c, o->path, mkdir_done, o));
+  if (o) submitted(o, smb3_mkdir_stat_async(o->fs->c, o->path, mkdir_done, o));
 }
 
 static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {

@@ -202,6 +202,9 @@ int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg);
 int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg);
 int smb3_ftruncate_async(smb3_file *f, uint64_t size, smb3_done_cb cb, void *arg);
 int smb3_mkdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
+/* mkdir that also reports the new directory's attributes, from the same CREATE response (its
+ * file id too when the server answers the QFid context; st->ino is 0 otherwise). */
+int smb3_mkdir_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, void *arg);
 int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
 int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
 int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb, void *arg);

@@ -283,6 +283,15 @@ static int finish_open(struct pathop *op, struct smb3_msg *m) {
   return 0;
 }
 
+/* The attributes (file id included: QFid) of what a CREATE made. */
+static int finish_created(struct pathop *op, struct smb3_msg *m) {
+  struct smb2_create_rsp r;
+  if (smb2_create_rsp_decode(m->rsp, m->rsp_len, &r))
+    return client_fail(op->c, SMB3_EPROTO, 0, "%s: malformed CREATE response", op->what);
+  stat_from_create(&r, &op->st);
+  return 0;
+}
+
 /* Turn a completed chain into op's result; frees the chain. */
 static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc) rc = first_failure(op, ch);
@@ -291,6 +300,7 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc && op->kind == OP_STAT) rc = finish_query(op, &ch->msgs[1]);
   if (!rc && op->kind == OP_FSTAT) rc = finish_query(op, &ch->msgs[0]);
   if (!rc && op->kind == OP_OPEN) rc = finish_open(op, &ch->msgs[0]);
+  if (!rc && op->kind == OP_MKDIR && op->mkdir_stat) rc = finish_created(op, &ch->msgs[0]);
   if (op->kind == OP_CLOSE && op->closing) { /* the handle is gone whatever the server said */
     file_free(op->closing);
     op->closing = NULL;
@@ -314,6 +324,10 @@ static void async_done(struct smb3_chain *ch, int rc, void *arg) {
   case OP_FSTAT: op->cb.stat(rc, rc ? NULL : &op->st, op->arg); break;
   case OP_STATVFS: op->cb.statvfs(rc, rc ? NULL : &op->sv, op->arg); break;
   case OP_OPEN: op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg); break;
+  case OP_MKDIR:
+    if (op->mkdir_stat) op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
+    else op->cb.done(rc, op->arg);
+    break;
   default: op->cb.done(rc, op->arg); break;
   }
   pathop_free(op);

@@ -29,6 +29,7 @@ struct pathop {
   uint8_t *buf;                /* SET_INFO payload (owned) */
   uint32_t buflen;
   int open_flags;
+  int mkdir_stat;               /* OP_MKDIR: report the new directory's attributes (cb.stat) */
   /* results */
   struct smb3_stat st;
   struct smb3_statvfs sv;

@@ -236,6 +236,12 @@ int smb3_mkdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *ar
   return rc ? rc : op_async(op);
 }
 
+int smb3_mkdir_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, void *arg) {
+  ASYNC_OP(OP_MKDIR, path, stat, cb);
+  op->mkdir_stat = 1;
+  return op_async(op);
+}
+
 int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg) {
   struct pathop *op;
   int rc = done_async(c, OP_UNLINK, path, cb, arg, &op);

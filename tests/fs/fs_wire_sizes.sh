@@ -64,4 +64,22 @@ echo "measured uncached stat: $((r1 - r0)) round trips for 200 stat() calls"
 # sanitized run) costs one more, so allow a few; two per stat() is what it used to cost.
 expect "uncached stat: about one round trip per stat()" "$(((r1 - r0) >= 200 && (r1 - r0) <= 220))" 1
 expect "uncached stat: a change on the server is seen at once" "$got" "4 21 21"
+
+# mkdir and create through the mount: the kernel's LOOKUP of the new name (negative) and one
+# compound for the operation itself: the CREATE's own response (with the QFid context) gives
+# the new inode's attributes and file id, no second round trip for them.
+mount_into M ""
+r0=$(rt)
+mkdir "$M/newdir"
+r1=$(rt)
+"$PYTHON" -c "import os, sys; fd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY, 0o644); open(sys.argv[2], 'w').write(str(os.fstat(fd).st_ino)); os.close(fd)" "$M/newfile" "$WORK/ino"
+ino_mount=$(cat "$WORK/ino")
+r2=$(rt)
+ino_again=$(stat -c %i "$M/newfile")
+fs_umount "$M"
+echo "measured mkdir: $((r1 - r0)) round trips; create + close: $((r2 - r1))"
+expect "mkdir: LOOKUP + one compound" "$((r1 - r0))" 2
+expect "create + close: LOOKUP + one compound + CLOSE" "$((r2 - r1))" 3
+expect "created file's inode number is the server's file id" "$ino_mount" "$ino_again"
+expect "mkdir made a directory on the server" "$([[ -d $D/newdir ]] && echo yes)" yes
 finish

@@ -338,6 +338,23 @@ static void meta(const char *mode, const char *opts, const char *p) {
   RUN1(smb3_mkdir_async(c, N("newdir"), done_cb, o));
   SAME_RC("mkdir existing", o->rc, rc);
   assert_int_equal(rc, SMB3_EEXIST);
+  /* mkdir with attributes: the same CREATE's, file id included, equal to a stat's afterwards,
+   * in as many round trips as a plain mkdir; an existing name fails the same way */
+  struct smb3_stats b0, b1;
+  smb3_get_stats(c, &b0);
+  RUN1(smb3_mkdir_stat_async(c, N("statdir"), stat_cb, o));
+  smb3_get_stats(c, &b1);
+  SAME_RC("mkdir_stat new", o->rc, 0);
+  if (!o->have_st) fail_msg("mkdir_stat (%s): no attributes given to the callback", mode);
+  assert_true(o->st.is_dir);
+  assert_true(o->st.ino != 0);
+  assert_int_equal(b1.round_trips - b0.round_trips, strcmp(mode, "compound") ? 2 : 1);
+  rc = smb3_stat(c, N("statdir"), &sst);
+  assert_int_equal(rc, 0);
+  assert_true(o->st.ino == sst.ino);
+  RUN1(smb3_mkdir_stat_async(c, N("statdir"), stat_cb, o));
+  SAME_RC("mkdir_stat existing", o->rc, SMB3_EEXIST);
+  if (o->have_st) fail_msg("mkdir_stat existing (%s): attributes given with an error", mode);
 
   /* rename: ok, missing source, onto existing without replace */
   lt_write_local(N("ren_a"), "a", 1);
