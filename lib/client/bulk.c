@@ -22,6 +22,7 @@ struct slot {
   size_t lowat;
   uint64_t t_submit, t_start;
   size_t rem_start;  /* data bytes still to come when the response started */
+  int idle_submit;   /* sent with nothing else in flight: its response time is the latency */
 };
 
 struct bulk {
@@ -42,6 +43,7 @@ struct bulk {
   int receiving;      /* responses started and not complete */
   uint64_t lat_ns;    /* request sent -> first response byte on an idle pipe (smoothed) */
   double rate;        /* data bytes per ns while a response streams (smoothed) */
+  uint64_t last_done_ns;
 };
 
 #define BULK_READ_WINDOW (8u << 20)
@@ -80,9 +82,10 @@ static void bulk_destroy(struct bulk *b) {
 }
 
 /* Bytes of responses to keep queued ahead of the one streaming: the link's bytes per request
- * latency, twice over. Before anything was measured, half a request. */
+ * latency, twice over. Before anything was measured, half a request (at least PACE_SLACK, so
+ * that small requests start pipelined and the rate can be measured from their completions). */
 static size_t pace_want(const struct bulk *b, size_t piece) {
-  if (!b->lat_ns || b->rate <= 0) return piece / 2;
+  if (!b->lat_ns || b->rate <= 0) return piece / 2 > PACE_SLACK ? piece / 2 : PACE_SLACK;
   double w = b->rate * (double)b->lat_ns * 2.0 + PACE_SLACK;
   return w > (double)(64u << 20) ? (64u << 20) : (size_t)w;
 }
@@ -138,7 +141,18 @@ static void slot_done(int64_t result, void *arg) {
   if (s->started) {
     b->receiving--;
     if (s->rem_start >= PACE_SLACK && now > s->t_start) ewma(&b->rate, (double)s->rem_start / (double)(now - s->t_start));
+  } else if (b->paced && result > 0) {
+    /* A response small enough to arrive whole (no progress calls): alone, it measures the
+     * latency; queued behind the previous one, the gap between completions measures the rate. */
+    if ((s->idle_submit || !b->inflight) && now > s->t_submit) {
+      double lat = (double)b->lat_ns;
+      ewma(&lat, (double)(now - s->t_submit));
+      b->lat_ns = (uint64_t)lat;
+    }
+    if (b->last_done_ns && s->t_submit < b->last_done_ns && now > b->last_done_ns)
+      ewma(&b->rate, (double)result / (double)(now - b->last_done_ns));
   }
+  if (b->paced) b->last_done_ns = now;
   if (result < 0 && !b->error) b->error = (int)result;
   if (result >= 0) {
     b->bytes_done += (uint64_t)result;
@@ -155,6 +169,7 @@ static void slot_submit(smb3_file *f, struct bulk *b, struct slot *s, int is_rea
   s->done = 0;
   s->started = 0;
   pthread_mutex_lock(&b->m);
+  s->idle_submit = b->inflight == 0;
   b->inflight++;
   s->hot = b->paced;
   if (s->hot) {
