@@ -139,12 +139,7 @@ static void take_and_run(struct smb3_transport *t) {
   /* a response that granted credits may have released queued requests: send them */
   if (core_want_write(t->core)) t->kick = 1;
   pthread_mutex_unlock(&t->lock);
-  /* A submitter may still be inside sendmsg() with iovecs over a request whose response just
-   * arrived; wait for it before callbacks free that request. */
-  if (e) {
-    pthread_mutex_lock(&t->tx);
-    pthread_mutex_unlock(&t->tx);
-  }
+
   run_events(t, e);
 }
 
@@ -163,22 +158,25 @@ static void fail(struct smb3_transport *t, int err) {
 static int flush_output_tx(struct smb3_transport *t) {
   struct iovec iov[TX_IOV];
   for (;;) {
+    /* The iovecs point into frames and requests the core owns: they stay valid only while the
+     * connection mutex is held (a failure or a response on the other thread may free them), so
+     * the mutex covers the send. sendmsg() on this non-blocking socket only copies. */
     pthread_mutex_lock(&t->lock);
     int n = core_output(t->core, iov, TX_IOV);
-    pthread_mutex_unlock(&t->lock);
-    if (!n) return 0;
+    if (!n) {
+      pthread_mutex_unlock(&t->lock);
+      return 0;
+    }
     /* sendmsg, not writev: MSG_NOSIGNAL keeps a reset connection from raising SIGPIPE in the
      * application (a library must not kill its host process). */
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
     ssize_t w = sendmsg(t->fd, &mh, MSG_NOSIGNAL);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN) return 1; /* wait for EPOLLOUT */
-      return -errno;
-    }
-    pthread_mutex_lock(&t->lock);
-    core_output_done(t->core, (size_t)w);
+    int err = w < 0 ? errno : 0;
+    if (w > 0) core_output_done(t->core, (size_t)w);
     pthread_mutex_unlock(&t->lock);
+    if (err == EINTR) continue;
+    if (err == EAGAIN) return 1; /* wait for EPOLLOUT */
+    if (err) return -err;
   }
 }
 
