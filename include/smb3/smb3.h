@@ -46,7 +46,8 @@ struct smb3_options {
   int sign;             /* require signing */
   int seal;             /* require encryption (SMB 3.x) */
   uint32_t rsize, wsize;      /* wire READ/WRITE size, default 4 MiB, capped by the server */
-  uint32_t max_inflight;      /* bulk transfers: requests in flight; 0 (default) = auto, ~8 MiB */
+  uint32_t max_inflight;      /* bulk transfers: cap on requests in flight; 0 (default) = auto: READs paced to the
+                               * link (usually 2 in flight), WRITEs 24 MiB in flight */
   uint32_t credits;           /* credit window to ask for, default 1024 */
   int nocompound;             /* send compoundable operations one by one */
   uint32_t timeout_ms;        /* per request, default 60000; connect timeout: connect_timeout_ms */
@@ -135,7 +136,7 @@ typedef void (*smb3_cb)(int64_t result, void *arg);
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
 int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
 
-/* Bulk pipelined transfers: [off, off+len) in rsize/wsize pieces, max_inflight at a time,
+/* Bulk pipelined transfers: [off, off+len) in rsize/wsize pieces, several in flight (see max_inflight),
  * completing out of order into the right place. Stops at the first error and returns it; the
  * read returns fewer bytes only at end of file. progress (optional) is called on the calling
  * thread with the bytes done so far. */

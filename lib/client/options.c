@@ -14,7 +14,7 @@ void smb3_options_init(struct smb3_options *o) {
   o->vers_min = 0x0202;
   o->vers_max = 0x0311;
   o->rsize = o->wsize = 4u << 20;
-  o->max_inflight = 0; /* auto: about 8 MiB in flight (bulk.c) */
+  o->max_inflight = 0; /* auto: paced READs, a 24 MiB WRITE window (bulk.c) */
   o->credits = 1024;
   o->timeout_ms = 60000;
   o->connect_timeout_ms = 10000;
