@@ -152,7 +152,7 @@ static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args
 void fs_tune_readahead(struct fs_ctx *fs) {
   if (__atomic_exchange_n(&fs->ra_tuned, 1, __ATOMIC_ACQ_REL)) return;
   unsigned kb = FS_KERNEL_RA(fs) / 1024;
-  char real[PATH_MAX], want[4 * PATH_MAX], line[8192];
+  char real[PATH_MAX], want[4 * PATH_MAX], line[8192], mp[8192];
   if (!fs->mountpoint || !realpath(fs->mountpoint, real)) return;
   size_t w = 0;
   for (const char *p = real; *p && w + 5 < sizeof want; p++) {
@@ -164,9 +164,9 @@ void fs_tune_readahead(struct fs_ctx *fs) {
   if (!f) return;
   char dev[32] = "";
   while (fgets(line, sizeof line, f)) {
-    char mm[32], mp[4 * PATH_MAX];
+    char mm[32];
     const char *sep = strstr(line, " - ");
-    if (!sep || sscanf(line, "%*s %*s %31s %*s %4095s", mm, mp) != 2) continue;
+    if (!sep || sscanf(line, "%*s %*s %31s %*s %8191s", mm, mp) != 2) continue;
     if (!strcmp(mp, want) && !strncmp(sep + 3, "fuse", 4)) snprintf(dev, sizeof dev, "%s", mm); /* the last one is ours */
   }
   fclose(f);

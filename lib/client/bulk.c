@@ -5,9 +5,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/client.h"
+#include "util/clock.h"
 
 struct slot {
   struct bulk *b;
@@ -41,7 +41,7 @@ struct bulk {
   int hot;            /* requests counted in hot_bytes */
   size_t hot_bytes;
   int receiving;      /* responses started and not complete */
-  uint64_t lat_ns;    /* request sent -> first response byte on an idle pipe (smoothed) */
+  double lat_ns;      /* request sent -> first response byte on an idle pipe (smoothed) */
   double rate;        /* data bytes per ns while a response streams (smoothed) */
   uint64_t last_done_ns;
 };
@@ -49,12 +49,6 @@ struct bulk {
 #define BULK_READ_WINDOW (8u << 20)
 #define BULK_WRITE_WINDOW (24u << 20)
 #define PACE_SLACK (256u << 10)
-
-static uint64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Most requests in flight: the option, or a window of bytes. Paced reads usually stay far below
  * their 8 MiB (several bandwidth-delay products of a 10 Gbit/s, 1 ms link). Writes cannot be
@@ -85,8 +79,8 @@ static void bulk_destroy(struct bulk *b) {
  * latency, twice over. Before anything was measured, half a request (at least PACE_SLACK, so
  * that small requests start pipelined and the rate can be measured from their completions). */
 static size_t pace_want(const struct bulk *b, size_t piece) {
-  if (!b->lat_ns || b->rate <= 0) return piece / 2 > PACE_SLACK ? piece / 2 : PACE_SLACK;
-  double w = b->rate * (double)b->lat_ns * 2.0 + PACE_SLACK;
+  if (b->lat_ns <= 0 || b->rate <= 0) return piece / 2 > PACE_SLACK ? piece / 2 : PACE_SLACK;
+  double w = b->rate * b->lat_ns * 2.0 + PACE_SLACK;
   return w > (double)(64u << 20) ? (64u << 20) : (size_t)w;
 }
 
@@ -115,11 +109,8 @@ static void slot_progress(void *arg, size_t remaining) {
     s->started = 1;
     s->t_start = now;
     s->rem_start = remaining;
-    if (!b->receiving && now > s->t_submit) { /* nothing ahead of it: an unqueued latency */
-      double lat = (double)b->lat_ns;
-      ewma(&lat, (double)(now - s->t_submit));
-      b->lat_ns = (uint64_t)lat;
-    }
+    if (!b->receiving && now > s->t_submit) /* nothing ahead of it: an unqueued latency */
+      ewma(&b->lat_ns, (double)(now - s->t_submit));
     b->receiving++;
   }
   if (s->hot && remaining <= s->lowat) {
@@ -144,11 +135,7 @@ static void slot_done(int64_t result, void *arg) {
   } else if (b->paced && result > 0) {
     /* A response small enough to arrive whole (no progress calls): alone, it measures the
      * latency; queued behind the previous one, the gap between completions measures the rate. */
-    if ((s->idle_submit || !b->inflight) && now > s->t_submit) {
-      double lat = (double)b->lat_ns;
-      ewma(&lat, (double)(now - s->t_submit));
-      b->lat_ns = (uint64_t)lat;
-    }
+    if ((s->idle_submit || !b->inflight) && now > s->t_submit) ewma(&b->lat_ns, (double)(now - s->t_submit));
     if (b->last_done_ns && s->t_submit < b->last_done_ns && now > b->last_done_ns)
       ewma(&b->rate, (double)result / (double)(now - b->last_done_ns));
   }
@@ -290,7 +277,7 @@ int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb 
     pthread_mutex_lock(&b.m);
     for (;;) {
       int room = next < end && !r.slots[ks].busy && next < b.eof_at && can_issue(&b, r.n, piece);
-      if (room || (d->busy && d->done) || (!d->busy && !room) || b.error) {
+      if (room || !d->busy || d->done || b.error) {
         pthread_mutex_unlock(&b.m);
         if (room) {
           struct slot *s = &r.slots[ks];

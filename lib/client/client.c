@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/client.h"
 #include "util/status.h"
@@ -77,12 +76,6 @@ void smb3_get_stats(smb3_client *c, struct smb3_stats *s) {
   else transport_with_core(c->tr, stats_copy, s);
   uint64_t a = __atomic_load_n(&c->io_first_ns, __ATOMIC_ACQUIRE), b = __atomic_load_n(&c->io_last_ns, __ATOMIC_ACQUIRE);
   if (!c->closed && a && b > a) s->io_ns = b - a;
-}
-
-uint64_t client_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int client_submit(smb3_client *c, struct smb3_chain *ch) {

@@ -36,8 +36,6 @@ struct smb3_client {
   uint64_t io_first_ns, io_last_ns; /* first READ/WRITE sent, last one answered (atomics) */
 };
 
-uint64_t client_now_ns(void);
-
 struct smb3_file {
   smb3_client *c;
   struct smb2_file_id fid;
@@ -115,11 +113,11 @@ uint64_t ts_to_filetime(const struct timespec_smb3 *ts);
 /* rsize/wsize as the current credit window allows (requests are cut to this). */
 uint32_t client_io_size(smb3_client *c, int is_read);
 
-/* A READ that reports its progress (see smb3_msg.rd_progress): the bulk engine uses it to send
- * the next request just before the current response runs out (bulk.c). */
 /* sem_wait() that retries on EINTR (sync.c). */
 void client_sem_wait(sem_t *s);
 
+/* A READ that reports its progress (see smb3_msg.rd_progress): the bulk engine uses it to send
+ * the next request just before the current response runs out (bulk.c). */
 struct read_pacing {
   void (*progress)(void *arg, size_t remaining);
   void *arg;

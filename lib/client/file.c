@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client/client.h"
+#include "util/clock.h"
 #include "util/status.h"
 
 struct timespec_smb3 filetime_to_ts(uint64_t ft) {
@@ -78,7 +79,7 @@ static int64_t write_result(const struct smb3_chain *ch) {
 
 static void io_done(struct smb3_chain *ch, void *arg) {
   struct io_ctx *x = arg;
-  __atomic_store_n(&x->c->io_last_ns, client_now_ns(), __ATOMIC_RELEASE);
+  __atomic_store_n(&x->c->io_last_ns, mono_ns(), __ATOMIC_RELEASE);
   int64_t r = ch->msgs[0].command == SMB2_READ ? read_result(ch) : write_result(ch);
   smb3_cb cb = x->cb;
   void *cbarg = x->arg;
@@ -110,7 +111,7 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
   ch->cb = io_done;
   ch->arg = x;
   uint64_t zero = 0;
-  if (!rc) __atomic_compare_exchange_n(&c->io_first_ns, &zero, client_now_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  if (!rc) __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
   if (!rc) rc = client_submit(c, ch);
   if (rc) {
     chain_free(ch);

@@ -1,15 +1,11 @@
 /* keepalive.c - ECHO when the connection has been idle for echo_interval seconds, so that a dead
  * server is noticed (the request times out) even when the application sends nothing. */
 #include <stdlib.h>
-#include <time.h>
 
 #include "client/client.h"
+#include "util/clock.h"
 
-static uint64_t mono_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec;
-}
+static uint64_t mono_s(void) { return mono_ns() / 1000000000u; }
 
 static void echo_done(struct smb3_chain *ch, void *arg) {
   smb3_client *c = arg;

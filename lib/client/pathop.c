@@ -263,10 +263,19 @@ bad:
   return client_fail(op->c, SMB3_EPROTO, 0, "%s: malformed QUERY_INFO response", op->what);
 }
 
+/* Decode a CREATE response into r and op->st: the attributes (file id included: QFid) of what
+ * the CREATE opened or made. */
+static int finish_created(struct pathop *op, struct smb3_msg *m, struct smb2_create_rsp *r) {
+  if (smb2_create_rsp_decode(m->rsp, m->rsp_len, r))
+    return client_fail(op->c, SMB3_EPROTO, 0, "%s: malformed CREATE response", op->what);
+  stat_from_create(r, &op->st);
+  return 0;
+}
+
 static int finish_open(struct pathop *op, struct smb3_msg *m) {
   struct smb2_create_rsp r;
-  if (smb2_create_rsp_decode(m->rsp, m->rsp_len, &r))
-    return client_fail(op->c, SMB3_EPROTO, 0, "open: malformed CREATE response");
+  int rc = finish_created(op, m, &r);
+  if (rc) return rc;
   smb3_file *f = calloc(1, sizeof *f);
   if (f) f->path = strdup(op->path);
   if (!f || !f->path) {
@@ -278,17 +287,7 @@ static int finish_open(struct pathop *op, struct smb3_msg *m) {
   f->fid = r.file_id;
   f->is_dir = (r.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
   f->lease = r.lease.version ? r.lease.state : 0;
-  stat_from_create(&r, &op->st);
   op->file = f;
-  return 0;
-}
-
-/* The attributes (file id included: QFid) of what a CREATE made. */
-static int finish_created(struct pathop *op, struct smb3_msg *m) {
-  struct smb2_create_rsp r;
-  if (smb2_create_rsp_decode(m->rsp, m->rsp_len, &r))
-    return client_fail(op->c, SMB3_EPROTO, 0, "%s: malformed CREATE response", op->what);
-  stat_from_create(&r, &op->st);
   return 0;
 }
 
@@ -300,7 +299,10 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc && op->kind == OP_STAT) rc = finish_query(op, &ch->msgs[1]);
   if (!rc && op->kind == OP_FSTAT) rc = finish_query(op, &ch->msgs[0]);
   if (!rc && op->kind == OP_OPEN) rc = finish_open(op, &ch->msgs[0]);
-  if (!rc && op->kind == OP_MKDIR && op->mkdir_stat) rc = finish_created(op, &ch->msgs[0]);
+  if (!rc && op->kind == OP_MKDIR && op->mkdir_stat) {
+    struct smb2_create_rsp r;
+    rc = finish_created(op, &ch->msgs[0], &r);
+  }
   if (op->kind == OP_CLOSE && op->closing) { /* the handle is gone whatever the server said */
     file_free(op->closing);
     op->closing = NULL;

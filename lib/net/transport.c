@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "smb3/smb3_errors.h"
+#include "util/clock.h"
 
 #define RX_STAGE (512u * 1024u) /* staging buffer for small frames and frame heads */
 #define TX_IOV 256
@@ -28,7 +29,6 @@ struct smb3_transport {
   int fd, efd, epfd;
   pthread_t thread;
   pthread_mutex_t lock;
-  pthread_mutex_t tx;      /* held while taking frames from the core and writing them (either thread) */
   struct smb3_core *core;
   int stop;
   transport_break_cb on_break;
@@ -49,12 +49,6 @@ struct smb3_transport {
   int kick;                  /* output may be pending: flush on this loop (I/O thread only) */
   int out_armed;
 };
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- connect ---- */
 static int wait_connected(int fd, int timeout_ms) {
@@ -139,7 +133,6 @@ static void take_and_run(struct smb3_transport *t) {
   /* a response that granted credits may have released queued requests: send them */
   if (core_want_write(t->core)) t->kick = 1;
   pthread_mutex_unlock(&t->lock);
-
   run_events(t, e);
 }
 
@@ -154,8 +147,9 @@ static void fail(struct smb3_transport *t, int err) {
 
 /* ---- sending ---- */
 /* Write what the core has queued until done (0), the socket is full (1) or it failed (<0).
- * Called with t->tx held. */
-static int flush_output_tx(struct smb3_transport *t) {
+ * Either thread may call it, also both at once: each step takes the head of the core's output
+ * under the connection mutex. */
+static int flush_output(struct smb3_transport *t) {
   struct iovec iov[TX_IOV];
   for (;;) {
     /* The iovecs point into frames and requests the core owns: they stay valid only while the
@@ -178,13 +172,6 @@ static int flush_output_tx(struct smb3_transport *t) {
     if (err == EAGAIN) return 1; /* wait for EPOLLOUT */
     if (err) return -err;
   }
-}
-
-static int flush_output(struct smb3_transport *t) {
-  pthread_mutex_lock(&t->tx);
-  int rc = flush_output_tx(t);
-  pthread_mutex_unlock(&t->tx);
-  return rc;
 }
 
 /* ---- receiving ---- */
@@ -412,7 +399,7 @@ static int loop_once(struct smb3_transport *t) {
     if (w < 0) return SMB3_ECLOSED;
     arm_output(t, w == 1);
   }
-  uint64_t now = now_ns();
+  uint64_t now = mono_ns();
   if (n == 0 || now - t->last_housekeeping >= HOUSEKEEPING_NS) {
     t->last_housekeeping = now;
     pthread_mutex_lock(&t->lock);
@@ -465,14 +452,12 @@ int transport_connect(const char *host, int port, int timeout_ms, size_t sockbuf
   int ok = t->efd >= 0 && t->epfd >= 0 && !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->fd, &ev1) &&
            !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->efd, &ev2);
   pthread_mutex_init(&t->lock, NULL);
-  pthread_mutex_init(&t->tx, NULL);
   if (!ok || pthread_create(&t->thread, NULL, io_thread, t)) {
     snprintf(err, errlen, "cannot start the I/O thread: %s", strerror(errno));
     if (t->efd >= 0) close(t->efd);
     if (t->epfd >= 0) close(t->epfd);
     close(t->fd);
     pthread_mutex_destroy(&t->lock);
-    pthread_mutex_destroy(&t->tx);
     free(t->stage);
     free(t);
     return SMB3_ENOMEM;
@@ -483,16 +468,11 @@ int transport_connect(const char *host, int port, int timeout_ms, size_t sockbuf
 
 int transport_submit(struct smb3_transport *t, struct smb3_chain *ch) {
   pthread_mutex_lock(&t->lock);
-  int rc = t->stop ? SMB3_ECLOSED : core_submit(t->core, ch, now_ns());
+  int rc = t->stop ? SMB3_ECLOSED : core_submit(t->core, ch, mono_ns());
   pthread_mutex_unlock(&t->lock);
-  /* Send from the submitting thread when nobody else is sending: a request then leaves without
-   * waking the I/O thread (one thread hop less per round trip). Only a full socket, an error or
-   * a busy sender hands the work to the I/O thread. */
-  if (!rc && !pthread_mutex_trylock(&t->tx)) {
-    int w = flush_output_tx(t);
-    pthread_mutex_unlock(&t->tx);
-    if (w == 0) return 0;
-  }
+  /* Send from the submitting thread: a request then leaves without waking the I/O thread (one
+   * thread hop less per round trip). Only a full socket or an error hands the work to it. */
+  if (!rc && flush_output(t) == 0) return 0;
   if (!rc) {
     uint64_t one = 1;
     ssize_t w = write(t->efd, &one, sizeof one);
@@ -529,7 +509,6 @@ void transport_close(struct smb3_transport *t) {
   close(t->efd);
   close(t->epfd);
   pthread_mutex_destroy(&t->lock);
-  pthread_mutex_destroy(&t->tx);
   free(t->frame);
   free(t->stage);
   free(t);
