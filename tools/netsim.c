@@ -4,7 +4,8 @@
  * the client against "netsim --listen A --to smbd" instead. Usage and design notes: tools/README.md.
  *
  * Model, per direction (up = accepting side -> --to side, down = the reverse):
- *   - every read() of the source is one timestamped chunk in a byte ring; a chunk read at time t is
+ *   - every read() of the source is one timestamped chunk in a byte ring; a chunk whose newest byte
+ *     reached the relay's socket at time t (SO_TIMESTAMPNS, not the later time the thread read it) is
  *     released at t + delay. The delay is added once per byte, not once per read, so a bulk stream is
  *     limited only by the rate while each request/response pays the delay once each way.
  *   - released bytes leave through a token bucket (rate, burst = max(64 KiB, 50 us of the rate)).
@@ -26,7 +27,7 @@
  * Measured on the 2-core development VM, idle, iperf3 -t 5 -l 1M, Gbit/s at the receiver (details and
  * ranges in tools/README.md): direct loopback 25-43; through netsim uncapped 15-17 (21 with
  * --delay-ms 0.5); --rate 1gbit 0.99-1.0; --rate 10gbit 9.7-9.9 (9.5-9.9 with --delay-ms 0.5).
- * 1-byte ping-pong with --delay-ms 0.5: RTT min 1.04 ms, median 1.05-1.18 ms (direct: 8.5 us).
+ * 1-byte ping-pong with --delay-ms 0.5: RTT min 1.025 ms, median 1.036-1.045 ms (direct: 8.5 us).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -433,11 +434,33 @@ static int queue_iov(const struct queue *q, uint64_t from, size_t len, struct io
   return first == len ? 1 : 2;
 }
 
-static ssize_t queue_recv(struct queue *q, int fd, size_t max) {
+/*
+ * Reads at most max bytes into the ring. *arrived_ns is when the kernel received the newest of them
+ * (the socket's SO_TIMESTAMPNS, converted to CLOCK_MONOTONIC), or now when it gave no timestamp: the
+ * delay counts from the byte's arrival at the relay, not from when this thread got round to reading it
+ * (a poll() wake-up here comes 15-100 us late, which would otherwise be added to every message).
+ */
+static ssize_t queue_recv(struct queue *q, int fd, size_t max, int64_t *arrived_ns) {
   struct iovec iov[2];
-  struct msghdr m = {.msg_iov = iov};
+  union {
+    char buf[CMSG_SPACE(sizeof(struct timespec))];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr m = {.msg_iov = iov, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
   m.msg_iovlen = (size_t)queue_iov(q, q->tail, max, iov);
-  return recvmsg(fd, &m, MSG_DONTWAIT);
+  ssize_t r = recvmsg(fd, &m, MSG_DONTWAIT);
+  int64_t now = mono_ns();
+  *arrived_ns = now;
+  if (r <= 0) return r;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+    struct timespec ts, real;
+    memcpy(&ts, CMSG_DATA(c), sizeof ts);
+    clock_gettime(CLOCK_REALTIME, &real);
+    int64_t age = ((int64_t)real.tv_sec - ts.tv_sec) * NSEC_PER_SEC + (real.tv_nsec - ts.tv_nsec);
+    if (age > 0 && age < NSEC_PER_SEC) *arrived_ns = now - age; /* ignore a clock step */
+  }
+  return r;
 }
 
 static ssize_t queue_send(struct queue *q, int fd, size_t len) {
@@ -611,10 +634,11 @@ static int dir_read(struct dir *d, bool *progress) {
   struct queue *q = &d->q;
   if (d->src_eof || d->src_idle || !queue_can_read(q)) return 0;
   size_t space = queue_space(q);
-  ssize_t r = queue_recv(q, d->src, space < READ_MAX ? space : READ_MAX);
+  int64_t arrived;
+  ssize_t r = queue_recv(q, d->src, space < READ_MAX ? space : READ_MAX, &arrived);
   if (r > 0) {
-    /* Stamped after the read returns, so no byte can leave before its full delay. */
-    queue_push(q, (size_t)r, mono_ns() + d->delay_ns);
+    /* Stamped with the arrival of the newest byte read, so no byte can leave before its full delay. */
+    queue_push(q, (size_t)r, arrived + d->delay_ns);
     *progress = true;
   } else if (r == 0) {
     d->src_eof = true;
@@ -745,6 +769,7 @@ static int dir_init(struct dir *d, struct conn *c, const char *name, int src, in
 static void sock_tune(int fd) {
   int one = 1, size = SOCK_BUF;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one); /* arrival times, see queue_recv */
   if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof size) < 0)
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size) < 0)
