@@ -58,6 +58,7 @@ struct fs_ctx {
   int ro;
   int debug;
   int leases; /* the dialect supports leases (2.1+) and cache != none */
+  int wb_cache; /* cache=loose: the kernel's write-back cache is on (set at FUSE init) */
   uint8_t lease_salt[8];
   struct inode_table *it;
   struct notifier *nt;
@@ -69,7 +70,9 @@ struct wb_chunk;
 struct wb_waiter;
 struct wb_parked;
 struct wb_state {
-  struct wb_chunk *cur;      /* extent being filled (not yet on the wire) */
+  struct wb_chunk *open;     /* extents being filled (not yet on the wire), by offset */
+  int nopen;
+  size_t open_bytes;
   struct wb_chunk *wire;     /* on the wire */
   struct wb_chunk *blocked;  /* waiting for an overlapping extent on the wire */
   size_t inflight_bytes;     /* wire + blocked bytes */

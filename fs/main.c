@@ -33,8 +33,18 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   conn->want |= want & conn->capable;
   /* Always readdirplus: attributes come with the listing, no per-entry stat. */
   conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
-  /* Write-back is ours (writeback.c): the kernel's would hide flush errors and double-cache. */
-  conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+  /* cache=strict and none: write-back is ours (writeback.c). The kernel's write-back cache would
+   * gather small writes in the page cache, but it also keeps its own idea of a file's size and
+   * mtime and ignores the server's from then on, so another client's changes would stay invisible
+   * to open files: only cache=loose, which promises no such coherence, turns it on. writeback.c
+   * then coalesces the kernel's page-sized write-backs into wsize WRITEs as before, and a failed
+   * one still reaches the application at fsync or close. */
+  if (fs->cache == SMB3_CACHE_LOOSE && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
+    conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+    fs->wb_cache = 1;
+  } else {
+    conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+  }
   /* The largest requests the kernel and libfuse allow: libfuse 3.14 reads into buffers of
    * FUSE_MAX_MAX_PAGES (256) pages plus a header and derives max_pages from max_write; a larger
    * max_write makes every read of /dev/fuse fail with EINVAL. */

@@ -17,7 +17,23 @@ struct fop {
   uint64_t gen;
   uint8_t key[16];
   int flags;
+  int asked; /* the flags the application opened with (O_ACCMODE) */
 };
+
+/* With the kernel's write-back cache the kernel reads pages of a file opened write-only to fill
+ * partly written ones: open such files for reading too when the server allows it (o->asked keeps
+ * the original for the retry). */
+static int server_flags(const struct fs_ctx *fs, int flags) {
+  if (fs->wb_cache && (flags & O_ACCMODE) == O_WRONLY) return (flags & ~O_ACCMODE) | O_RDWR;
+  return flags;
+}
+
+/* An open widened by server_flags() that the server refused: try again as asked. */
+static int retry_narrower(struct fop *o, int rc) {
+  if (rc != SMB3_EACCES || (o->flags & O_ACCMODE) == (o->asked & O_ACCMODE)) return 0;
+  o->flags = (o->flags & ~O_ACCMODE) | (o->asked & O_ACCMODE);
+  return 1;
+}
 
 static struct fop *fop_new(fuse_req_t req, struct fuse_file_info *fi) {
   struct fop *o = calloc(1, sizeof *o);
@@ -91,8 +107,14 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
 }
 
 /* ---- open ---- */
+static void open_go(int err, void *arg);
+
 static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
   struct fop *o = arg;
+  if (rc && retry_narrower(o, rc)) {
+    open_go(0, o);
+    return;
+  }
   if (rc) {
     fop_fail(o, rc);
     return;
@@ -131,7 +153,8 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     return;
   }
   /* O_TRUNC reaches us with FUSE_CAP_ATOMIC_O_TRUNC and is done by the CREATE (OVERWRITE). */
-  o->flags = fi->flags & (O_ACCMODE | O_TRUNC);
+  o->asked = fi->flags & O_ACCMODE;
+  o->flags = server_flags(o->fs, fi->flags & (O_ACCMODE | O_TRUNC));
   if (o->flags & O_TRUNC) /* our unsent data must not land after the truncation */
     wb_flush(o->fs, o->in, 0, open_go, o);
   else
@@ -168,6 +191,10 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
 
 static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
   struct fop *o = arg;
+  if (rc && retry_narrower(o, rc)) {
+    rc = smb3_open_lease_async(o->fs->c, o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags), create_opened, o);
+    if (!rc) return;
+  }
   if (rc) {
     fop_fail(o, rc);
     return;
@@ -201,7 +228,8 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     fop_free(o);
     return;
   }
-  o->flags = (fi->flags & (O_ACCMODE | O_TRUNC | O_EXCL)) | O_CREAT;
+  o->asked = fi->flags & O_ACCMODE;
+  o->flags = server_flags(fs, (fi->flags & (O_ACCMODE | O_TRUNC | O_EXCL)) | O_CREAT);
   /* Every open of a file uses the inode's lease key: an existing inode's, or the one the new
    * inode will get. */
   struct fs_inode *known = inode_find_child(fs, o->parent, name);

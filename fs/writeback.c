@@ -1,8 +1,12 @@
 /* writeback.c - coalesce application writes into wsize wire WRITEs.
  *
- * Each inode has at most one extent being filled (wb.cur). A FUSE write is copied into it and
- * answered at once; the extent goes on the wire (smb3_pwrite_async, from our buffer, which lives
- * until the callback) when it reaches wsize, when a write is not contiguous with it, or when
+ * Each inode has up to WB_OPEN extents being filled (wb.open, sorted by offset). A FUSE write is
+ * copied into the one it continues (or a new one) and answered at once; an extent that reaches
+ * the next one takes that one's bytes, so writes that arrive out of order (the kernel's write-back
+ * of the page cache under cache=loose sends several 1 MiB FUSE writes at once, which the FUSE
+ * workers deliver in any order) still make whole extents. An extent goes on the wire
+ * (smb3_pwrite_async, from our buffer, which lives until the callback) when it reaches wsize,
+ * when it is the oldest and a new extent needs its place, when a newer write overlaps it, or when
  * somebody flushes (fsync, flush/close, and anything that needs the server to see the data:
  * read, rename, truncate, setattr, getattr). Several extents are in flight at once; extents
  * that overlap one already on the wire wait for it, because the server may complete concurrent
@@ -43,6 +47,7 @@ struct wb_parked {
   size_t size;
 };
 
+#define WB_OPEN 4 /* extents being filled per inode */
 #define WB_MIN_BOUND (16u << 20)
 #define WB_MAX_BOUND (64u << 20)
 
@@ -135,7 +140,7 @@ static struct wb_waiter *take_waiters(struct wb_state *w) {
   if (w->inflight) return NULL;
   struct wb_waiter *list = w->waiters;
   w->waiters = NULL;
-  if (!w->cur) w->dirty_end = 0;
+  if (!w->open) w->dirty_end = 0;
   return list;
 }
 
@@ -163,7 +168,7 @@ static void run_waiters(struct fs_inode *in, struct wb_waiter *list) {
 
 static struct wb_parked *take_parked(struct fs_ctx *fs, struct fs_inode *in) {
   struct wb_state *w = &in->wb;
-  size_t bound = wb_bound(fs), dirty = w->inflight_bytes + (w->cur ? w->cur->len : 0);
+  size_t bound = wb_bound(fs), dirty = w->inflight_bytes + w->open_bytes;
   struct wb_parked *out = NULL, **tail = &out;
   while (w->parked && dirty <= bound) {
     struct wb_parked *p = w->parked;
@@ -239,32 +244,101 @@ static int chunk_reserve(struct wb_chunk *c, size_t n, size_t wsize) {
   return 0;
 }
 
-/* Copy buf into the inode's extents (in->lock held); full or finished extents go to *send. */
-static int absorb(struct fs_file *fh, const char *buf, size_t size, uint64_t off, struct wb_chunk **send) {
+/* Take c off the open list (in->lock held). */
+static void unopen(struct wb_state *w, struct wb_chunk *c) {
+  remove_chunk(&w->open, c);
+  w->nopen--;
+  w->open_bytes -= c->len;
+}
+
+/* Send an open extent to the wire (in->lock held). */
+static void close_extent(struct fs_inode *in, struct wb_chunk *c, struct wb_chunk **send) {
+  unopen(&in->wb, c);
+  queue_chunk(in, c, send);
+}
+
+/* Extents live in aligned windows of wsize bytes, [k * wsize, (k + 1) * wsize): where the one
+ * holding off ends. A window, not a length, so that an extent that began late (its first bytes
+ * arrived after later ones) is joined by them, and a write that begins mid-file is followed by
+ * aligned WRITEs. */
+static uint64_t win_end(uint64_t off, size_t wsize) { return (off / wsize + 1) * wsize; }
+
+/* Whole window: ready for the wire. */
+static int extent_full(const struct wb_chunk *c, size_t wsize) { return c->off % wsize == 0 && c->len == wsize; }
+
+/* Reached the end of its window: nothing more can be appended. */
+static int extent_at_end(const struct wb_chunk *c, size_t wsize) {
+  return c->off + c->len == win_end(c->off, wsize);
+}
+
+/* Extent c grew up to the start of the next open one (in its window): take that one's bytes, so
+ * out-of-order writes still make whole extents. Emptied extents go to *dead (freed unlocked). */
+static int merge_next(struct wb_state *w, struct wb_chunk *c, size_t wsize, struct wb_chunk **dead) {
+  struct wb_chunk *g = c->next;
+  while (g && g->off == c->off + c->len && !extent_at_end(c, wsize)) {
+    size_t room = (size_t)(win_end(c->off, wsize) - (c->off + c->len));
+    size_t m = room < g->len ? room : g->len;
+    if (chunk_reserve(c, m, wsize)) return -ENOMEM;
+    memcpy(c->buf + c->len, g->buf, m);
+    c->len += m;
+    if (m == g->len) {
+      remove_chunk(&w->open, g);
+      w->nopen--;
+      g->next = *dead;
+      *dead = g;
+    } else {
+      memmove(g->buf, g->buf + m, g->len - m);
+      g->off += m;
+      g->len -= m;
+    }
+    g = c->next;
+  }
+  return 0;
+}
+
+/* Copy buf into the inode's extents (in->lock held); full or finished extents go to *send,
+ * extents merged into others to *dead. */
+static int absorb(struct fs_file *fh, const char *buf, size_t size, uint64_t off, struct wb_chunk **send,
+                  struct wb_chunk **dead) {
   struct fs_inode *in = fh->in;
   struct wb_state *w = &in->wb;
   size_t wsize = fh->fs->wsize;
   while (size) {
-    struct wb_chunk *c = w->cur;
-    if (c && (c->off + c->len != off || c->len == wsize)) {
-      w->cur = NULL;
-      queue_chunk(in, c, send);
-      c = NULL;
+    struct wb_chunk *c = NULL;
+    for (struct wb_chunk *e = w->open; e; e = e->next)
+      if (e->off + e->len == off && !extent_at_end(e, wsize)) c = e;
+    size_t n = size, room = (size_t)(win_end(off, wsize) - off);
+    if (n > room) n = room;
+    /* Older bytes that these overwrite must reach the server first. */
+    for (struct wb_chunk *e = w->open, *next; e; e = next) {
+      next = e->next;
+      if (e != c && e->off < off + n && off < e->off + e->len) close_extent(in, e, send);
     }
     if (!c) {
-      c = w->cur = chunk_new(fh, off);
+      if (w->nopen == WB_OPEN) close_extent(in, w->open, send); /* the lowest offset */
+      c = chunk_new(fh, off);
       if (!c) return -ENOMEM;
+      struct wb_chunk **pos = &w->open;
+      while (*pos && (*pos)->off < off) pos = &(*pos)->next;
+      c->next = *pos;
+      *pos = c;
+      w->nopen++;
     }
-    size_t n = wsize - c->len < size ? wsize - c->len : size;
-    if (chunk_reserve(c, n, wsize)) return -ENOMEM;
+    if (chunk_reserve(c, n, wsize)) {
+      if (!c->len) { /* never leave an empty extent behind */
+        unopen(w, c);
+        c->next = *dead;
+        *dead = c;
+      }
+      return -ENOMEM;
+    }
     memcpy(c->buf + c->len, buf, n);
     c->len += n;
+    w->open_bytes += n;
     buf += n, off += n, size -= n;
     if (off > w->dirty_end) w->dirty_end = off;
-    if (c->len == wsize) {
-      w->cur = NULL;
-      queue_chunk(in, c, send);
-    }
+    if (merge_next(w, c, wsize, dead)) return -ENOMEM; /* moved bytes stay counted in open_bytes */
+    if (extent_full(c, wsize)) close_extent(in, c, send);
   }
   return 0;
 }
@@ -272,18 +346,18 @@ static int absorb(struct fs_file *fh, const char *buf, size_t size, uint64_t off
 void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, uint64_t off) {
   struct fs_inode *in = fh->in;
   struct fs_ctx *fs = fh->fs;
-  struct wb_chunk *send = NULL;
+  struct wb_chunk *send = NULL, *dead = NULL;
   pthread_mutex_lock(&in->lock);
   struct wb_state *w = &in->wb;
   int err = w->err;
   w->err = 0;
   if (!err) {
     in->data_gen++;
-    err = absorb(fh, buf, size, off, &send);
+    err = absorb(fh, buf, size, off, &send, &dead);
     if (off + size > in->st.size) in->st.size = off + size;
   }
   struct wb_parked *park = NULL;
-  if (!err && w->inflight_bytes + (w->cur ? w->cur->len : 0) > wb_bound(fs) && w->inflight) {
+  if (!err && w->inflight_bytes + w->open_bytes > wb_bound(fs) && w->inflight) {
     park = calloc(1, sizeof *park);
     if (park) {
       park->req = req;
@@ -294,6 +368,11 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
     }
   }
   pthread_mutex_unlock(&in->lock);
+  while (dead) {
+    struct wb_chunk *n = dead->next;
+    chunk_free(dead);
+    dead = n;
+  }
   send_all(send);
   if (err) {
     fuse_reply_err(req, -err);
@@ -312,10 +391,7 @@ void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn do
   struct wb_waiter *x = calloc(1, sizeof *x);
   pthread_mutex_lock(&in->lock);
   struct wb_state *w = &in->wb;
-  if (w->cur) {
-    queue_chunk(in, w->cur, &send);
-    w->cur = NULL;
-  }
+  while (w->open) close_extent(in, w->open, &send);
   if (!w->inflight || !x) {
     int err = w->err;
     if (consume) w->err = 0;
@@ -335,6 +411,6 @@ void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn do
   send_all(send);
 }
 
-int wb_dirty(struct fs_inode *in) { return in->wb.cur || in->wb.inflight; }
+int wb_dirty(struct fs_inode *in) { return in->wb.open || in->wb.inflight; }
 
 uint64_t wb_end(struct fs_inode *in) { return wb_dirty(in) ? in->wb.dirty_end : 0; }

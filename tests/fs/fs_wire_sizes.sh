@@ -17,7 +17,7 @@ measure() { # LABEL OPTIONS CMD...: run CMD on a fresh mount ($M), leave its sta
   fs_umount "$M"
   echo "measured $label: $(j '"reads=%d max_read_size=%d writes=%d max_write_size=%d rsize=%d wsize=%d" % (reads, max_read_size, writes, max_write_size, rsize, wsize)')"
 }
-for opts in "" "rsize=1M,wsize=1M" "cache=none"; do
+for opts in "" "rsize=1M,wsize=1M" "cache=none" "cache=loose"; do
   for bs in 4k 1M; do
     measure "read bs=$bs ${opts:-defaults}" "$opts" "dd if=data of=/dev/null bs=$bs status=none"
     expect "read bs=$bs ${opts:-defaults}: max_read_size == rsize" "$(j 'max_read_size == rsize')" True
@@ -25,9 +25,23 @@ for opts in "" "rsize=1M,wsize=1M" "cache=none"; do
     expect "read bs=$bs ${opts:-defaults}: bytes read" "$(j "$SIZE <= bytes_read <= $SIZE + 2 * rsize")" True
     measure "write bs=$bs ${opts:-defaults}" "$opts" "dd if=$WORK/src of=out-$bs bs=$bs status=none"
     expect "write bs=$bs ${opts:-defaults}: max_write_size == wsize" "$(j 'max_write_size == wsize')" True
-    expect "write bs=$bs ${opts:-defaults}: writes ~ size/wsize" "$(j "$SIZE // wsize <= writes <= $SIZE // wsize + 2")" True
+    if [ "$opts" = cache=loose ]; then
+      # The kernel's write-back sends several 1 MiB FUSE writes at once, which arrive in any order,
+      # and updates the file's mtime (a SETATTR, which flushes) along the way: the extents still
+      # join up (36 WRITEs for this file before they could), but a few go out partial.
+      expect "write bs=$bs cache=loose: writes ~ size/wsize" "$(j "$SIZE // wsize <= writes <= $SIZE // wsize * 3 // 2")" True
+    else
+      expect "write bs=$bs ${opts:-defaults}: writes ~ size/wsize" "$(j "$SIZE // wsize <= writes <= $SIZE // wsize + 2")" True
+    fi
     expect "write bs=$bs ${opts:-defaults}: bytes written" "$(j "bytes_written == $SIZE")" True
     expect "write bs=$bs ${opts:-defaults}: data" "$(md5sum <"$D/out-$bs")" "$(md5sum <"$WORK/src")"
+    if [ "$opts" = cache=loose ]; then
+      # the kernel's write-back cache gathers the application's writes: they reach smb3fs as
+      # FUSE writes of up to 1 MiB (pages), not one per write(2)
+      expect "write bs=$bs cache=loose: FUSE writes are large" "$(j "writeback_hits <= $SIZE // (128 << 10)")" True
+    else
+      expect "write bs=$bs ${opts:-defaults}: one FUSE write per write(2)" "$(j "writeback_hits >= $SIZE // $( [ $bs = 4k ] && echo 4096 || echo 1048576 )")" True
+    fi
   done
 done
 # random 4 KiB reads (no two adjacent): no read-ahead
