@@ -264,6 +264,12 @@ static int setattr_times(struct nsop *o, uint32_t attrs) {
   int has_mt = s & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW);
   if (has_at) at = ts_of(&o->attr.st_atim, s & FUSE_SET_ATTR_ATIME_NOW);
   if (has_mt) mt = ts_of(&o->attr.st_mtim, s & FUSE_SET_ATTR_MTIME_NOW);
+  /* A file that lost its name (unlinked or replaced while open) is reached through its handle. */
+  pthread_mutex_lock(&o->in->lock);
+  int nameless = !o->path || o->in->unlinked;
+  pthread_mutex_unlock(&o->in->lock);
+  if (nameless && o->fh)
+    return smb3_fsetattr_async(o->fh->f, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
   return smb3_setattr_async(o->fs->c, o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
 }
 
@@ -313,11 +319,12 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
   o->to_set = to_set;
   o->path = inode_path(fs, o->in);
   if (!o->path && !o->fh) {
-    finish_err(o, ESTALE);
-    return;
-  }
-  if (!o->path && (to_set & ~FUSE_SET_ATTR_SIZE & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
-                                                   FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW))) {
+    /* With the kernel's write-back cache (cache=loose) the kernel itself sends the times of a
+     * file it is evicting, also after the file was deleted: nothing is left to update. */
+    if (fs->wb_cache && !(to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE))) {
+      reply_attr_of(o);
+      return;
+    }
     finish_err(o, ESTALE);
     return;
   }

@@ -213,6 +213,10 @@ int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_do
 /* Set times (NULL = unchanged) and attributes (0 = unchanged) in one compound. */
 int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
                        const struct timespec_smb3 *mtime, uint32_t attributes, smb3_done_cb cb, void *arg);
+/* The same through an open handle (one SET_INFO; works after the file lost its name). The handle
+ * needs write-attributes access: a file opened for writing has it. */
+int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
+                        uint32_t attributes, smb3_done_cb cb, void *arg);
 
 /* Whole-directory listing in the background: CREATE + QUERY_DIRECTORY (one compound), more
  * QUERY_DIRECTORY rounds until the end, CLOSE. The callback gets every entry except "." and

@@ -221,6 +221,11 @@ int pathop_prepare(struct pathop *op) {
     op->info_class = FSCC_FILE_END_OF_FILE_INFORMATION;
     add(op, enc_h_set_info);
     return 0;
+  case OP_FSETATTR:
+    op->what = "setattr";
+    op->info_class = FSCC_FILE_BASIC_INFORMATION;
+    add(op, enc_h_set_info);
+    return 0;
   case OP_CLOSE:
     op->what = "close";
     add(op, enc_h_close);

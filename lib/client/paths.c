@@ -338,6 +338,13 @@ int smb3_ftruncate_async(smb3_file *f, uint64_t size, smb3_done_cb cb, void *arg
   return rc ? rc : with_buf_async(op, eof_buf(op, size));
 }
 
+int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
+                        uint32_t attributes, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = handle_async(f, OP_FSETATTR, cb, arg, &op);
+  return rc ? rc : with_buf_async(op, basic_buf(op, atime, mtime, attributes));
+}
+
 int smb3_fstat_async(smb3_file *f, smb3_stat_cb cb, void *arg) {
   if (!f) return SMB3_EBADF;
   smb3_client *c = f->c;

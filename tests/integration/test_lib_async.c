@@ -4,7 +4,7 @@
  *    (in whatever order) into the right places; each callback runs exactly once; a request larger
  *    than rsize is refused and its callback never runs;
  *  - smb3_stat_async / smb3_open_async / smb3_close_async / smb3_mkdir_async / smb3_rename_async /
- *    smb3_unlink_async (and rmdir/truncate/statvfs/fstat): callbacks run exactly once with the same
+ *    smb3_unlink_async (and rmdir/truncate/statvfs/fstat/fsetattr): callbacks run exactly once with the same
  *    results as the synchronous forms, with and without compounding;
  *  - callbacks may submit further asynchronous requests (open -> write -> close chained).
  *
@@ -318,6 +318,13 @@ static void meta(const char *mode, const char *opts, const char *p) {
   RUN1(smb3_fstat_async(af, stat_cb, o));
   SAME_RC("fstat", o->rc, 0);
   assert_int_equal(o->st.size, 5);
+  /* fsetattr: times through the handle, as a stat by path then sees them */
+  struct timespec_smb3 mt = {.sec = 1234567890, .nsec = 500000000};
+  RUN1(smb3_fsetattr_async(af, NULL, &mt, 0, done_cb, o));
+  SAME_RC("fsetattr", o->rc, 0);
+  assert_int_equal(smb3_stat(c, nf, &sst), 0);
+  if (sst.mtime.sec != mt.sec) fail_msg("fsetattr (%s): mtime %lld, want %lld", mode, (long long)sst.mtime.sec, (long long)mt.sec);
+  assert_int_equal(lt_stat_local(nf).st_mtime, mt.sec);
   lt_untrack((void **)lt_files, af);
   RUN1(smb3_close_async(af, done_cb, o));
   SAME_RC("close", o->rc, 0);
