@@ -449,14 +449,18 @@ static ssize_t queue_recv(struct queue *q, int fd, size_t max, int64_t *arrived_
   struct msghdr m = {.msg_iov = iov, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
   m.msg_iovlen = (size_t)queue_iov(q, q->tail, max, iov);
   ssize_t r = recvmsg(fd, &m, MSG_DONTWAIT);
+  /* The age of the stamp is measured on CLOCK_REALTIME and taken off a CLOCK_MONOTONIC reading made
+   * after it: should the thread be preempted between the two readings, the arrival comes out late,
+   * never early (no byte may leave before its full delay). */
+  struct timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
   int64_t now = mono_ns();
   *arrived_ns = now;
   if (r <= 0) return r;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
-    struct timespec ts, real;
+    struct timespec ts;
     memcpy(&ts, CMSG_DATA(c), sizeof ts);
-    clock_gettime(CLOCK_REALTIME, &real);
     int64_t age = ((int64_t)real.tv_sec - ts.tv_sec) * NSEC_PER_SEC + (real.tv_nsec - ts.tv_nsec);
     if (age > 0 && age < NSEC_PER_SEC) *arrived_ns = now - age; /* ignore a clock step */
   }

@@ -38,6 +38,19 @@
 
 static const char *netsim_path;
 
+/* netsim processes not yet reaped: a failure kills them, or one left behind would keep ctest's
+ * output pipe open and turn the failure into a timeout. */
+#define MAX_LIVE 16
+static pid_t live[MAX_LIVE];
+
+static void live_set(pid_t pid, int on) {
+  for (int i = 0; i < MAX_LIVE; i++)
+    if (on ? live[i] == 0 : live[i] == pid) {
+      live[i] = on ? pid : 0;
+      return;
+    }
+}
+
 static void fail(int line, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -45,6 +58,8 @@ static void fail(int line, const char *fmt, ...) {
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
+  for (int i = 0; i < MAX_LIVE; i++)
+    if (live[i] > 0) kill(live[i], SIGKILL);
   exit(1);
 }
 
@@ -72,11 +87,15 @@ static int wait_exit(pid_t pid) {
   for (int ms = 0; ms < GUARD_MS; ms += 5) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     CHECK(r >= 0, "waitpid: %s", strerror(errno));
-    if (r == pid) return status;
+    if (r == pid) {
+      live_set(pid, 0);
+      return status;
+    }
     sleep_ms(5);
   }
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
+  live_set(pid, 0);
   fail(__LINE__, "netsim pid %d did not exit", (int)pid);
   return -1;
 }
@@ -91,6 +110,7 @@ static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
     execv(netsim_path, argv);
     _exit(127);
   }
+  live_set(pid, 1);
   return pid;
 }
 
