@@ -189,12 +189,16 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
   fop_free(o);
 }
 
+static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg);
+
+/* The CREATE of ll_create, with o->flags and the inode's lease key. */
+static int create_go(struct fop *o) {
+  return smb3_open_lease_async(o->fs->c, o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags), create_opened, o);
+}
+
 static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
   struct fop *o = arg;
-  if (rc && retry_narrower(o, rc)) {
-    rc = smb3_open_lease_async(o->fs->c, o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags), create_opened, o);
-    if (!rc) return;
-  }
+  if (rc && retry_narrower(o, rc) && !(rc = create_go(o))) return;
   if (rc) {
     fop_fail(o, rc);
     return;
@@ -240,8 +244,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     cache_make_key(fs, o->gen, o->key);
   }
   inode_put(fs, known);
-  uint32_t want = cache_lease_want(fs, o->flags);
-  int rc = smb3_open_lease_async(fs->c, o->path, o->flags, o->key, want, create_opened, o);
+  int rc = create_go(o);
   if (rc) fop_fail(o, rc);
 }
 

@@ -251,6 +251,13 @@ static void unopen(struct wb_state *w, struct wb_chunk *c) {
   w->open_bytes -= c->len;
 }
 
+/* Drop an open extent whose bytes are all elsewhere (or none); freed by the caller once unlocked. */
+static void bury(struct wb_state *w, struct wb_chunk *c, struct wb_chunk **dead) {
+  unopen(w, c);
+  c->next = *dead;
+  *dead = c;
+}
+
 /* Send an open extent to the wire (in->lock held). */
 static void close_extent(struct fs_inode *in, struct wb_chunk *c, struct wb_chunk **send) {
   unopen(&in->wb, c);
@@ -281,16 +288,10 @@ static int merge_next(struct wb_state *w, struct wb_chunk *c, size_t wsize, stru
     if (chunk_reserve(c, m, wsize)) return -ENOMEM;
     memcpy(c->buf + c->len, g->buf, m);
     c->len += m;
-    if (m == g->len) {
-      remove_chunk(&w->open, g);
-      w->nopen--;
-      g->next = *dead;
-      *dead = g;
-    } else {
-      memmove(g->buf, g->buf + m, g->len - m);
-      g->off += m;
-      g->len -= m;
-    }
+    memmove(g->buf, g->buf + m, g->len - m);
+    g->off += m;
+    g->len -= m;
+    if (!g->len) bury(w, g, dead); /* its bytes moved to c: open_bytes is unchanged */
     g = c->next;
   }
   return 0;
@@ -325,11 +326,7 @@ static int absorb(struct fs_file *fh, const char *buf, size_t size, uint64_t off
       w->nopen++;
     }
     if (chunk_reserve(c, n, wsize)) {
-      if (!c->len) { /* never leave an empty extent behind */
-        unopen(w, c);
-        c->next = *dead;
-        *dead = c;
-      }
+      if (!c->len) bury(w, c, dead); /* never leave an empty extent behind */
       return -ENOMEM;
     }
     memcpy(c->buf + c->len, buf, n);
@@ -337,7 +334,7 @@ static int absorb(struct fs_file *fh, const char *buf, size_t size, uint64_t off
     w->open_bytes += n;
     buf += n, off += n, size -= n;
     if (off > w->dirty_end) w->dirty_end = off;
-    if (merge_next(w, c, wsize, dead)) return -ENOMEM; /* moved bytes stay counted in open_bytes */
+    if (merge_next(w, c, wsize, dead)) return -ENOMEM;
     if (extent_full(c, wsize)) close_extent(in, c, send);
   }
   return 0;

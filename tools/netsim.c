@@ -435,7 +435,7 @@ static int queue_iov(const struct queue *q, uint64_t from, size_t len, struct io
 }
 
 /*
- * Reads at most max bytes into the ring. *arrived_ns is when the kernel received the newest of them
+ * Reads at most max bytes into the ring. When it read some, *arrived_ns is when the kernel received the newest of them
  * (the socket's SO_TIMESTAMPNS, converted to CLOCK_MONOTONIC), or now when it gave no timestamp: the
  * delay counts from the byte's arrival at the relay, not from when this thread got round to reading it
  * (a poll() wake-up here comes 15-100 us late, which would otherwise be added to every message).
@@ -449,6 +449,7 @@ static ssize_t queue_recv(struct queue *q, int fd, size_t max, int64_t *arrived_
   struct msghdr m = {.msg_iov = iov, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
   m.msg_iovlen = (size_t)queue_iov(q, q->tail, max, iov);
   ssize_t r = recvmsg(fd, &m, MSG_DONTWAIT);
+  if (r <= 0) return r; /* nothing read: no arrival */
   /* The age of the stamp is measured on CLOCK_REALTIME and taken off a CLOCK_MONOTONIC reading made
    * after it: should the thread be preempted between the two readings, the arrival comes out late,
    * never early (no byte may leave before its full delay). */
@@ -456,7 +457,6 @@ static ssize_t queue_recv(struct queue *q, int fd, size_t max, int64_t *arrived_
   clock_gettime(CLOCK_REALTIME, &real);
   int64_t now = mono_ns();
   *arrived_ns = now;
-  if (r <= 0) return r;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
     struct timespec ts;
@@ -479,7 +479,7 @@ static void queue_push(struct queue *q, size_t n, int64_t release_ns) {
   q->tail += n;
   if (q->chunk_count > 0) {
     struct chunk *last = &q->chunks[(q->chunk_first + q->chunk_count - 1) & (CHUNK_SLOTS - 1)];
-    if (last->release_ns >= release_ns) { /* same clock reading: one chunk */
+    if (last->release_ns >= release_ns) { /* not later than the last chunk: leaves with it */
       last->end = q->tail;
       return;
     }
