@@ -57,7 +57,7 @@ struct fs_ctx {
   int cache; /* enum smb3_cache_mode */
   int ro;
   int debug;
-  int leases; /* the dialect supports leases (2.1+) and cache != none */
+  int leases; /* cache != none: opens ask for a lease (2.1+) or an oplock (2.0.2) */
   int wb_cache; /* cache=loose: the kernel's write-back cache is on (set at FUSE init) */
   uint8_t lease_salt[8];
   struct inode_table *it;

@@ -123,7 +123,7 @@ static int connect_share(struct fs_ctx *fs, const char *source) {
   }
   fs->rsize = smb3_rsize(fs->c);
   fs->wsize = smb3_wsize(fs->c);
-  fs->leases = fs->cache != SMB3_CACHE_NONE && smb3_dialect(fs->c) >= 0x0210;
+  fs->leases = fs->cache != SMB3_CACHE_NONE; /* leases on 2.1+, oplocks on 2.0.2 (the library picks) */
   fs->it = itab_new();
   if (!fs->it || itab_set_root(fs, &st)) {
     fprintf(stderr, "smb3fs: out of memory\n");

@@ -230,13 +230,29 @@ static struct wb_chunk *chunk_new(struct fs_file *fh, uint64_t off) {
   return c;
 }
 
-/* Room for n more bytes: the buffer grows by doubling up to wsize, so that small files do not
- * cost a wsize allocation each. */
+/* Extents live in aligned windows of wsize bytes, [k * wsize, (k + 1) * wsize): where the one
+ * holding off ends. A window, not a length, so that an extent that began late (its first bytes
+ * arrived after later ones) is joined by them, and a write that begins mid-file is followed by
+ * aligned WRITEs. */
+static uint64_t win_end(uint64_t off, size_t wsize) { return (off / wsize + 1) * wsize; }
+
+/* Room for n more bytes. A streaming writer (a first write of 64 KiB or more) gets the rest of
+ * the extent's window at once, so its bytes are copied once; a small writer starts at 64 KiB, then
+ * 256 KiB, then the window, so that small files do not cost a wsize allocation each and the
+ * re-copying on growth stays under a tenth of the data. */
 static int chunk_reserve(struct wb_chunk *c, size_t n, size_t wsize) {
   if (c->len + n <= c->cap) return 0;
-  size_t cap = c->cap ? c->cap : 64 * 1024;
-  while (cap < c->len + n) cap *= 2;
-  if (cap > wsize) cap = wsize;
+  size_t window = (size_t)(win_end(c->off, wsize) - c->off);
+  size_t cap = c->len + n;
+  if (!c->cap && n >= 64 * 1024)
+    cap = window;
+  else if (cap <= 64 * 1024)
+    cap = 64 * 1024;
+  else if (cap <= 256 * 1024)
+    cap = 256 * 1024;
+  else
+    cap = window;
+  if (cap > window) cap = window;
   uint8_t *b = realloc(c->buf, cap);
   if (!b) return -ENOMEM;
   c->buf = b;
@@ -263,12 +279,6 @@ static void close_extent(struct fs_inode *in, struct wb_chunk *c, struct wb_chun
   unopen(&in->wb, c);
   queue_chunk(in, c, send);
 }
-
-/* Extents live in aligned windows of wsize bytes, [k * wsize, (k + 1) * wsize): where the one
- * holding off ends. A window, not a length, so that an extent that began late (its first bytes
- * arrived after later ones) is joined by them, and a write that begins mid-file is followed by
- * aligned WRITEs. */
-static uint64_t win_end(uint64_t off, size_t wsize) { return (off / wsize + 1) * wsize; }
 
 /* Whole window: ready for the wire. */
 static int extent_full(const struct wb_chunk *c, size_t wsize) { return c->off % wsize == 0 && c->len == wsize; }

@@ -224,13 +224,18 @@ int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const s
 typedef void (*smb3_list_cb)(int rc, const struct smb3_dirent *entries, size_t n, void *arg);
 int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg);
 
-/* ---- leases (SMB 2.1+; MS-SMB2 3.2.5.19.2) ----
+/* ---- leases (SMB 2.1+; MS-SMB2 3.2.5.19.2) and oplocks (2.0.2; 3.2.5.19.1) ----
  * smb3_open_lease_async() opens like smb3_open_async() and asks for a lease with the given key
  * (the caller picks one key per file, shared by all opens of it) and state (SMB3_LEASE_* bits).
- * smb3_file_lease() tells what was granted (0 = none; always 0 before SMB 2.1).
- * When the server breaks a lease, the break handler runs on the I/O thread with the key, the
- * state the server allows now, and whether it waits for an acknowledgment; the handler (or a
- * thread it wakes) flushes dirty data and then calls smb3_lease_ack_async() when ack_required. */
+ * Where the server has no leases (SMB 2.0.2, or no leasing capability) it asks for an oplock on
+ * the handle instead (BATCH, or LEVEL_II for a READ-only want) and reports it as the lease state
+ * it stands for (LEVEL_II = READ, EXCLUSIVE = READ|WRITE, BATCH = READ|WRITE|HANDLE), breaks and
+ * acknowledgments included, so callers handle both alike.
+ * smb3_file_lease() tells what was granted (0 = none).
+ * When the server breaks a lease or oplock, the break handler runs on the I/O thread with the key,
+ * the state the server allows now, and whether it waits for an acknowledgment; the handler (or a
+ * thread it wakes) flushes dirty data and then calls smb3_lease_ack_async() when ack_required.
+ * Its callback may run before it returns (nothing left to acknowledge: the file was closed). */
 #define SMB3_LEASE_READ 0x1u
 #define SMB3_LEASE_HANDLE 0x2u
 #define SMB3_LEASE_WRITE 0x4u

@@ -90,11 +90,13 @@ void client_unref(smb3_client *c) {
   smb3_options_free(&c->opts);
   pthread_mutex_destroy(&c->err_lock);
   pthread_mutex_destroy(&c->root_lock);
+  pthread_mutex_destroy(&c->ol_lock);
   free(c);
 }
 
 void file_free(smb3_file *f) {
   smb3_client *c = f->c;
+  oplock_untrack(f);
   free(f->path);
   free(f);
   client_unref(c);

@@ -30,6 +30,8 @@ struct smb3_client {
   int echo_outstanding;
   smb3_break_cb break_cb;         /* guarded by err_lock */
   void *break_arg;
+  pthread_mutex_t ol_lock;        /* guards oplocked and the oplock fields of its files */
+  struct smb3_file *oplocked;     /* open files holding an oplock (lease.c) */
   int closing;
   int closed;                     /* smb3_disconnect() ran: the struct lives on for open handles */
   int refs;                       /* the caller's reference + one per open smb3_file */
@@ -40,9 +42,23 @@ struct smb3_file {
   smb3_client *c;
   struct smb2_file_id fid;
   int is_dir;
-  uint32_t lease; /* granted lease state (SMB3_LEASE_*), 0 = none */
+  uint32_t lease; /* granted lease state (SMB3_LEASE_*), 0 = none; for an oplock, its equivalent */
   char *path;
+  /* An oplock (SMB 2.0.2, or a server without leasing) belongs to this one handle: the server
+   * names the FileId when it breaks it, and the caller's key is reported (lease.c). */
+  uint8_t oplock;          /* SMB2_OPLOCK_LEVEL_* held; NONE when none */
+  uint8_t break_to;        /* while breaking: the level the server allows now */
+  int breaking;            /* a break waits for our acknowledgment */
+  int tracked;             /* on c->oplocked */
+  uint8_t key[16];
+  struct smb3_file *ol_next;
 };
+
+/* Oplocks (lease.c): the lease state an oplock level stands for, and keeping the files that hold
+ * one findable by FileId (track when the CREATE response grants one; untrack before freeing). */
+uint32_t oplock_state(uint8_t level);
+void oplock_track(smb3_file *f, const uint8_t key[16], uint8_t level);
+void oplock_untrack(smb3_file *f);
 
 
 /* Submit a chain on the client's connection; SMB3_ECLOSED after smb3_disconnect(). */

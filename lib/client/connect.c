@@ -286,6 +286,7 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
   c->refs = 1;
   pthread_mutex_init(&c->err_lock, NULL);
   pthread_mutex_init(&c->root_lock, NULL);
+  pthread_mutex_init(&c->ol_lock, NULL);
   int rc = copy_options(&c->opts, o);
   struct core_config cfg = {.dialect_min = o->vers_min, .dialect_max = o->vers_max, .sign_wanted = o->sign,
                             .seal_wanted = o->seal, .credits_target = o->credits, .timeout_ms = o->timeout_ms};

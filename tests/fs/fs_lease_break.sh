@@ -3,30 +3,36 @@
 # kernel's page cache, and the next read through the mount sees the new bytes -- after a close
 # (the next open's version check), and while the file stays open (lease break: invalidate, ack).
 # Also: dirty write-back data is flushed when another client opens the file (W lease break).
+# The same with SMB 2.0.2, where the mount holds oplocks instead of leases.
 source "$(dirname "$0")/lib.sh"
 command -v smbclient >/dev/null || { echo "smbclient missing"; exit 77; }
 D=$SMB3_TEST_SHARE_DIR
 smbc() { smbclient "//$SMB3_TEST_HOST/$SMB3_TEST_SHARE" -p "$SMB3_TEST_PORT" -U "$SMB3_TEST_USER%$SMB3_TEST_PASS" -c "$1" >/dev/null 2>&1; }
-mount_into M
-printf 'AAAAAAAAAAAAAAAA' >"$WORK/a"; printf 'BBBBBBBBBBBBBBBB' >"$WORK/b"; printf 'CCCCCCCCCCCCCCCC' >"$WORK/c"
-cp "$WORK/a" "$M/f"
-expect "first read (cached)" "$(cat "$M/f")" "AAAAAAAAAAAAAAAA"
-expect "second read (from the page cache)" "$(cat "$M/f")" "AAAAAAAAAAAAAAAA"
-check "second client overwrites (same size)" smbc "put $WORK/b f"
-expect "read after another client's write, file closed meanwhile" "$(cat "$M/f")" "BBBBBBBBBBBBBBBB"
+# strict_checks NAME FILE [MOUNT OPTIONS]: the checks above on a fresh mount.
+strict_checks() {
+  local T=$1 F=$2 M
+  mount_into M "${3:-}"
+cp "$WORK/a" "$M/$F"
+expect "$T: first read (cached)" "$(cat "$M/$F")" "AAAAAAAAAAAAAAAA"
+R0=$(stats "$M" reads)
+expect "$T: second read (from the page cache)" "$(cat "$M/$F")" "AAAAAAAAAAAAAAAA"
+expect "$T: second read sent no READ" "$(stats "$M" reads)" "$R0"
+check "$T: second client overwrites (same size)" smbc "put $WORK/b $F"
+expect "$T: read after another client's write, file closed meanwhile" "$(cat "$M/$F")" "BBBBBBBBBBBBBBBB"
 
 # The file stays open (and cached) through the mount while the other client writes.
-"$PYTHON" - "$M" "$WORK/c" "$SMB3_TEST_HOST" "$SMB3_TEST_PORT" "$SMB3_TEST_SHARE" "$SMB3_TEST_USER%$SMB3_TEST_PASS" "$SMB3" <<'PY' >"$WORK/py" 2>&1 \
-  && ok "open file: read after a lease break sees the new bytes" || bad "open file: $(cat "$WORK/py")"
+"$PYTHON" - "$M/$F" "$WORK/c" "$SMB3_TEST_HOST" "$SMB3_TEST_PORT" "$SMB3_TEST_SHARE" "$SMB3_TEST_USER%$SMB3_TEST_PASS" "$SMB3" <<'PY' >"$WORK/py" 2>&1 \
+  && ok "$T: open file: read after a break sees the new bytes" || bad "$T: open file: $(cat "$WORK/py")"
 import json, os, subprocess, sys, time
-m, newfile, host, port, share, cred, smb3 = sys.argv[1:]
-fd = os.open(m + "/f", os.O_RDONLY)
+path, newfile, host, port, share, cred, smb3 = sys.argv[1:]
+m, name = os.path.split(path)
+fd = os.open(path, os.O_RDONLY)
 assert os.pread(fd, 100, 0) == b"B" * 16
 assert os.pread(fd, 100, 0) == b"B" * 16
 def counter(k):
     return json.loads(subprocess.run([smb3, "stats", m], capture_output=True, check=True).stdout)[k]
 before = counter("invalidations")
-subprocess.run(["smbclient", "//%s/%s" % (host, share), "-p", port, "-U", cred, "-c", "put %s f" % newfile],
+subprocess.run(["smbclient", "//%s/%s" % (host, share), "-p", port, "-U", cred, "-c", "put %s %s" % (newfile, name)],
                check=True, capture_output=True)
 # The break may need no acknowledgment, so the other client need not wait for us: wait (without
 # a time limit of our own) until the mount has processed it, then read.
@@ -36,23 +42,27 @@ got = os.pread(fd, 100, 0)
 assert got == b"C" * 16, got
 os.close(fd)
 PY
-expect "lease breaks counted" "$(stats "$M" lease_breaks | "$PYTHON" -c 'import sys; print(int(sys.stdin.read()) > 0)')" True
+expect "$T: breaks counted" "$(stats "$M" lease_breaks | "$PYTHON" -c 'import sys; print(int(sys.stdin.read()) > 0)')" True
 
 # Dirty data in write-back while another client opens the file: the break flushes it.
-"$PYTHON" - "$M" "$SMB3_TEST_HOST" "$SMB3_TEST_PORT" "$SMB3_TEST_SHARE" "$SMB3_TEST_USER%$SMB3_TEST_PASS" "$WORK/got" <<'PY' >"$WORK/py" 2>&1 \
-  && ok "another client reads our unflushed writes (write lease break flushes)" || bad "write-back flush on break: $(cat "$WORK/py")"
+"$PYTHON" - "$M/$F.w" "$SMB3_TEST_HOST" "$SMB3_TEST_PORT" "$SMB3_TEST_SHARE" "$SMB3_TEST_USER%$SMB3_TEST_PASS" "$WORK/got" <<'PY' >"$WORK/py" 2>&1 \
+  && ok "$T: another client reads our unflushed writes (the break flushes)" || bad "$T: write-back flush on break: $(cat "$WORK/py")"
 import os, subprocess, sys
-m, host, port, share, cred, got = sys.argv[1:]
-fd = os.open(m + "/w", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+path, host, port, share, cred, got = sys.argv[1:]
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
 os.write(fd, b"x" * 5000)   # stays in write-back: no close, no fsync
-subprocess.run(["smbclient", "//%s/%s" % (host, share), "-p", port, "-U", cred, "-c", "get w %s" % got],
+subprocess.run(["smbclient", "//%s/%s" % (host, share), "-p", port, "-U", cred, "-c", "get %s %s" % (os.path.basename(path), got)],
                check=True, capture_output=True)
 data = open(got, "rb").read()
 os.close(fd)
 assert data == b"x" * 5000, "the other client read %d bytes" % len(data)
 PY
+  fs_umount "$M"
+}
+printf 'AAAAAAAAAAAAAAAA' >"$WORK/a"; printf 'BBBBBBBBBBBBBBBB' >"$WORK/b"; printf 'CCCCCCCCCCCCCCCC' >"$WORK/c"
+strict_checks "leases (3.1.1)" f
+strict_checks "oplocks (2.0.2)" f202 vers=2.0
 # cache=none never uses the page cache: always the server's bytes
-fs_umount "$M"
 mount_into M "cache=none"
 cp "$WORK/a" "$D/g"; chown "$SMB3_TEST_USER:" "$D/g"
 exec 5<"$M/g"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Randomized differential test (fs_random.py): 20,000 seeded mixed operations on the mount and
 # on a local directory side by side (cache=strict), then shorter runs under cache=none and
-# cache=loose,actimeo=0; results and final trees must be identical.
+# cache=loose,actimeo=0, and SMB 2.0.2 (oplocks instead of leases); results and final trees must
+# be identical.
 source "$(dirname "$0")/lib.sh"
 PY=$(dirname "$0")/fs_random.py
 SEED=${FS_RANDOM_SEED:-20240611}
@@ -22,4 +23,5 @@ run() { # NAME OPTIONS SEED NOPS
 run strict "" "$SEED" 20000
 run none "cache=none" $((SEED + 1)) 5000
 run loose "cache=loose,actimeo=0" $((SEED + 2)) 5000
+run oplocks "vers=2.0" $((SEED + 3)) 5000
 finish

@@ -28,8 +28,9 @@ for opts in "" "rsize=1M,wsize=1M" "cache=none" "cache=loose"; do
     if [ "$opts" = cache=loose ]; then
       # The kernel's write-back sends several 1 MiB FUSE writes at once, which arrive in any order,
       # and updates the file's mtime (a SETATTR, which flushes) along the way: the extents still
-      # join up (36 WRITEs for this file before they could), but a few go out partial.
-      expect "write bs=$bs cache=loose: writes ~ size/wsize" "$(j "$SIZE // wsize <= writes <= $SIZE // wsize * 3 // 2")" True
+      # join up (36 WRITEs for this file before they could), but a few go out partial: 17-20
+      # usually, up to 25 when another test loads the machine (the kernel flushes mtime more often).
+      expect "write bs=$bs cache=loose: writes ~ size/wsize" "$(j "$SIZE // wsize <= writes <= $SIZE // wsize * 2")" True
     else
       expect "write bs=$bs ${opts:-defaults}: writes ~ size/wsize" "$(j "$SIZE // wsize <= writes <= $SIZE // wsize + 2")" True
     fi

@@ -51,16 +51,17 @@ LINKS = {
 # smb3 -o vers= value -> smbclient protocol name
 DIALECTS = {"2.0.2": "SMB2_02", "2.1": "SMB2_10", "3.0": "SMB3_00", "3.0.2": "SMB3_02", "3.1.1": "SMB3_11"}
 
-# Full matrix: per-link file sizes keep `make bench` well under an hour on a 2-core VM (a 1 GiB
-# transfer through the 1 Gbit/s link alone takes ~9 s, and the matrix has ~130 transfers per link).
+# Full matrix, as the issues ask: 1 GiB on every link, the mount on all three links. About an
+# hour on a 2-core VM (a 1 GiB transfer through the 1 Gbit/s link alone takes ~9 s, and the io
+# matrix has ~150 transfers per link); --size, --links, --mount-links or --quick make it shorter.
 FULL = dict(
     io_links=["loopback", "1gbit", "10gbit"],
-    io_size={"loopback": GiB, "1gbit": 256 * MiB, "10gbit": 512 * MiB},
+    io_size={"loopback": GiB, "1gbit": GiB, "10gbit": GiB},
     dialects=["2.0.2", "2.1", "3.0", "3.1.1"],
     rsizes=[64 * KiB, MiB, 4 * MiB],
     reps=3,
-    mount_links=["loopback", "1gbit"],
-    mount_size={"loopback": 512 * MiB, "1gbit": 128 * MiB},
+    mount_links=["loopback", "1gbit", "10gbit"],
+    mount_size={"loopback": GiB, "1gbit": GiB, "10gbit": GiB},
     iperf_seconds=5,
 )
 QUICK = dict(
