@@ -123,7 +123,7 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     }
     inode_put(fs, in);
   }
-  if (b->ack && smb3_lease_ack_async(fs->c, b->key, b->state, ack_done, NULL))
+  if (b->ack && smb3_lease_ack_async(fs_conn(fs), b->key, b->state, ack_done, NULL))
     syslog(LOG_WARNING, "smb3fs: cannot send a lease break acknowledgment");
 }
 
@@ -152,7 +152,7 @@ void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required,
   struct brk *b = calloc(1, sizeof *b);
   if (!b || !n) { /* cannot defer: acknowledge at once so that the other client is not stalled */
     free(b);
-    if (ack_required) smb3_lease_ack_async(fs->c, key, new_state, ack_done, NULL);
+    if (ack_required) smb3_lease_ack_async(fs_conn(fs), key, new_state, ack_done, NULL);
     return;
   }
   memcpy(b->key, key, 16);

@@ -35,16 +35,18 @@ struct fs_counters {
   atomic_uint_fast64_t wb_errors;     /* failed wire WRITEs */
   atomic_uint_fast64_t lease_breaks;  /* lease breaks handled */
   atomic_uint_fast64_t invalidations; /* kernel page-cache invalidations sent */
+  atomic_uint_fast64_t reconnects;    /* new connections after a lost one (reconnect.c) */
 };
 
 struct fs_inode;
 struct fs_file;
 struct inode_table;
 struct notifier;
+struct reconn;
 
 /* One per mount: the FUSE userdata. Immutable after init except where noted. */
 struct fs_ctx {
-  smb3_client *c;
+  smb3_client *c; /* the current connection: read it with fs_conn() (reconnect.c replaces it) */
   const char *mountpoint;
   int ra_tuned;             /* fs_tune_readahead() ran (atomic) */
   struct smb3_options o;
@@ -62,6 +64,7 @@ struct fs_ctx {
   uint8_t lease_salt[8];
   struct inode_table *it;
   struct notifier *nt;
+  struct reconn *rc;
   struct fs_counters ctr;
 };
 
@@ -128,6 +131,8 @@ struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const ch
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                                 const struct smb3_stat *st, uint64_t gen);
 uint64_t itab_new_gen(struct fs_ctx *fs);
+/* fn(in, arg) for every inode, each referenced and with no lock held. */
+void itab_each(struct fs_ctx *fs, void (*fn)(struct fs_inode *, void *), void *arg);
 /* Kernel forget. */
 void inode_forget(struct fs_ctx *fs, fuse_ino_t nodeid, uint64_t n);
 /* Path relative to the share ("" for the root), malloc'd; NULL when detached or ENOMEM. */
@@ -204,6 +209,15 @@ int wb_dirty(struct fs_inode *in); /* caller holds in->lock */
 uint64_t wb_end(struct fs_inode *in);
 
 /* cache.c */
+/* ---- reconnect.c ---- */
+smb3_client *fs_conn(struct fs_ctx *fs);
+/* A library error that means the connection is gone (SMB3_ECLOSED, SMB3_ETIMEDOUT...). */
+int fs_conn_error(int rc);
+/* An operation saw the connection fail: look now rather than at the next tick. */
+void reconnect_kick(struct fs_ctx *fs);
+int reconnect_start(struct fs_ctx *fs);
+void reconnect_stop(struct fs_ctx *fs);
+
 int notifier_start(struct fs_ctx *fs);
 void notifier_stop(struct fs_ctx *fs);
 void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);

@@ -336,6 +336,32 @@ void inode_detach(struct fs_ctx *fs, struct fs_inode *in) {
   pthread_mutex_unlock(&t->lock);
 }
 
+void itab_each(struct fs_ctx *fs, void (*fn)(struct fs_inode *, void *), void *arg) {
+  struct inode_table *t = fs->it;
+  size_t n = 0, cap = 256;
+  struct fs_inode **all = malloc(cap * sizeof *all);
+  if (!all) return;
+  pthread_mutex_lock(&t->lock);
+  for (unsigned b = 0; b < NBUCKETS; b++)
+    for (struct fs_inode *in = t->by_gen[b]; in; in = in->node_next) {
+      if (n == cap) {
+        struct fs_inode **bigger = realloc(all, 2 * cap * sizeof *all);
+        if (!bigger) goto full; /* the ones collected so far still get fn */
+        all = bigger;
+        cap *= 2;
+      }
+      in->refs++;
+      all[n++] = in;
+    }
+full:
+  pthread_mutex_unlock(&t->lock);
+  for (size_t i = 0; i < n; i++) {
+    fn(all[i], arg);
+    inode_put(fs, all[i]);
+  }
+  free(all);
+}
+
 struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]) {
   uint64_t gen;
   if (memcmp(key, fs->lease_salt, 8)) return NULL;

@@ -258,10 +258,17 @@ int main(int argc, char **argv) {
     goto out;
   }
   smb3_set_break_handler(fs.c, cache_break_cb, &fs);
+  if (reconnect_start(&fs)) {
+    fprintf(stderr, "smb3fs: cannot start the reconnect thread\n");
+    fuse_session_unmount(se);
+    notifier_stop(&fs);
+    goto out;
+  }
   report(&wfd, 0);
   if (!a.foreground) detach_stdio();
   status = run_loop(se) ? 1 : 0;
   fuse_session_unmount(se);
+  reconnect_stop(&fs); /* fs.c stays as it is from here on */
   smb3_set_break_handler(fs.c, NULL, NULL);
   notifier_stop(&fs);
 out:

@@ -188,7 +188,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   dh->state = DIR_LISTING;
   pthread_mutex_unlock(&dh->lock);
   if (!start) return;
-  int rc = smb3_listdir_async(dh->fs->c, dh->path, listed, dh);
+  int rc = smb3_listdir_async(fs_conn(dh->fs), dh->path, listed, dh);
   if (rc) listed(rc, NULL, 0, dh); /* the callback will not run: answer the waiters now */
 }
 

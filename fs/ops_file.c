@@ -56,6 +56,7 @@ static void fop_free(struct fop *o) {
 }
 
 static void fop_fail(struct fop *o, int smb_rc) {
+  if (fs_conn_error(smb_rc)) reconnect_kick(o->fs);
   fs_reply_smb_err(o->req, smb_rc);
   fop_free(o);
 }
@@ -137,7 +138,7 @@ static void open_go(int err, void *arg) {
   (void)err; /* an earlier write error stays for that file's own fsync/close */
   struct fop *o = arg;
   uint32_t want = cache_lease_want(o->fs, o->flags);
-  int rc = smb3_open_lease_async(o->fs->c, o->path, o->flags, o->in->key, want, open_done, o);
+  int rc = smb3_open_lease_async(fs_conn(o->fs), o->path, o->flags, o->in->key, want, open_done, o);
   if (rc) fop_fail(o, rc);
 }
 
@@ -193,7 +194,7 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
 
 /* The CREATE of ll_create, with o->flags and the inode's lease key. */
 static int create_go(struct fop *o) {
-  return smb3_open_lease_async(o->fs->c, o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags), create_opened, o);
+  return smb3_open_lease_async(fs_conn(o->fs), o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags), create_opened, o);
 }
 
 static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {

@@ -71,7 +71,10 @@ static void finish_err(struct nsop *o, int err) { /* err: positive errno or 0 */
   nsop_free(o);
 }
 
-static void finish_smb(struct nsop *o, int rc) { finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0); }
+static void finish_smb(struct nsop *o, int rc) {
+  if (fs_conn_error(rc)) reconnect_kick(o->fs);
+  finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0);
+}
 
 /* Submission result: on failure the callback never runs, so finish here. */
 static void submitted(struct nsop *o, int rc) {
@@ -120,7 +123,7 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
-  if (o) submitted(o, smb3_stat_async(o->fs->c, o->path, entry_done, o));
+  if (o) submitted(o, smb3_stat_async(fs_conn(o->fs), o->path, entry_done, o));
 }
 
 static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
@@ -130,13 +133,13 @@ static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
     return;
   }
   /* A server that did not answer QFid: a second round trip for the file id. */
-  submitted(o, smb3_stat_async(o->fs->c, o->path, entry_done, o));
+  submitted(o, smb3_stat_async(fs_conn(o->fs), o->path, entry_done, o));
 }
 
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
   (void)mode; /* dir_mode decides */
   struct nsop *o = entry_op(req, parent, name, EINVAL);
-  if (o) submitted(o, smb3_mkdir_stat_async(o->fs->c, o->path, mkdir_done, o));
+  if (o) submitted(o, smb3_mkdir_stat_async(fs_conn(o->fs), o->path, mkdir_done, o));
 }
 
 static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
@@ -183,7 +186,7 @@ static void stat_inode(struct nsop *o) {
     finish_err(o, ESTALE);
     return;
   }
-  submitted(o, smb3_stat_async(o->fs->c, o->path, attr_done, o));
+  submitted(o, smb3_stat_async(fs_conn(o->fs), o->path, attr_done, o));
 }
 
 static void getattr_flushed(int err, void *arg) {
@@ -254,7 +257,7 @@ static int setattr_truncate(struct nsop *o) {
   o->in->st.size = size;
   pthread_mutex_unlock(&o->in->lock);
   if (o->fh) return smb3_ftruncate_async(o->fh->f, size, setattr_done_cb, o);
-  return smb3_truncate_async(o->fs->c, o->path, size, setattr_done_cb, o);
+  return smb3_truncate_async(fs_conn(o->fs), o->path, size, setattr_done_cb, o);
 }
 
 static int setattr_times(struct nsop *o, uint32_t attrs) {
@@ -270,7 +273,7 @@ static int setattr_times(struct nsop *o, uint32_t attrs) {
   pthread_mutex_unlock(&o->in->lock);
   if (nameless && o->fh)
     return smb3_fsetattr_async(o->fh->f, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
-  return smb3_setattr_async(o->fs->c, o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+  return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
 }
 
 static void setattr_next(struct nsop *o, int rc) {
@@ -360,7 +363,7 @@ static int start_silly(struct nsop *o, struct fs_inode *dir, const char *from, s
   o->hidden = strdup(hidden);
   o->path2 = o->hidden ? inode_child_path(o->fs, dir, hidden) : NULL;
   if (!o->path2) return SMB3_ENOMEM;
-  return smb3_rename_async(o->fs->c, from, o->path2, 1, cb, o);
+  return smb3_rename_async(fs_conn(o->fs), from, o->path2, 1, cb, o);
 }
 
 /* The victim now has its hidden name (in the directory it was in). */
@@ -371,7 +374,7 @@ static int silly_moved(struct nsop *o, struct fs_inode *dir, int rc, smb3_done_c
   o->victim->unlinked = 1; /* its last close detaches it */
   pthread_mutex_unlock(&o->victim->lock);
   o->silly = 1;
-  return smb3_unlink_async(o->fs->c, o->path2, then, o);
+  return smb3_unlink_async(fs_conn(o->fs), o->path2, then, o);
 }
 
 static void unlink_silly_done(int rc, void *arg) {
@@ -387,14 +390,14 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
     submitted(o, start_silly(o, o->parent, o->path, unlink_silly_done));
     return;
   }
-  submitted(o, smb3_unlink_async(o->fs->c, o->path, unlink_done, o));
+  submitted(o, smb3_unlink_async(fs_conn(o->fs), o->path, unlink_done, o));
 }
 
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
   if (!o) return;
   o->victim = inode_find_child(o->fs, o->parent, name);
-  submitted(o, smb3_rmdir_async(o->fs->c, o->path, unlink_done, o));
+  submitted(o, smb3_rmdir_async(fs_conn(o->fs), o->path, unlink_done, o));
 }
 
 /* ---- rename ---- */
@@ -410,7 +413,7 @@ static void rename_done(int rc, void *arg) {
 }
 
 static void rename_go(struct nsop *o) {
-  submitted(o, smb3_rename_async(o->fs->c, o->path, o->dest, o->replace, rename_done, o));
+  submitted(o, smb3_rename_async(fs_conn(o->fs), o->path, o->dest, o->replace, rename_done, o));
 }
 
 static void rename_victim_gone(int rc, void *arg) {
@@ -483,7 +486,7 @@ static void statfs_done(int rc, const struct smb3_statvfs *sv, void *arg) {
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
   (void)ino;
   struct nsop *o = nsop_new(req);
-  if (o) submitted(o, smb3_statvfs_async(o->fs->c, statfs_done, o));
+  if (o) submitted(o, smb3_statvfs_async(fs_conn(o->fs), statfs_done, o));
 }
 
 /* ---- the stats ioctl (smb3fs_ioctl.h) on the mount root ---- */

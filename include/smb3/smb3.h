@@ -82,6 +82,10 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
 /* Log off, disconnect, fail anything still in flight with SMB3_ECLOSED, free the client.
  * Files and directories still open are invalidated (their handles must still be closed/freed). */
 void smb3_disconnect(smb3_client *c);
+/* Nonzero once the connection is gone (reset, timed out, keep-alive unanswered, or disconnected):
+ * every request on c and its files fails from then on. A caller that wants to go on connects
+ * again (smb3fs does, in the background). Not to be called after smb3_disconnect(c) returned. */
+int smb3_connection_lost(smb3_client *c);
 /* The last failure on this client as one line (valid until the next call on c from this thread). */
 const char *smb3_last_error(smb3_client *c);
 /* The negotiated dialect (0x0202 ... 0x0311) and whether signing/encryption are active. */

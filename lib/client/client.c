@@ -126,6 +126,16 @@ char *smb3_stats_json(const struct smb3_stats *s) {
   return out;
 }
 
+static void dead_q(struct smb3_core *core, void *arg) { *(int *)arg = core_is_dead(core); }
+
+int smb3_connection_lost(smb3_client *c) {
+  if (!c) return 1;
+  if (__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE)) return 1;
+  int dead = 0;
+  transport_with_core(c->tr, dead_q, &dead);
+  return dead;
+}
+
 void smb3_disconnect(smb3_client *c) {
   if (!c) return;
   pthread_mutex_lock(&c->root_lock);

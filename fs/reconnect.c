@@ -1,0 +1,163 @@
+/* reconnect.c - a new connection when the old one is lost.
+ *
+ * A server restart, a reset connection or an unanswered keep-alive (echo_interval) leaves the
+ * client dead: every request on it fails at once. The reconnect thread notices (it looks once a
+ * second, and at once when an operation reports a lost connection through reconnect_kick), logs on
+ * again with the mount's options, and publishes the new client in fs->c; later operations use it.
+ * Until then operations fail with the connection's error, never hang. What the old connection
+ * held is gone with it: leases and oplocks (every inode forgets what it cached, so the next open
+ * reads the server's data) and open handles (an application's file opened before the loss keeps
+ * failing until it is closed and opened again; dirty data that could not be written is reported
+ * by its fsync or close). Attempts back off from 1 s to 10 s while the server stays away.
+ *
+ * The old client is kept (its memory, not its connection) until a few newer ones have replaced
+ * it or the mount ends: a FUSE worker may have loaded the pointer just before the swap. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "fs.h"
+
+#define RETIRED_MAX 4
+
+struct reconn {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t cv; /* CLOCK_MONOTONIC */
+  int stop, kick;
+  smb3_client *retired[RETIRED_MAX];
+  int nretired;
+};
+
+smb3_client *fs_conn(struct fs_ctx *fs) { return __atomic_load_n(&fs->c, __ATOMIC_ACQUIRE); }
+
+int fs_conn_error(int rc) { return rc == SMB3_ECLOSED || rc == SMB3_ETIMEDOUT || rc == SMB3_ECONNECT; }
+
+void reconnect_kick(struct fs_ctx *fs) {
+  struct reconn *r = fs->rc;
+  if (!r) return;
+  pthread_mutex_lock(&r->lock);
+  r->kick = 1;
+  pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&r->lock);
+}
+
+/* The new connection has none of the old one's leases: nothing cached may be trusted. */
+static void forget_cache(struct fs_inode *in, void *arg) {
+  struct fs_ctx *fs = arg;
+  pthread_mutex_lock(&in->lock);
+  int cached = (in->lease & SMB3_LEASE_READ) || in->cached_valid;
+  in->lease = 0;
+  in->data_gen++;
+  in->cached_valid = 0;
+  in->attr_expiry = 0;
+  in->attr_lookup = 0;
+  pthread_mutex_unlock(&in->lock);
+  /* Pages read over the old connection: gone, so that a file still open here is read anew (from
+   * its handle of the lost connection: an error, not old data). Here, not on a FUSE worker. */
+  if (cached && fs->se && fs->cache == SMB3_CACHE_STRICT) {
+    fuse_lowlevel_notify_inval_inode(fs->se, in->nodeid, 0, 0);
+    atomic_fetch_add(&fs->ctr.invalidations, 1);
+  }
+}
+
+static void retire(struct reconn *r, smb3_client *old) {
+  if (r->nretired == RETIRED_MAX) {
+    smb3_disconnect(r->retired[0]);
+    memmove(r->retired, r->retired + 1, sizeof r->retired[0] * (RETIRED_MAX - 1));
+    r->nretired--;
+  }
+  r->retired[r->nretired++] = old;
+}
+
+/* Wait until t (monotonic seconds), a kick or stop; lock held. */
+static void wait_until(struct reconn *r, double t) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)t;
+  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  while (!r->stop && !r->kick && fs_now() < t)
+    if (pthread_cond_timedwait(&r->cv, &r->lock, &ts) == ETIMEDOUT) break;
+}
+
+static void *reconnect_main(void *arg) {
+  struct fs_ctx *fs = arg;
+  struct reconn *r = fs->rc;
+  double backoff = 1.0;
+  int failing = 0;
+  pthread_mutex_lock(&r->lock);
+  for (;;) {
+    wait_until(r, fs_now() + (failing ? backoff : 1.0));
+    if (r->stop) break;
+    r->kick = 0;
+    smb3_client *old = fs_conn(fs);
+    if (!smb3_connection_lost(old)) {
+      failing = 0;
+      backoff = 1.0;
+      continue;
+    }
+    pthread_mutex_unlock(&r->lock);
+    char err[512] = "";
+    smb3_client *nc = NULL;
+    int rc = smb3_connect(&fs->o, &nc, err, sizeof err);
+    pthread_mutex_lock(&r->lock);
+    if (rc) {
+      if (!failing) syslog(LOG_WARNING, "smb3fs: connection lost; reconnecting: %s", err[0] ? err : smb3_strerror(rc));
+      failing = 1;
+      backoff = backoff * 2 > 10.0 ? 10.0 : backoff * 2;
+      r->kick = 0; /* a failed operation's kick must not turn the back-off into a busy loop */
+      continue;
+    }
+    if (r->stop) {
+      smb3_disconnect(nc);
+      break;
+    }
+    smb3_set_break_handler(nc, cache_break_cb, fs);
+    smb3_set_break_handler(old, NULL, NULL);
+    __atomic_store_n(&fs->c, nc, __ATOMIC_RELEASE);
+    atomic_fetch_add(&fs->ctr.reconnects, 1);
+    itab_each(fs, forget_cache, fs);
+    retire(r, old);
+    syslog(LOG_NOTICE, "smb3fs: reconnected to %s", fs->o.host ? fs->o.host : "the server");
+    failing = 0;
+    backoff = 1.0;
+  }
+  pthread_mutex_unlock(&r->lock);
+  return NULL;
+}
+
+int reconnect_start(struct fs_ctx *fs) {
+  struct reconn *r = calloc(1, sizeof *r);
+  if (!r) return -ENOMEM;
+  pthread_mutex_init(&r->lock, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&r->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  fs->rc = r;
+  if (pthread_create(&r->thread, NULL, reconnect_main, fs)) {
+    fs->rc = NULL;
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+    return -EAGAIN;
+  }
+  return 0;
+}
+
+void reconnect_stop(struct fs_ctx *fs) {
+  struct reconn *r = fs->rc;
+  if (!r) return;
+  pthread_mutex_lock(&r->lock);
+  r->stop = 1;
+  pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&r->lock);
+  pthread_join(r->thread, NULL);
+  fs->rc = NULL;
+  for (int i = 0; i < r->nretired; i++) smb3_disconnect(r->retired[i]);
+  pthread_cond_destroy(&r->cv);
+  pthread_mutex_destroy(&r->lock);
+  free(r);
+}

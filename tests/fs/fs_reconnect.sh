@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Reconnect: the smbd process serving the mount is killed (as when a server restarts or a
+# connection resets). Operations during the outage fail with an error and do not hang; the mount
+# connects again by itself and later operations work; nothing cached over the old connection is
+# trusted (a file changed on the server meanwhile is read anew); a file opened before the loss
+# reports errors instead of stale data, and write-back data that never reached the server is
+# reported at close.
+source "$(dirname "$0")/lib.sh"
+command -v ss >/dev/null || { echo "ss (iproute2) missing"; exit 77; }
+D=$SMB3_TEST_SHARE_DIR
+mount_into M
+# kill_conn: kill the smbd processes holding a connection to the test server (only the mount's).
+kill_conn() {
+  local pids
+  pids=$(ss -Htnp state established "( sport = :$SMB3_TEST_PORT )" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u)
+  [ -n "$pids" ] || { echo "no smbd connection found"; return 1; }
+  kill -9 $pids
+}
+# wait_reconnect N: until the mount has reconnected N times (the loop only guards against a hang;
+# the thread retries every second).
+wait_reconnect() {
+  local i
+  for i in $(seq 300); do
+    [ "$(stats "$M" reconnects)" -ge "$1" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+printf 'version one\n' >"$M/f"
+expect "read before the loss" "$(cat "$M/f")" "version one"
+"$PYTHON" - "$M" "$D" "$SMB3_TEST_PORT" <<'PY' >"$WORK/py" 2>&1 && ok "$(tail -1 "$WORK/py")" || bad "handles across the loss: $(cat "$WORK/py")"
+import os, re, signal, subprocess, sys, time
+m, d, port = sys.argv[1:]
+# No process may be started while the files below are open: a child's copy of a descriptor is
+# closed at its exec or exit, and every close flushes the write-back data this test must lose.
+ss = subprocess.run(["ss", "-Htnp", "state", "established", "( sport = :%s )" % port],
+                    capture_output=True, text=True, check=True).stdout
+pids = {int(p) for p in re.findall(r"pid=(\d+)", ss)}
+assert pids, "no smbd connection found: " + ss
+r = os.open(m + "/f", os.O_RDONLY)                  # opened over the first connection, data cached
+assert os.pread(r, 100, 0) == b"version one\n"
+w = os.open(m + "/dirty", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+os.write(w, b"never flushed")                       # stays in write-back
+for p in pids:
+    os.kill(p, signal.SIGKILL)
+t0 = time.monotonic()
+try:                                                 # during the outage: an answer, not a hang
+    os.stat(m + "/f")
+except OSError:
+    pass
+assert time.monotonic() - t0 < 30, "stat during the outage took %.1f s" % (time.monotonic() - t0)
+open(d + "/f", "w").write("version two, longer\n")  # changed on the server while we were away
+i = 0
+while True:        # until the server answers again (a new name: a lookup the kernel cannot answer)
+    i += 1         # (ctest's timeout guards this loop)
+    try:
+        os.stat(m + "/absent-%d" % i)
+    except FileNotFoundError:
+        break
+    except OSError:
+        time.sleep(0.1)
+try:
+    got = os.pread(r, 100, 0)
+    raise AssertionError("read through a handle of the lost connection returned %r" % got)
+except OSError as e:
+    pass
+os.close(r)
+try:
+    os.close(w)
+    raise AssertionError("close of a file whose write-back data was lost succeeded")
+except OSError as e:
+    close_err = e.strerror
+assert "never" not in (open(d + "/dirty").read() if os.path.exists(d + "/dirty") else "")
+print("old handles fail after the loss (read: error; close: %s)" % close_err)
+PY
+expect "one reconnect counted" "$(stats "$M" reconnects)" 1
+expect "read after the reconnect sees the server's new data" "$(cat "$M/f")" "version two, longer"
+expect "size after the reconnect" "$(stat -c %s "$M/f")" 20
+printf 'written after\n' >"$M/g"
+expect "a write after the reconnect reaches the server" "$(cat "$D/g")" "written after"
+check "listing after the reconnect" ls "$M"
+
+# A second loss, while idle: found by the thread's own look, without an operation failing first.
+check "the connection is killed again" kill_conn
+check "the mount reconnects again" wait_reconnect 2
+expect "read after the second reconnect" "$(cat "$M/g")" "written after"
+fs_umount "$M"
+finish
