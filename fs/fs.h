@@ -36,6 +36,7 @@ struct fs_counters {
   atomic_uint_fast64_t lease_breaks;  /* lease breaks handled */
   atomic_uint_fast64_t invalidations; /* kernel page-cache invalidations sent */
   atomic_uint_fast64_t reconnects;    /* new connections after a lost one (reconnect.c) */
+  atomic_uint_fast64_t reopens;       /* open files reopened on a new connection */
 };
 
 struct fs_inode;
@@ -65,6 +66,8 @@ struct fs_ctx {
   struct inode_table *it;
   struct notifier *nt;
   struct reconn *rc;
+  pthread_mutex_t files_lock;
+  struct fs_file *files; /* every open file (reconnect.c reopens them) */
   struct fs_counters ctr;
 };
 
@@ -181,15 +184,27 @@ struct ra_state {
 };
 
 /* ---- open files ---- */
+#define FS_STALE_MAX 4
 struct fs_file {
   struct fs_ctx *fs;
   struct fs_inode *in; /* referenced */
-  smb3_file *f;
+  smb3_file *f;        /* read with fh_handle(): a reconnect puts a reopened handle here */
   int flags;
   int direct;
   struct ra_state ra;
   fuse_req_t release_req;
+  /* guarded by in->lock */
+  int refs;            /* the open + a reopen in flight */
+  int released;        /* release began: a reopen that completes now closes what it got */
+  smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
+  int nstale;
+  /* guarded by fs->files_lock */
+  struct fs_file *file_next, *file_prev;
 };
+/* The file's current server handle (may belong to a lost connection until reopened). */
+static inline smb3_file *fh_handle(struct fs_file *fh) { return __atomic_load_n(&fh->f, __ATOMIC_ACQUIRE); }
+/* After a reconnect (reconnect thread): reopen every open file on the new connection. */
+void files_reopen(struct fs_ctx *fs);
 
 /* readahead.c */
 void ra_init(struct fs_file *fh);

@@ -204,6 +204,7 @@ int main(int argc, char **argv) {
   struct fs_args a;
   char err[512] = "";
   memset(&fs, 0, sizeof fs);
+  pthread_mutex_init(&fs.files_lock, NULL);
   /* Read-ahead and write-back buffers are rsize/wsize (4 MiB) and live for one wire request.
    * Served by mmap (glibc's default above 128 KiB until its threshold adapts, and again after
    * every trim) each one is faulted in page by page and zeroed: measured, page faults took

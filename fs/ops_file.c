@@ -71,16 +71,32 @@ static struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_fil
   fh->in = in;
   fh->f = f;
   fh->flags = flags;
+  fh->refs = 1;
   ra_init(fh);
   inode_ref(fs, in);
   pthread_mutex_lock(&in->lock);
   in->nopen++;
   pthread_mutex_unlock(&in->lock);
+  pthread_mutex_lock(&fs->files_lock);
+  fh->file_next = fs->files;
+  if (fs->files) fs->files->file_prev = fh;
+  fs->files = fh;
+  pthread_mutex_unlock(&fs->files_lock);
   return fh;
 }
 
-static void file_free(struct fs_file *fh) {
+static void file_put(struct fs_file *fh) {
   struct fs_inode *in = fh->in;
+  struct fs_ctx *fs = fh->fs;
+  pthread_mutex_lock(&in->lock);
+  int left = --fh->refs;
+  pthread_mutex_unlock(&in->lock);
+  if (left) return;
+  pthread_mutex_lock(&fs->files_lock);
+  if (fh->file_prev) fh->file_prev->file_next = fh->file_next;
+  else fs->files = fh->file_next;
+  if (fh->file_next) fh->file_next->file_prev = fh->file_prev;
+  pthread_mutex_unlock(&fs->files_lock);
   pthread_mutex_lock(&in->lock);
   int last = --in->nopen == 0;
   if (last) in->lease = 0; /* the server drops the lease with the last open of its key */
@@ -129,7 +145,7 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
   }
   if (fuse_reply_open(o->req, &o->fi)) { /* interrupted: nobody will release it */
     close_quietly(f);
-    file_free(fh);
+    file_put(fh);
   }
   fop_free(o);
 }
@@ -184,7 +200,7 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
   if (fuse_reply_create(o->req, &e, &o->fi)) {
     inode_forget(o->fs, in->nodeid, 1);
     close_quietly(o->f);
-    file_free(fh);
+    file_put(fh);
   }
   inode_put(o->fs, in);
   fop_free(o);
@@ -303,7 +319,7 @@ static void fsync_flushed(int err, void *arg) {
     flush_done(err, r);
     return;
   }
-  int rc = smb3_fsync_async(r->fh->f, fsync_done, r); /* SMB2 FLUSH: to stable storage */
+  int rc = smb3_fsync_async(fh_handle(r->fh), fsync_done, r); /* SMB2 FLUSH: to stable storage */
   if (rc) fsync_done(rc, r);
 }
 
@@ -322,13 +338,88 @@ static void release_closed(int rc, void *arg) {
   (void)rc; /* close(2) already returned; nothing to report to */
   struct fs_file *fh = arg;
   fuse_req_t req = fh->release_req;
-  file_free(fh);
+  file_put(fh);
   fuse_reply_err(req, 0);
 }
 
 static void release_drained(struct fs_file *fh) {
-  int rc = smb3_close_async(fh->f, release_closed, fh);
+  pthread_mutex_lock(&fh->in->lock);
+  fh->released = 1; /* a reopen completing from now on closes its handle itself */
+  smb3_file *f = fh->f;
+  int nstale = fh->nstale;
+  fh->nstale = 0;
+  pthread_mutex_unlock(&fh->in->lock);
+  for (int i = 0; i < nstale; i++) close_quietly(fh->stale[i]); /* lost connections: just freed */
+  int rc = smb3_close_async(f, release_closed, fh);
   if (rc) release_closed(rc, fh);
+}
+
+/* ---- reopening after a reconnect ---- */
+struct reopen {
+  struct fs_file *fh;
+  char *path;
+};
+
+static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
+  (void)st;
+  struct reopen *r = arg;
+  struct fs_file *fh = r->fh;
+  struct fs_inode *in = fh->in;
+  free(r->path);
+  free(r);
+  if (!rc) {
+    pthread_mutex_lock(&in->lock);
+    int keep = !fh->released && fh->nstale < FS_STALE_MAX;
+    if (keep) {
+      fh->stale[fh->nstale++] = fh->f; /* a worker may still be using it: freed at release */
+      __atomic_store_n(&fh->f, f, __ATOMIC_RELEASE);
+      uint32_t lease = smb3_file_lease(f);
+      if (lease) in->lease = lease;
+    }
+    pthread_mutex_unlock(&in->lock);
+    if (keep)
+      atomic_fetch_add(&fh->fs->ctr.reopens, 1);
+    else
+      close_quietly(f);
+  }
+  /* else: gone or not ours any more (deleted, renamed, access changed): it stays broken */
+  file_put(fh);
+}
+
+void files_reopen(struct fs_ctx *fs) {
+  pthread_mutex_lock(&fs->files_lock);
+  size_t n = 0;
+  for (struct fs_file *fh = fs->files; fh; fh = fh->file_next) n++;
+  struct fs_file **all = n ? calloc(n, sizeof *all) : NULL;
+  size_t k = 0;
+  for (struct fs_file *fh = fs->files; all && fh; fh = fh->file_next) {
+    pthread_mutex_lock(&fh->in->lock);
+    if (!fh->released) {
+      fh->refs++;
+      all[k++] = fh;
+    }
+    pthread_mutex_unlock(&fh->in->lock);
+  }
+  pthread_mutex_unlock(&fs->files_lock);
+  for (size_t i = 0; i < k; i++) {
+    struct fs_file *fh = all[i];
+    struct reopen *r = calloc(1, sizeof *r);
+    if (r) {
+      r->fh = fh;
+      r->path = inode_path(fs, fh->in);
+    }
+    /* never again O_CREAT/O_EXCL/O_TRUNC: the file exists and its data must stay */
+    int flags = fh->flags & ~(O_CREAT | O_EXCL | O_TRUNC);
+    int rc = r && r->path ? smb3_open_lease_async(fs_conn(fs), r->path, flags, fh->in->key,
+                                                  cache_lease_want(fs, flags), reopened, r)
+                          : SMB3_ENOMEM;
+    if (rc) {
+      if (r) free(r->path);
+      free(r);
+      file_put(fh);
+    }
+  }
+  free(all);
 }
 
 static void release_flushed(int err, void *arg) {

@@ -177,7 +177,7 @@ static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
 /* Ask the server: through the open handle when there is one (works after unlink too). */
 static void stat_inode(struct nsop *o) {
   if (o->fh) {
-    submitted(o, smb3_fstat_async(o->fh->f, attr_done, o));
+    submitted(o, smb3_fstat_async(fh_handle(o->fh), attr_done, o));
     return;
   }
   free(o->path);
@@ -256,7 +256,7 @@ static int setattr_truncate(struct nsop *o) {
   o->in->data_gen++;
   o->in->st.size = size;
   pthread_mutex_unlock(&o->in->lock);
-  if (o->fh) return smb3_ftruncate_async(o->fh->f, size, setattr_done_cb, o);
+  if (o->fh) return smb3_ftruncate_async(fh_handle(o->fh), size, setattr_done_cb, o);
   return smb3_truncate_async(fs_conn(o->fs), o->path, size, setattr_done_cb, o);
 }
 
@@ -272,7 +272,7 @@ static int setattr_times(struct nsop *o, uint32_t attrs) {
   int nameless = !o->path || o->in->unlinked;
   pthread_mutex_unlock(&o->in->lock);
   if (nameless && o->fh)
-    return smb3_fsetattr_async(o->fh->f, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+    return smb3_fsetattr_async(fh_handle(o->fh), has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
   return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
 }
 

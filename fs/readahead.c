@@ -168,7 +168,7 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off) {
   *pp = b;
   ra->inflight++;
   atomic_fetch_add(&fh->fs->ctr.ra_wire_reads, 1);
-  int rc = smb3_pread_async(fh->f, b->data, b->len, off, buf_done, b);
+  int rc = smb3_pread_async(fh_handle(fh), b->data, b->len, off, buf_done, b);
   if (rc) { /* the callback will not run: finish here */
     b->done = 1;
     b->result = rc;
@@ -309,7 +309,7 @@ static void direct_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_
     p->at = i * fs->rsize;
     p->len = size - p->at < fs->rsize ? size - p->at : fs->rsize;
     atomic_fetch_add(&fs->ctr.direct_reads, 1);
-    int rc = smb3_pread_async(fh->f, d->data + p->at, p->len, off + p->at, direct_done, p);
+    int rc = smb3_pread_async(fh_handle(fh), d->data + p->at, p->len, off + p->at, direct_done, p);
     if (rc) direct_piece_end(d, p->at, p->len, rc);
   }
   direct_piece_end(d, 0, 0, 0);

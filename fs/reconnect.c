@@ -6,9 +6,11 @@
  * again with the mount's options, and publishes the new client in fs->c; later operations use it.
  * Until then operations fail with the connection's error, never hang. What the old connection
  * held is gone with it: leases and oplocks (every inode forgets what it cached, so the next open
- * reads the server's data) and open handles (an application's file opened before the loss keeps
- * failing until it is closed and opened again; dirty data that could not be written is reported
- * by its fsync or close). Attempts back off from 1 s to 10 s while the server stays away.
+ * reads the server's data) and open handles: every file open here is opened again on the new
+ * connection (same path, same access, never again O_CREAT/O_TRUNC) and its handle swapped in;
+ * requests that were in flight on the old one failed, and write-back data that could not be
+ * written is reported by the file's next fsync or close. A file that cannot be reopened (deleted
+ * meanwhile) keeps failing until it is closed. Attempts back off from 1 s to 10 s while the server stays away.
  *
  * The old client is kept (its memory, not its connection) until a few newer ones have replaced
  * it or the mount ends: a FUSE worker may have loaded the pointer just before the swap. */
@@ -118,6 +120,7 @@ static void *reconnect_main(void *arg) {
     __atomic_store_n(&fs->c, nc, __ATOMIC_RELEASE);
     atomic_fetch_add(&fs->ctr.reconnects, 1);
     itab_each(fs, forget_cache, fs);
+    files_reopen(fs); /* asynchronous: their handles are swapped in as the opens complete */
     retire(r, old);
     syslog(LOG_NOTICE, "smb3fs: reconnected to %s", fs->o.host ? fs->o.host : "the server");
     failing = 0;

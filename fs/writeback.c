@@ -224,7 +224,7 @@ static struct wb_chunk *chunk_new(struct fs_file *fh, uint64_t off) {
   if (!c) return NULL;
   c->fs = fh->fs;
   c->in = fh->in;
-  c->f = fh->f;
+  c->f = fh_handle(fh);
   c->off = off;
   inode_ref(fh->fs, fh->in);
   return c;

@@ -2,9 +2,9 @@
 # Reconnect: the smbd process serving the mount is killed (as when a server restarts or a
 # connection resets). Operations during the outage fail with an error and do not hang; the mount
 # connects again by itself and later operations work; nothing cached over the old connection is
-# trusted (a file changed on the server meanwhile is read anew); a file opened before the loss
-# reports errors instead of stale data, and write-back data that never reached the server is
-# reported at close.
+# trusted (a file changed on the server meanwhile is read anew); a file open across the loss is
+# reopened and reads the server's new data (errors until then, never stale bytes), and write-back
+# data that never reached the server is reported at close.
 source "$(dirname "$0")/lib.sh"
 command -v ss >/dev/null || { echo "ss (iproute2) missing"; exit 77; }
 D=$SMB3_TEST_SHARE_DIR
@@ -39,6 +39,7 @@ pids = {int(p) for p in re.findall(r"pid=(\d+)", ss)}
 assert pids, "no smbd connection found: " + ss
 r = os.open(m + "/f", os.O_RDONLY)                  # opened over the first connection, data cached
 assert os.pread(r, 100, 0) == b"version one\n"
+k = os.open(m + "/kept", os.O_RDWR | os.O_CREAT | os.O_TRUNC)  # open across the loss, written after
 w = os.open(m + "/dirty", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
 os.write(w, b"never flushed")                       # stays in write-back
 for p in pids:
@@ -59,21 +60,29 @@ while True:        # until the server answers again (a new name: a lookup the ke
         break
     except OSError:
         time.sleep(0.1)
-try:
-    got = os.pread(r, 100, 0)
-    raise AssertionError("read through a handle of the lost connection returned %r" % got)
-except OSError as e:
-    pass
+# The file open across the loss is opened again on the new connection: its reads fail until then
+# (never the old cached bytes), then return what the server has now.
+while True:
+    try:
+        got = os.pread(r, 100, 0)
+        break
+    except OSError:
+        time.sleep(0.1)
+assert got == b"version two, longer\n", "read through the file open across the loss: %r" % got
 os.close(r)
+os.pwrite(k, b"written through a reopened handle", 0)
+os.close(k)                                          # flushed: must succeed
+assert open(d + "/kept").read() == "written through a reopened handle"
 try:
     os.close(w)
     raise AssertionError("close of a file whose write-back data was lost succeeded")
 except OSError as e:
     close_err = e.strerror
 assert "never" not in (open(d + "/dirty").read() if os.path.exists(d + "/dirty") else "")
-print("old handles fail after the loss (read: error; close: %s)" % close_err)
+print("files open across the loss read the new data and write; unwritten data reported at close (%s)" % close_err)
 PY
 expect "one reconnect counted" "$(stats "$M" reconnects)" 1
+expect "the three open files reopened" "$(stats "$M" reopens)" 3
 expect "read after the reconnect sees the server's new data" "$(cat "$M/f")" "version two, longer"
 expect "size after the reconnect" "$(stat -c %s "$M/f")" 20
 printf 'written after\n' >"$M/g"
