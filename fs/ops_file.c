@@ -394,7 +394,7 @@ void files_reopen(struct fs_ctx *fs) {
   size_t k = 0;
   for (struct fs_file *fh = fs->files; all && fh; fh = fh->file_next) {
     pthread_mutex_lock(&fh->in->lock);
-    if (!fh->released) {
+    if (!fh->released && fh->refs > 0) { /* refs 0: being freed (file_put unlinks it next) */
       fh->refs++;
       all[k++] = fh;
     }
