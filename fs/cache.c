@@ -183,10 +183,7 @@ int notifier_start(struct fs_ctx *fs) {
 void notifier_stop(struct fs_ctx *fs) {
   struct notifier *n = fs->nt;
   if (!n) return;
-  pthread_mutex_lock(&n->lock);
-  n->stop = 1;
-  pthread_cond_signal(&n->cv);
-  pthread_mutex_unlock(&n->lock);
+  fs_poke(&n->lock, &n->cv, &n->stop);
   pthread_join(n->thread, NULL);
   fs->nt = NULL;
   pthread_mutex_destroy(&n->lock);

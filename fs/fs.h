@@ -224,6 +224,14 @@ int wb_dirty(struct fs_inode *in); /* caller holds in->lock */
 uint64_t wb_end(struct fs_inode *in);
 
 /* cache.c */
+/* Set *flag and wake the thread waiting on cv (the notifier's and the reconnect thread's stop/kick). */
+static inline void fs_poke(pthread_mutex_t *lock, pthread_cond_t *cv, int *flag) {
+  pthread_mutex_lock(lock);
+  *flag = 1;
+  pthread_cond_signal(cv);
+  pthread_mutex_unlock(lock);
+}
+
 /* ---- reconnect.c ---- */
 smb3_client *fs_conn(struct fs_ctx *fs);
 /* A library error that means the connection is gone (SMB3_ECLOSED, SMB3_ETIMEDOUT...). */

@@ -39,11 +39,7 @@ int fs_conn_error(int rc) { return rc == SMB3_ECLOSED || rc == SMB3_ETIMEDOUT ||
 
 void reconnect_kick(struct fs_ctx *fs) {
   struct reconn *r = fs->rc;
-  if (!r) return;
-  pthread_mutex_lock(&r->lock);
-  r->kick = 1;
-  pthread_cond_signal(&r->cv);
-  pthread_mutex_unlock(&r->lock);
+  if (r) fs_poke(&r->lock, &r->cv, &r->kick);
 }
 
 /* The new connection has none of the old one's leases: nothing cached may be trusted. */
@@ -153,10 +149,7 @@ int reconnect_start(struct fs_ctx *fs) {
 void reconnect_stop(struct fs_ctx *fs) {
   struct reconn *r = fs->rc;
   if (!r) return;
-  pthread_mutex_lock(&r->lock);
-  r->stop = 1;
-  pthread_cond_signal(&r->cv);
-  pthread_mutex_unlock(&r->lock);
+  fs_poke(&r->lock, &r->cv, &r->stop);
   pthread_join(r->thread, NULL);
   fs->rc = NULL;
   for (int i = 0; i < r->nretired; i++) smb3_disconnect(r->retired[i]);
