@@ -63,6 +63,19 @@ static unsigned max_window(const struct fs_ctx *fs) {
   return n > RA_MAX_BUFS ? RA_MAX_BUFS : n;
 }
 
+/* Cut the stream at its first failed buffer: that buffer and everything after it leave the list
+ * (in-flight ones keep their wire reference), so the stream stays one contiguous range and the
+ * next read there asks the server again. Never a hole: a read inside one would find no buffer. */
+static void prune_failed(struct ra_state *ra) {
+  struct ra_buf **pp = &ra->bufs;
+  while (*pp && !((*pp)->done && (*pp)->result < 0)) pp = &(*pp)->next;
+  while (*pp) {
+    struct ra_buf *b = *pp;
+    *pp = b->next;
+    buf_unref(b);
+  }
+}
+
 static void drop_all(struct ra_state *ra) {
   while (ra->bufs) {
     struct ra_buf *b = ra->bufs;
@@ -72,13 +85,17 @@ static void drop_all(struct ra_state *ra) {
 }
 
 /* ---- answering a FUSE read from buffers (ra->lock held) ---- */
-static void serve(struct fs_ctx *fs, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs, int n) {
+static uint64_t known_eof(const struct ra_state *ra);
+
+/* known_end: where the stream knows the file ends (known_eof), UINT64_MAX if it does not. */
+static void serve(struct fs_ctx *fs, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs, int n,
+                  uint64_t known_end) {
   struct iovec iov_small[8], *iov = n <= 8 ? iov_small : malloc(sizeof *iov * (size_t)n);
   if (!iov) {
     fuse_reply_err(req, ENOMEM);
     return;
   }
-  int k = 0;
+  int k = 0, eof = 0;
   uint64_t pos = off, end = off + size;
   for (int i = 0; i < n && pos < end; i++) {
     struct ra_buf *b = bufs[i];
@@ -88,15 +105,23 @@ static void serve(struct fs_ctx *fs, fuse_req_t req, uint64_t off, size_t size, 
       return;
     }
     uint64_t bend = b->off + (uint64_t)b->result;
-    if (pos < b->off || pos >= bend) break; /* end of file (or a hole in coverage) */
+    eof = (uint64_t)b->result < b->len; /* short READ: the file ends at bend */
+    if (pos < b->off || pos >= bend) break;
     uint64_t take = (bend < end ? bend : end) - pos;
     iov[k].iov_base = b->data + (pos - b->off);
     iov[k].iov_len = take;
     k++;
     pos += take;
-    if ((uint64_t)b->result < b->len) break; /* short READ: end of file */
+    if (eof) break;
   }
   (void)fs;
+  if (pos < end && !eof && pos < known_end) {
+    /* Not the end of the file but no data: a short reply would tell the kernel the file ends
+     * here (it shrinks its size). An error is the truth; the reader may retry. */
+    if (iov != iov_small) free(iov);
+    fuse_reply_err(req, EIO);
+    return;
+  }
   fuse_reply_iov(req, iov, k);
   if (iov != iov_small) free(iov);
 }
@@ -121,7 +146,7 @@ static void serve_waiters(struct fs_ctx *fs, struct ra_state *ra) {
       continue;
     }
     *pp = w->next;
-    serve(fs, w->req, w->off, w->size, w->bufs, w->n);
+    serve(fs, w->req, w->off, w->size, w->bufs, w->n, known_eof(ra));
     release_wait(w);
   }
 }
@@ -134,14 +159,7 @@ static void buf_done(int64_t result, void *arg) {
   pthread_mutex_lock(&ra->lock);
   b->done = 1;
   b->result = result;
-  if (result < 0) { /* take it out of the stream so that the next read retries */
-    for (struct ra_buf **pp = &ra->bufs; *pp; pp = &(*pp)->next)
-      if (*pp == b) {
-        *pp = b->next;
-        buf_unref(b);
-        break;
-      }
-  }
+  if (result < 0) prune_failed(ra); /* the next read retries from here */
   ra->inflight--;
   serve_waiters(fh->fs, ra);
   void (*drained)(struct fs_file *) = ra->inflight ? NULL : ra->drained;
@@ -355,6 +373,7 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
     drop_all(ra);
     ra->gen = gen;
   }
+  prune_failed(ra); /* READs that failed when sent (lost connection): ask again */
   /* Without a read lease nothing tells us the file changed: in direct I/O, data goes to the
    * reader at most once (a read going back asks the server again), and a read at the end of
    * file asks whether the file grew. (In page-cache mode the kernel reads each page once.) */
@@ -392,7 +411,7 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
   }
   if (all_done(w)) {
     atomic_fetch_add(&fh->fs->ctr.ra_hits, 1);
-    serve(fh->fs, req, off, size, w->bufs, w->n);
+    serve(fh->fs, req, off, size, w->bufs, w->n, known_eof(ra));
     release_wait(w);
   } else {
     atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);

@@ -202,7 +202,8 @@ int smb3_fstat_async(smb3_file *f, smb3_stat_cb cb, void *arg);
 int smb3_statvfs_async(smb3_client *c, smb3_statvfs_cb cb, void *arg);
 /* On success the callback receives a new handle that the caller owns (close it). */
 int smb3_open_async(smb3_client *c, const char *path, int flags, smb3_open_cb cb, void *arg);
-/* Closes and frees f (f is invalid as soon as the call returns 0). */
+/* Closes and frees f: f is invalid once the call returns, whatever it returns (on an error the
+ * callback does not run and the server handle, if any, goes with the connection). */
 int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg);
 int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg);
 int smb3_ftruncate_async(smb3_file *f, uint64_t size, smb3_done_cb cb, void *arg);

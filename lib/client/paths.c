@@ -326,9 +326,12 @@ static int handle_async(smb3_file *f, enum pathop_kind kind, smb3_done_cb cb, vo
 int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg) {
   struct pathop *op;
   int rc = handle_async(f, OP_CLOSE, cb, arg, &op);
-  if (rc) return rc;
-  op->closing = f;
-  return op_async(op);
+  if (!rc) {
+    op->closing = f;
+    rc = op_async(op); /* on failure op is freed, f is not */
+  }
+  if (rc && f) file_free(f); /* the handle is gone with its connection or never reached: f goes anyway */
+  return rc;
 }
 
 int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg) {
