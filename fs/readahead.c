@@ -87,9 +87,7 @@ static void drop_all(struct ra_state *ra) {
 /* ---- answering a FUSE read from buffers (ra->lock held) ---- */
 static uint64_t known_eof(const struct ra_state *ra);
 
-/* known_end: where the stream knows the file ends (known_eof), UINT64_MAX if it does not. */
-static void serve(struct fs_ctx *fs, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs, int n,
-                  uint64_t known_end) {
+static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs, int n) {
   struct iovec iov_small[8], *iov = n <= 8 ? iov_small : malloc(sizeof *iov * (size_t)n);
   if (!iov) {
     fuse_reply_err(req, ENOMEM);
@@ -114,8 +112,7 @@ static void serve(struct fs_ctx *fs, fuse_req_t req, uint64_t off, size_t size, 
     pos += take;
     if (eof) break;
   }
-  (void)fs;
-  if (pos < end && !eof && pos < known_end) {
+  if (pos < end && !eof && pos < known_eof(ra)) {
     /* Not the end of the file but no data: a short reply would tell the kernel the file ends
      * here (it shrinks its size). An error is the truth; the reader may retry. */
     if (iov != iov_small) free(iov);
@@ -138,7 +135,7 @@ static void release_wait(struct ra_wait *w) {
 }
 
 /* Serve every waiter whose buffers have all arrived, in arrival order. */
-static void serve_waiters(struct fs_ctx *fs, struct ra_state *ra) {
+static void serve_waiters(struct ra_state *ra) {
   for (struct ra_wait **pp = &ra->waiters; *pp;) {
     struct ra_wait *w = *pp;
     if (!all_done(w)) {
@@ -146,7 +143,7 @@ static void serve_waiters(struct fs_ctx *fs, struct ra_state *ra) {
       continue;
     }
     *pp = w->next;
-    serve(fs, w->req, w->off, w->size, w->bufs, w->n, known_eof(ra));
+    serve(ra, w->req, w->off, w->size, w->bufs, w->n);
     release_wait(w);
   }
 }
@@ -161,7 +158,7 @@ static void buf_done(int64_t result, void *arg) {
   b->result = result;
   if (result < 0) prune_failed(ra); /* the next read retries from here */
   ra->inflight--;
-  serve_waiters(fh->fs, ra);
+  serve_waiters(ra);
   void (*drained)(struct fs_file *) = ra->inflight ? NULL : ra->drained;
   buf_unref(b);
   pthread_mutex_unlock(&ra->lock);
@@ -411,7 +408,7 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
   }
   if (all_done(w)) {
     atomic_fetch_add(&fh->fs->ctr.ra_hits, 1);
-    serve(fh->fs, req, off, size, w->bufs, w->n, known_eof(ra));
+    serve(ra, req, off, size, w->bufs, w->n);
     release_wait(w);
   } else {
     atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);

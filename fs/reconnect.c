@@ -111,14 +111,18 @@ static void *reconnect_main(void *arg) {
       smb3_disconnect(nc);
       break;
     }
+    /* Unlocked from here: forget_cache's invalidations can wait for FUSE requests whose replies
+     * come from an I/O thread that may itself be waiting for this lock in reconnect_kick. */
+    pthread_mutex_unlock(&r->lock);
     smb3_set_break_handler(nc, cache_break_cb, fs);
     smb3_set_break_handler(old, NULL, NULL);
     __atomic_store_n(&fs->c, nc, __ATOMIC_RELEASE);
     atomic_fetch_add(&fs->ctr.reconnects, 1);
     itab_each(fs, forget_cache, fs);
     files_reopen(fs); /* asynchronous: their handles are swapped in as the opens complete */
-    retire(r, old);
+    retire(r, old); /* r->retired: this thread's own until it is joined */
     syslog(LOG_NOTICE, "smb3fs: reconnected to %s", fs->o.host ? fs->o.host : "the server");
+    pthread_mutex_lock(&r->lock);
     failing = 0;
     backoff = 1.0;
   }

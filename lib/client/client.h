@@ -54,6 +54,9 @@ struct smb3_file {
   struct smb3_file *ol_next;
 };
 
+/* The server grants leases (SMB 2.1+ with the leasing capability); otherwise keyed opens get oplocks. */
+int client_leasing(smb3_client *c);
+
 /* Oplocks (lease.c): the lease state an oplock level stands for, and keeping the files that hold
  * one findable by FileId (track when the CREATE response grants one; untrack before freeing). */
 uint32_t oplock_state(uint8_t level);

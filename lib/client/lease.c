@@ -16,6 +16,11 @@
 #define NT_STATUS_INVALID_OPLOCK_PROTOCOL 0xC00000E3u
 #define NT_STATUS_INVALID_DEVICE_STATE 0xC0000184u
 
+int client_leasing(smb3_client *c) {
+  const struct core_negotiated *ng = core_negotiated(c->core);
+  return ng->dialect >= SMB2_DIALECT_210 && (ng->capabilities & SMB2_GLOBAL_CAP_LEASING);
+}
+
 uint32_t oplock_state(uint8_t level) {
   switch (level) {
   case SMB2_OPLOCK_LEVEL_II:
@@ -156,8 +161,7 @@ static int oplock_ack(smb3_client *c, const uint8_t key[16], uint32_t state, smb
 int smb3_lease_ack_async(smb3_client *c, const uint8_t key[16], uint32_t state, smb3_done_cb cb, void *arg) {
   int n = oplock_ack(c, key, state, cb, arg);
   if (n) return n < 0 ? n : 0;
-  const struct core_negotiated *ng = core_negotiated(c->core);
-  if (ng->dialect < SMB2_DIALECT_210 || !(ng->capabilities & SMB2_GLOBAL_CAP_LEASING)) {
+  if (!client_leasing(c)) {
     if (cb) cb(0, arg); /* no lease, no breaking oplock with this key (closed meanwhile): nothing to say */
     return 0;
   }

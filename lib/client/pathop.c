@@ -293,9 +293,8 @@ static int finish_open(struct pathop *op, struct smb3_msg *m) {
   f->is_dir = (r.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
   f->lease = r.lease.version ? r.lease.state : 0;
   uint8_t asked = op->ca.oplock, got = r.oplock_level;
-  if (asked != SMB2_OPLOCK_LEVEL_NONE && asked != SMB2_OPLOCK_LEVEL_LEASE &&
-      (got == SMB2_OPLOCK_LEVEL_II || got == SMB2_OPLOCK_LEVEL_EXCLUSIVE || got == SMB2_OPLOCK_LEVEL_BATCH))
-    oplock_track(f, op->ca.lease.key, got);
+  if (asked != SMB2_OPLOCK_LEVEL_NONE && asked != SMB2_OPLOCK_LEVEL_LEASE && oplock_state(got))
+    oplock_track(f, op->ca.lease.key, got); /* an oplock was granted */
   op->file = f;
   return 0;
 }

@@ -288,10 +288,9 @@ static int open_async(smb3_client *c, const char *path, int flags, const uint8_t
                       smb3_open_cb cb, void *arg) {
   ASYNC_OP(OP_OPEN, path, open, cb);
   op->open_flags = flags;
-  const struct core_negotiated *ng = core_negotiated(c->core);
-  if (key && want && ng->dialect >= SMB2_DIALECT_210 && (ng->capabilities & SMB2_GLOBAL_CAP_LEASING)) {
+  if (key && want && client_leasing(c)) {
     op->ca.oplock = SMB2_OPLOCK_LEVEL_LEASE;
-    op->ca.lease.version = ng->dialect >= SMB2_DIALECT_300 ? 2 : 1;
+    op->ca.lease.version = core_negotiated(c->core)->dialect >= SMB2_DIALECT_300 ? 2 : 1;
     memcpy(op->ca.lease.key, key, 16);
     op->ca.lease.state = want & (SMB3_LEASE_READ | SMB3_LEASE_WRITE | SMB3_LEASE_HANDLE);
   } else if (key && (want & SMB3_LEASE_READ)) {
