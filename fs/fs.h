@@ -114,6 +114,15 @@ struct fs_inode {
   struct timespec_smb3 cached_mtime; /* version of the data in the kernel page cache */
   uint64_t cached_size;
   int cached_valid;
+  /* cache=loose only (the kernel's write-back cache keeps its own size and mtime of a regular file
+   * and ignores ours): the size and mtime the kernel's inode was made with or last agreed with us
+   * on, and whether this mount changed the file since (open for writing, setattr). inode_link_gen
+   * gives a file that changed on the server behind the kernel's back a new inode. */
+  uint64_t kern_size;
+  struct timespec_smb3 kern_mtime;
+  int kern_valid;
+  double kern_at;           /* when the server was asked for that view (fs_now()) */
+  int local_mod;
   struct wb_state wb;
 };
 
@@ -127,12 +136,14 @@ void inode_ref(struct fs_ctx *fs, struct fs_inode *in);
 void inode_put(struct fs_ctx *fs, struct fs_inode *in);
 /* The child `name` of parent that the server reported with attributes st: finds the inode by
  * server id (moving it to parent/name if it was elsewhere) or creates it; counts one kernel lookup
- * and stores st. Returns a referenced inode or NULL (ENOMEM). */
-struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st);
+ * and stores st. Returns a referenced inode or NULL (ENOMEM). asked: when the server was asked
+ * (fs_now()), to tell an older answer from a newer one under cache=loose. */
+struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st,
+                            double asked);
 /* The same, giving a newly created inode the generation gen (from itab_new_gen(), so that its
  * lease key was known before the file existed). */
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
-                                const struct smb3_stat *st, uint64_t gen);
+                                const struct smb3_stat *st, uint64_t gen, double asked);
 uint64_t itab_new_gen(struct fs_ctx *fs);
 /* fn(in, arg) for every inode, each referenced and with no lock held. */
 void itab_each(struct fs_ctx *fs, void (*fn)(struct fs_inode *, void *), void *arg);
@@ -193,6 +204,7 @@ struct fs_file {
   int direct;
   struct ra_state ra;
   fuse_req_t release_req;
+  double close_asked; /* cache=loose: when the closing CLOSE (with attributes) was sent */
   /* guarded by in->lock */
   int refs;            /* the open + a reopen in flight */
   int released;        /* release began: a reopen that completes now closes what it got */

@@ -214,13 +214,67 @@ uint64_t itab_new_gen(struct fs_ctx *fs) {
   return g;
 }
 
-struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st) {
-  return inode_link_gen(fs, parent, name, st, 0);
+struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st,
+                            double asked) {
+  return inode_link_gen(fs, parent, name, st, 0, asked);
+}
+
+/* Under the kernel's write-back cache (cache=loose) the kernel never takes a regular file's size
+ * or mtime from us once its inode exists, so a file another client appended to, truncated or
+ * rewrote would keep its old size (and its stale pages: the mtime check of AUTO_INVAL_DATA never
+ * fires) for as long as the kernel keeps the inode. When a lookup or a listing shows such a change
+ * and nothing of ours depends on the kernel's view (not open, no write-back data, not changed by
+ * this mount since the kernel last agreed with the server), the file gets a new inode: the kernel
+ * sees a new nodeid, drops the old dentry and its pages, and builds the inode from the server's
+ * attributes. An answer asked for before the view was taken (a directory listing served a while
+ * after it was fetched) says nothing. Called with in referenced and no lock held; returns 1 when
+ * in must be replaced. */
+static int kernel_view_stale(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st, double asked) {
+  if (!fs->wb_cache || st->is_dir) return 0;
+  pthread_mutex_lock(&in->lock);
+  int stale = in->kern_valid && asked >= in->kern_at && !in->local_mod && !in->nopen && !in->unlinked && !wb_dirty(in) &&
+              (in->kern_size != st->size || in->kern_mtime.sec != st->mtime.sec || in->kern_mtime.nsec != st->mtime.nsec);
+  pthread_mutex_unlock(&in->lock);
+  return stale;
+}
+
+/* After a lookup reply or listing entry carrying st (the kernel had no inode for it before when
+ * fresh_kernel_inode): what the kernel's inode now holds, as far as cache=loose is concerned.
+ * An open file keeps its old reference, so a change made meanwhile by others is still noticed
+ * after the last close. */
+static void kernel_view_update(struct fs_inode *in, const struct smb3_stat *st, int fresh_kernel_inode, double asked) {
+  pthread_mutex_lock(&in->lock);
+  if (fresh_kernel_inode || (!in->nopen && !wb_dirty(in) && asked >= in->kern_at)) {
+    in->kern_size = st->size;
+    in->kern_mtime = st->mtime;
+    in->kern_valid = 1;
+    in->kern_at = asked;
+    in->local_mod = in->nopen > 0 && in->local_mod;
+  }
+  pthread_mutex_unlock(&in->lock);
 }
 
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
-                                const struct smb3_stat *st, uint64_t gen) {
+                                const struct smb3_stat *st, uint64_t gen, double asked) {
   struct inode_table *t = fs->it;
+  if (fs->wb_cache && st->ino && !st->is_dir) {
+    pthread_mutex_lock(&t->lock);
+    struct fs_inode *old = find_id(t, st->ino);
+    if (old) old->refs++;
+    pthread_mutex_unlock(&t->lock);
+    int stale = old && kernel_view_stale(fs, old, st, asked);
+    pthread_mutex_lock(&t->lock);
+    if (stale && old->hashed_id && old->nlookup) { /* detach it: the code below makes a new one */
+      id_unhash(t, old);
+      if (old->name) {
+        old->refs++;
+        drop_name(t, old);
+        put_locked(t, old);
+      }
+    }
+    if (old) put_locked(t, old);
+    pthread_mutex_unlock(&t->lock);
+  }
   pthread_mutex_lock(&t->lock);
   struct fs_inode *in = st->ino ? find_id(t, st->ino) : NULL;
   struct fs_inode *there = find_name(t, parent, name);
@@ -243,12 +297,17 @@ struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, cons
       in = NULL;
     }
   }
+  int fresh_kernel_inode = 0;
   if (in) {
+    fresh_kernel_inode = in->nlookup == 0;
     in->nlookup++;
     in->refs++;
   }
   pthread_mutex_unlock(&t->lock);
-  if (in) inode_set_attr(fs, in, st);
+  if (in) {
+    inode_set_attr(fs, in, st);
+    if (fs->wb_cache) kernel_view_update(in, st, fresh_kernel_inode, asked);
+  }
   return in;
 }
 

@@ -40,6 +40,7 @@ struct dirh {
   struct dent *v;
   size_t n;
   struct dir_wait *waiters;
+  double asked; /* when the listing was asked for (inode_link) */
 };
 
 static void clear_entries(struct dirh *dh) {
@@ -111,7 +112,7 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
     if (i - 2 >= dh->n) break;
     struct dent *d = &dh->v[i - 2];
     if (plus) {
-      struct fs_inode *in = inode_link(fs, dir, d->name, &d->st); /* counts as a lookup */
+      struct fs_inode *in = inode_link(fs, dir, d->name, &d->st, dh->asked); /* counts as a lookup */
       if (!in) {
         rc = SMB3_ENOMEM;
         break;
@@ -185,6 +186,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   *w = (struct dir_wait){dh->waiters, req, ino, size, off, plus};
   dh->waiters = w;
   int start = dh->state == DIR_EMPTY;
+  if (start) dh->asked = fs_now();
   dh->state = DIR_LISTING;
   pthread_mutex_unlock(&dh->lock);
   if (!start) return;

@@ -76,6 +76,7 @@ static struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_fil
   inode_ref(fs, in);
   pthread_mutex_lock(&in->lock);
   in->nopen++;
+  if ((flags & O_ACCMODE) != O_RDONLY) in->local_mod = 1; /* see kernel_view_stale() */
   pthread_mutex_unlock(&in->lock);
   pthread_mutex_lock(&fs->files_lock);
   fh->file_next = fs->files;
@@ -186,7 +187,7 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
     fop_fail(o, rc);
     return;
   }
-  struct fs_inode *in = inode_link_gen(o->fs, o->parent, o->name, st, o->gen);
+  struct fs_inode *in = inode_link_gen(o->fs, o->parent, o->name, st, o->gen, fs_now());
   struct fs_file *fh = in ? adopt(o, in, o->f, 1) : NULL;
   if (!fh) {
     if (in) inode_forget(o->fs, in->nodeid, 1);
@@ -342,6 +343,24 @@ static void release_closed(int rc, void *arg) {
   fuse_reply_err(req, 0);
 }
 
+/* cache=loose: the last close of a file this mount changed tells what the server now holds, which
+ * is what the kernel's inode holds too (every write and truncate went through us): the reference
+ * kernel_view_stale() compares later lookups with. */
+static void release_closed_stat(int rc, const struct smb3_stat *st, void *arg) {
+  struct fs_file *fh = arg;
+  struct fs_inode *in = fh->in;
+  pthread_mutex_lock(&in->lock);
+  if (!rc && in->nopen == 1 && !wb_dirty(in)) {
+    in->kern_size = st->size;
+    in->kern_mtime = st->mtime;
+    in->kern_valid = 1;
+    in->kern_at = fh->close_asked;
+    in->local_mod = 0;
+  }
+  pthread_mutex_unlock(&in->lock);
+  release_closed(rc, fh);
+}
+
 static void release_drained(struct fs_file *fh) {
   pthread_mutex_lock(&fh->in->lock);
   fh->released = 1; /* a reopen completing from now on closes its handle itself */
@@ -350,7 +369,9 @@ static void release_drained(struct fs_file *fh) {
   fh->nstale = 0;
   pthread_mutex_unlock(&fh->in->lock);
   for (int i = 0; i < nstale; i++) close_quietly(fh->stale[i]); /* lost connections: just freed */
-  int rc = smb3_close_async(f, release_closed, fh);
+  fh->close_asked = fs_now();
+  int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY ? smb3_close_stat_async(f, release_closed_stat, fh)
+                                                                      : smb3_close_async(f, release_closed, fh);
   if (rc) release_closed(rc, fh);
 }
 

@@ -39,6 +39,7 @@ struct nsop {
   int step;
   int replace;
   int silly;
+  double asked; /* entry operations: when the server was asked (inode_link) */
 };
 
 static struct nsop *nsop_new(fuse_req_t req) {
@@ -96,6 +97,7 @@ static struct nsop *entry_op(fuse_req_t req, fuse_ino_t parent, const char *name
     finish_err(o, o->name ? ENOENT : ENOMEM);
     return NULL;
   }
+  o->asked = fs_now();
   return o;
 }
 
@@ -106,7 +108,7 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
     finish_smb(o, rc);
     return;
   }
-  struct fs_inode *in = inode_link(o->fs, o->parent, o->name, st);
+  struct fs_inode *in = inode_link(o->fs, o->parent, o->name, st, o->asked);
   if (!in) {
     finish_err(o, ENOMEM);
     return;
@@ -317,6 +319,9 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
   struct nsop *o = nsop_new(req);
   if (!o) return;
   o->in = inode_get(fs, ino);
+  pthread_mutex_lock(&o->in->lock);
+  o->in->local_mod = 1; /* the kernel's view now comes from this change (see kernel_view_stale()) */
+  pthread_mutex_unlock(&o->in->lock);
   o->fh = fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
   o->attr = *attr;
   o->to_set = to_set;

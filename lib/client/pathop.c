@@ -40,7 +40,8 @@ static int enc_h_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_i
 }
 static int enc_h_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;
-  return build_close(c, m, ((const struct pathop *)arg)->fid, 0);
+  const struct pathop *op = arg;
+  return build_close(c, m, op->fid, op->close_stat);
 }
 static int enc_h_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;
@@ -277,6 +278,21 @@ static int finish_created(struct pathop *op, struct smb3_msg *m, struct smb2_cre
   return 0;
 }
 
+/* The attributes a CLOSE with POSTQUERY_ATTRIB returned (no file id: st.ino is 0). */
+static int finish_closed(struct pathop *op, struct smb3_msg *m) {
+  struct smb2_close_rsp r;
+  if (smb2_close_rsp_decode(m->rsp, m->rsp_len, &r))
+    return client_fail(op->c, SMB3_EPROTO, 0, "close: malformed CLOSE response");
+  if (!(r.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB))
+    return client_fail(op->c, SMB3_EPROTO, 0, "close: the server sent no attributes");
+  struct fscc_stat f = {.creation_time = r.creation_time, .last_access_time = r.last_access_time,
+                        .last_write_time = r.last_write_time, .change_time = r.change_time,
+                        .allocation_size = r.allocation_size, .end_of_file = r.end_of_file,
+                        .attributes = r.file_attributes};
+  stat_from_fscc(&f, &op->st);
+  return 0;
+}
+
 static int finish_open(struct pathop *op, struct smb3_msg *m) {
   struct smb2_create_rsp r;
   int rc = finish_created(op, m, &r);
@@ -311,6 +327,7 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
     struct smb2_create_rsp r;
     rc = finish_created(op, &ch->msgs[0], &r);
   }
+  if (!rc && op->kind == OP_CLOSE && op->close_stat) rc = finish_closed(op, &ch->msgs[0]);
   if (op->kind == OP_CLOSE && op->closing) { /* the handle is gone whatever the server said */
     file_free(op->closing);
     op->closing = NULL;
@@ -334,6 +351,10 @@ static void async_done(struct smb3_chain *ch, int rc, void *arg) {
   case OP_FSTAT: op->cb.stat(rc, rc ? NULL : &op->st, op->arg); break;
   case OP_STATVFS: op->cb.statvfs(rc, rc ? NULL : &op->sv, op->arg); break;
   case OP_OPEN: op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg); break;
+  case OP_CLOSE:
+    if (op->close_stat) op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
+    else op->cb.done(rc, op->arg);
+    break;
   case OP_MKDIR:
     if (op->mkdir_stat) op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
     else op->cb.done(rc, op->arg);

@@ -30,6 +30,7 @@ struct pathop {
   uint32_t buflen;
   int open_flags;
   int mkdir_stat;               /* OP_MKDIR: report the new directory's attributes (cb.stat) */
+  int close_stat;               /* OP_CLOSE: ask for the attributes at close (cb.stat) */
   /* results */
   struct smb3_stat st;
   struct smb3_statvfs sv;

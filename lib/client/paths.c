@@ -322,15 +322,35 @@ static int handle_async(smb3_file *f, enum pathop_kind kind, smb3_done_cb cb, vo
   return 0;
 }
 
-int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg) {
-  struct pathop *op;
-  int rc = handle_async(f, OP_CLOSE, cb, arg, &op);
+static int close_async(smb3_file *f, struct pathop *op, int rc) {
   if (!rc) {
     op->closing = f;
     rc = op_async(op); /* on failure op is freed, f is not */
   }
   if (rc && f) file_free(f); /* the handle is gone with its connection or never reached: f goes anyway */
   return rc;
+}
+
+int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg) {
+  struct pathop *op = NULL;
+  int rc = handle_async(f, OP_CLOSE, cb, arg, &op);
+  return close_async(f, op, rc);
+}
+
+int smb3_close_stat_async(smb3_file *f, smb3_stat_cb cb, void *arg) {
+  if (!f) return SMB3_EBADF;
+  smb3_client *c = f->c;
+  int rc = 0;
+  struct pathop *op = cb ? op_make(c, OP_CLOSE, f->path, &rc) : NULL;
+  if (op) {
+    op->cb.stat = cb;
+    op->arg = arg;
+    op->fid = f->fid;
+    op->close_stat = 1;
+  } else if (!rc) {
+    rc = SMB3_EINVAL;
+  }
+  return close_async(f, op, rc);
 }
 
 int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg) {

@@ -3,7 +3,8 @@
 # kernel's page cache, and the next read through the mount sees the new bytes -- after a close
 # (the next open's version check), and while the file stays open (lease break: invalidate, ack).
 # Also: dirty write-back data is flushed when another client opens the file (W lease break).
-# The same with SMB 2.0.2, where the mount holds oplocks instead of leases.
+# The same with SMB 2.0.2, where the mount holds oplocks instead of leases. cache=none and
+# cache=loose (another client's changes seen after actimeo).
 source "$(dirname "$0")/lib.sh"
 command -v smbclient >/dev/null || { echo "smbclient missing"; exit 77; }
 D=$SMB3_TEST_SHARE_DIR
@@ -70,4 +71,26 @@ expect "cache=none: first read" "$("$PYTHON" -c "import os; print(os.pread(5, 10
 cp "$WORK/b" "$D/g"
 expect "cache=none: read after a server-side change" "$("$PYTHON" -c "import os; print(os.pread(5, 100, 0).decode())")" "BBBBBBBBBBBBBBBB"
 exec 5<&-
+
+# cache=loose: the kernel's write-back cache keeps its own size and mtime of a regular file and
+# ignores the server's, so the mount gives a file that changed on the server a new inode at the
+# next lookup after actimeo: sizes and bytes another client wrote show up (not while open here).
+mount_into L "cache=loose,actimeo=1"
+printf 'hello\n' >"$L/l"
+expect "cache=loose: size of our own file" "$(stat -c %s "$L/l")" 6
+printf 'more-bytes-here\n' >>"$D/l"
+sleep 1.5
+expect "cache=loose: another client's append, after actimeo: size" "$(stat -c %s "$L/l")" 22
+expect "cache=loose: another client's append, after actimeo: bytes" "$(cat "$L/l")" "$(printf 'hello\nmore-bytes-here')"
+printf 'HELLO\nMORE-BYTES-HERE\n' >"$D/l"
+sleep 1.5
+expect "cache=loose: another client's rewrite (same size), after actimeo" "$(cat "$L/l")" "$(printf 'HELLO\nMORE-BYTES-HERE')"
+truncate -s 3 "$D/l"
+sleep 1.5
+expect "cache=loose: another client's truncate, after actimeo: size" "$(stat -c %s "$L/l")" 3
+expect "cache=loose: another client's truncate, after actimeo: bytes" "$(cat "$L/l")" "HEL"
+printf 'ours' >>"$L/l"
+sleep 1.5
+expect "cache=loose: our own append, after actimeo" "$(cat "$L/l")" "HELours"
+expect "cache=loose: our own append, on the server" "$(cat "$D/l")" "HELours"
 finish

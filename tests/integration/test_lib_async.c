@@ -3,7 +3,7 @@
  *  - smb3_pread_async / smb3_pwrite_async: many requests in flight at once, of mixed sizes, complete
  *    (in whatever order) into the right places; each callback runs exactly once; a request larger
  *    than rsize is refused and its callback never runs;
- *  - smb3_stat_async / smb3_open_async / smb3_close_async / smb3_mkdir_async / smb3_rename_async /
+ *  - smb3_stat_async / smb3_open_async / smb3_close_async (and close_stat) / smb3_mkdir_async / smb3_rename_async /
  *    smb3_unlink_async (and rmdir/truncate/statvfs/fstat/fsetattr): callbacks run exactly once with the same
  *    results as the synchronous forms, with and without compounding;
  *  - callbacks may submit further asynchronous requests (open -> write -> close chained).
@@ -328,7 +328,19 @@ static void meta(const char *mode, const char *opts, const char *p) {
   lt_untrack((void **)lt_files, af);
   RUN1(smb3_close_async(af, done_cb, o));
   SAME_RC("close", o->rc, 0);
-  assert_int_equal(lt_close(sf), 0);
+  /* close with attributes: what the server holds after this handle's writes */
+  assert_int_equal(smb3_pwrite(sf, "world!!", 7, 5), 7);
+  lt_untrack((void **)lt_files, sf);
+  RUN1(smb3_close_stat_async(sf, stat_cb, o));
+  SAME_RC("close_stat", o->rc, 0);
+  if (!o->have_st) fail_msg("close_stat_async (%s): no attributes given to the callback", mode);
+  assert_int_equal(o->st.size, 12);
+  assert_int_equal(smb3_stat(c, nf, &sst), 0);
+  assert_int_equal(sst.size, 12);
+  if (o->st.mtime.sec != sst.mtime.sec || o->st.mtime.nsec != sst.mtime.nsec || o->st.attributes != sst.attributes)
+    fail_msg("close_stat (%s): mtime %lld.%09ld attributes 0x%x, a stat says %lld.%09ld 0x%x", mode,
+             (long long)o->st.mtime.sec, o->st.mtime.nsec, o->st.attributes, (long long)sst.mtime.sec, sst.mtime.nsec,
+             sst.attributes);
   smb3_file *mf = NULL;
   rc = smb3_open(c, N("missing"), O_RDONLY, &mf, NULL);
   RUN1(smb3_open_async(c, N("missing"), O_RDONLY, open_cb, o));
