@@ -250,6 +250,13 @@ smb3_client *fs_conn(struct fs_ctx *fs);
 int fs_conn_error(int rc);
 /* An operation saw the connection fail: look now rather than at the next tick. */
 void reconnect_kick(struct fs_ctx *fs);
+/* An operation that failed because the connection `seen` was lost waits for the next one:
+ * resume(arg, 1) runs once the mount has another connection (at once if it already has, else on
+ * the reconnect thread), or resume(arg, 0) when none came within FS_PARK_SECONDS of the outage's
+ * start or the mount is ending. Returns -1 when it cannot wait (the outage is older than that, or
+ * the mount is ending: the caller then fails the operation itself). */
+#define FS_PARK_SECONDS 15.0
+int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int ok), void *arg);
 int reconnect_start(struct fs_ctx *fs);
 void reconnect_stop(struct fs_ctx *fs);
 

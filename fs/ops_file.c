@@ -18,6 +18,9 @@ struct fop {
   uint8_t key[16];
   int flags;
   int asked; /* the flags the application opened with (O_ACCMODE) */
+  smb3_client *conn; /* open: the connection it was sent on */
+  int again;         /* open: sent again after a lost connection already */
+  int parked_rc;
 };
 
 /* With the kernel's write-back cache the kernel reads pages of a file opened write-only to fill
@@ -127,12 +130,29 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
 /* ---- open ---- */
 static void open_go(int err, void *arg);
 
+static void open_resume(void *arg, int ok) {
+  struct fop *o = arg;
+  if (ok) open_go(0, o);
+  else fop_fail(o, o->parked_rc);
+}
+
+/* The open of an existing file can be sent again: on a lost connection, wait for the next one
+ * (once; see fs_park). */
+static int open_park(struct fop *o, int rc) {
+  if (!fs_conn_error(rc) || o->again) return 0;
+  reconnect_kick(o->fs);
+  o->again = 1;
+  o->parked_rc = rc;
+  return !fs_park(o->fs, o->conn, open_resume, o);
+}
+
 static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
   struct fop *o = arg;
   if (rc && retry_narrower(o, rc)) {
     open_go(0, o);
     return;
   }
+  if (rc && open_park(o, rc)) return;
   if (rc) {
     fop_fail(o, rc);
     return;
@@ -155,8 +175,9 @@ static void open_go(int err, void *arg) {
   (void)err; /* an earlier write error stays for that file's own fsync/close */
   struct fop *o = arg;
   uint32_t want = cache_lease_want(o->fs, o->flags);
-  int rc = smb3_open_lease_async(fs_conn(o->fs), o->path, o->flags, o->in->key, want, open_done, o);
-  if (rc) fop_fail(o, rc);
+  o->conn = fs_conn(o->fs);
+  int rc = smb3_open_lease_async(o->conn, o->path, o->flags, o->in->key, want, open_done, o);
+  if (rc && !open_park(o, rc)) fop_fail(o, rc);
 }
 
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {

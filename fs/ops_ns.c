@@ -40,6 +40,11 @@ struct nsop {
   int replace;
   int silly;
   double asked; /* entry operations: when the server was asked (inode_link) */
+  /* Asked again on a new connection if the one it was sent on is lost (see fs_park): */
+  void (*start)(struct nsop *); /* (re)sends it; NULL: never asked again */
+  smb3_client *conn;            /* the connection start() used */
+  int again;                    /* parked once already */
+  int parked_rc;
 };
 
 static struct nsop *nsop_new(fuse_req_t req) {
@@ -72,14 +77,37 @@ static void finish_err(struct nsop *o, int err) { /* err: positive errno or 0 */
   nsop_free(o);
 }
 
+static void finish_rc(struct nsop *o, int rc) { finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0); }
+
+static void resume(void *arg, int ok) {
+  struct nsop *o = arg;
+  if (ok) o->start(o);
+  else finish_rc(o, o->parked_rc);
+}
+
+/* A lost connection: wait for the next one and ask again, once, if the operation has a start()
+ * (each of those can be asked twice without harm). */
 static void finish_smb(struct nsop *o, int rc) {
-  if (fs_conn_error(rc)) reconnect_kick(o->fs);
-  finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0);
+  if (fs_conn_error(rc)) {
+    reconnect_kick(o->fs);
+    if (o->start && !o->again && o->conn) {
+      o->again = 1;
+      o->parked_rc = rc;
+      if (!fs_park(o->fs, o->conn, resume, o)) return;
+    }
+  }
+  finish_rc(o, rc);
 }
 
 /* Submission result: on failure the callback never runs, so finish here. */
 static void submitted(struct nsop *o, int rc) {
   if (rc) finish_smb(o, rc);
+}
+
+/* Run start(o) now and again on the next connection if this one is lost. */
+static void run(struct nsop *o, void (*start)(struct nsop *)) {
+  o->start = start;
+  start(o);
 }
 
 /* parent + name (+ its path) for an operation on a directory entry. */
@@ -123,9 +151,15 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
   nsop_free(o);
 }
 
+static void lookup_start(struct nsop *o) {
+  o->conn = fs_conn(o->fs);
+  o->asked = fs_now();
+  submitted(o, smb3_stat_async(o->conn, o->path, entry_done, o));
+}
+
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
-  if (o) submitted(o, smb3_stat_async(fs_conn(o->fs), o->path, entry_done, o));
+  if (o) run(o, lookup_start);
 }
 
 static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
@@ -179,7 +213,9 @@ static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
 /* Ask the server: through the open handle when there is one (works after unlink too). */
 static void stat_inode(struct nsop *o) {
   if (o->fh) {
-    submitted(o, smb3_fstat_async(fh_handle(o->fh), attr_done, o));
+    smb3_file *f = fh_handle(o->fh);
+    o->conn = smb3_file_client(f);
+    submitted(o, smb3_fstat_async(f, attr_done, o));
     return;
   }
   free(o->path);
@@ -188,7 +224,17 @@ static void stat_inode(struct nsop *o) {
     finish_err(o, ESTALE);
     return;
   }
-  submitted(o, smb3_stat_async(fs_conn(o->fs), o->path, attr_done, o));
+  o->conn = fs_conn(o->fs);
+  submitted(o, smb3_stat_async(o->conn, o->path, attr_done, o));
+}
+
+/* getattr asked again after a reconnect: by path, unless only the handle names the file (its
+ * reopen on the new connection may not have completed yet). */
+static void getattr_again(struct nsop *o) {
+  pthread_mutex_lock(&o->in->lock);
+  if (!o->in->unlinked) o->fh = NULL;
+  pthread_mutex_unlock(&o->in->lock);
+  stat_inode(o);
 }
 
 static void getattr_flushed(int err, void *arg) {
@@ -201,6 +247,7 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   if (!o) return;
   o->in = inode_get(o->fs, ino);
   o->fh = fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
+  o->start = getattr_again;
   pthread_mutex_lock(&o->in->lock);
   int dirty = wb_dirty(o->in);
   double now = fs_now();
@@ -488,10 +535,15 @@ static void statfs_done(int rc, const struct smb3_statvfs *sv, void *arg) {
   nsop_free(o);
 }
 
+static void statfs_start(struct nsop *o) {
+  o->conn = fs_conn(o->fs);
+  submitted(o, smb3_statvfs_async(o->conn, statfs_done, o));
+}
+
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
   (void)ino;
   struct nsop *o = nsop_new(req);
-  if (o) submitted(o, smb3_statvfs_async(fs_conn(o->fs), statfs_done, o));
+  if (o) run(o, statfs_start);
 }
 
 /* ---- the stats ioctl (smb3fs_ioctl.h) on the mount root ---- */

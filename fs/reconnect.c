@@ -4,7 +4,11 @@
  * client dead: every request on it fails at once. The reconnect thread notices (it looks once a
  * second, and at once when an operation reports a lost connection through reconnect_kick), logs on
  * again with the mount's options, and publishes the new client in fs->c; later operations use it.
- * Until then operations fail with the connection's error, never hang. What the old connection
+ * Meanwhile, operations that can simply be asked again (lookups, stat, statfs, directory listings,
+ * opens of existing files; any operation that never reached the wire) wait for the new connection
+ * (fs_park) and are sent again on it, as the kernel's cifs client does; if none comes within
+ * FS_PARK_SECONDS of the outage's start they fail with the connection's error, and so does every
+ * operation after that until the server is back. They never hang. What the old connection
  * held is gone with it: leases and oplocks (every inode forgets what it cached, so the next open
  * reads the server's data) and open handles: every file open here is opened again on the new
  * connection (same path, same access, never again O_CREAT/O_TRUNC) and its handle swapped in;
@@ -24,6 +28,14 @@
 
 #define RETIRED_MAX 4
 
+struct parked {
+  struct parked *next;
+  smb3_client *seen; /* the connection it failed on */
+  void (*resume)(void *arg, int ok);
+  void *arg;
+  double deadline;
+};
+
 struct reconn {
   pthread_t thread;
   pthread_mutex_t lock;
@@ -31,6 +43,8 @@ struct reconn {
   int stop, kick;
   smb3_client *retired[RETIRED_MAX];
   int nretired;
+  struct parked *parked; /* operations waiting for a new connection */
+  double lost_at;        /* when the current outage was first seen (0: none) */
 };
 
 smb3_client *fs_conn(struct fs_ctx *fs) { return __atomic_load_n(&fs->c, __ATOMIC_ACQUIRE); }
@@ -40,6 +54,75 @@ int fs_conn_error(int rc) { return rc == SMB3_ECLOSED || rc == SMB3_ETIMEDOUT ||
 void reconnect_kick(struct fs_ctx *fs) {
   struct reconn *r = fs->rc;
   if (r) fs_poke(&r->lock, &r->cv, &r->kick);
+}
+
+int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int ok), void *arg) {
+  struct reconn *r = fs->rc;
+  struct parked *p = r ? malloc(sizeof *p) : NULL;
+  if (!p) return -1;
+  double now = fs_now();
+  pthread_mutex_lock(&r->lock);
+  /* The wait is bounded per outage, not per operation: once the server has been away for
+   * FS_PARK_SECONDS, operations fail at once instead of each waiting in turn. */
+  if (!r->lost_at) r->lost_at = now;
+  *p = (struct parked){NULL, seen, resume, arg, r->lost_at + FS_PARK_SECONDS};
+  if (r->stop || now >= p->deadline) {
+    pthread_mutex_unlock(&r->lock);
+    free(p);
+    return -1;
+  }
+  /* The thread publishes a new client before it takes the list (under this lock): either it is
+   * already there, or this entry is on the list when the thread looks. */
+  if (fs_conn(fs) != seen) {
+    pthread_mutex_unlock(&r->lock);
+    free(p);
+    resume(arg, 1);
+    return 0;
+  }
+  p->next = r->parked;
+  r->parked = p;
+  r->kick = 1;
+  pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&r->lock);
+  return 0;
+}
+
+/* Lock held: unlink the entries to resume now: all (all = 1), those whose connection is no longer
+ * the current one or is alive after all (a timeout that did not end it), or those past their
+ * deadline (ok = 0). Returned in the order they were parked. */
+static struct parked *take_parked(struct fs_ctx *fs, struct reconn *r, int all, int ok) {
+  smb3_client *cur = fs_conn(fs);
+  int cur_alive = !smb3_connection_lost(cur);
+  double now = fs_now();
+  struct parked *out = NULL, **pp = &r->parked;
+  while (*pp) {
+    struct parked *p = *pp;
+    int take = all || (ok ? (p->seen != cur || cur_alive) : now >= p->deadline);
+    if (take) {
+      *pp = p->next;
+      p->next = out;
+      out = p;
+    } else {
+      pp = &p->next;
+    }
+  }
+  return out;
+}
+
+static void resume_all(struct parked *p, int ok) {
+  while (p) {
+    struct parked *next = p->next;
+    p->resume(p->arg, ok);
+    free(p);
+    p = next;
+  }
+}
+
+/* Lock held: the earliest deadline of a parked operation, or `t` if none is earlier. */
+static double next_deadline(const struct reconn *r, double t) {
+  for (const struct parked *p = r->parked; p; p = p->next)
+    if (p->deadline < t) t = p->deadline;
+  return t;
 }
 
 /* The new connection has none of the old one's leases: nothing cached may be trusted. */
@@ -86,15 +169,24 @@ static void *reconnect_main(void *arg) {
   int failing = 0;
   pthread_mutex_lock(&r->lock);
   for (;;) {
-    wait_until(r, fs_now() + (failing ? backoff : 1.0));
+    wait_until(r, next_deadline(r, fs_now() + (failing ? backoff : 1.0)));
     if (r->stop) break;
     r->kick = 0;
+    struct parked *go = take_parked(fs, r, 0, 1), *expired = take_parked(fs, r, 0, 0);
+    if (go || expired) { /* unlocked: they submit requests or reply */
+      pthread_mutex_unlock(&r->lock);
+      resume_all(go, 1);
+      resume_all(expired, 0);
+      pthread_mutex_lock(&r->lock);
+    }
     smb3_client *old = fs_conn(fs);
     if (!smb3_connection_lost(old)) {
       failing = 0;
       backoff = 1.0;
+      r->lost_at = 0;
       continue;
     }
+    if (!r->lost_at) r->lost_at = fs_now();
     pthread_mutex_unlock(&r->lock);
     char err[512] = "";
     smb3_client *nc = NULL;
@@ -123,10 +215,17 @@ static void *reconnect_main(void *arg) {
     retire(r, old); /* r->retired: this thread's own until it is joined */
     syslog(LOG_NOTICE, "smb3fs: reconnected to %s", fs->o.host ? fs->o.host : "the server");
     pthread_mutex_lock(&r->lock);
+    r->lost_at = 0;
+    struct parked *waiting = take_parked(fs, r, 0, 1);
+    pthread_mutex_unlock(&r->lock);
+    resume_all(waiting, 1); /* sent again on the new connection */
+    pthread_mutex_lock(&r->lock);
     failing = 0;
     backoff = 1.0;
   }
+  struct parked *left = take_parked(fs, r, 1, 0);
   pthread_mutex_unlock(&r->lock);
+  resume_all(left, 0); /* the mount is ending */
   return NULL;
 }
 

@@ -250,6 +250,8 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
 int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
                           smb3_open_cb cb, void *arg);
 uint32_t smb3_file_lease(const smb3_file *f);
+/* The client (connection) a handle belongs to. */
+smb3_client *smb3_file_client(const smb3_file *f);
 typedef void (*smb3_break_cb)(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);
 void smb3_set_break_handler(smb3_client *c, smb3_break_cb cb, void *arg);
 int smb3_lease_ack_async(smb3_client *c, const uint8_t key[16], uint32_t state, smb3_done_cb cb, void *arg);

@@ -312,6 +312,7 @@ int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uin
 }
 
 uint32_t smb3_file_lease(const smb3_file *f) { return f ? f->lease : 0; }
+smb3_client *smb3_file_client(const smb3_file *f) { return f ? f->c : NULL; }
 
 static int handle_async(smb3_file *f, enum pathop_kind kind, smb3_done_cb cb, void *arg, struct pathop **out) {
   if (!f) return SMB3_EBADF;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reconnect: the smbd process serving the mount is killed (as when a server restarts or a
-# connection resets). Operations during the outage fail with an error and do not hang; the mount
+# connection resets). Operations during the outage do not hang: those that can be asked twice
+# (stat, listing, statfs, open) wait for the new connection, the others fail with an error; the mount
 # connects again by itself and later operations work; nothing cached over the old connection is
 # trusted (a file changed on the server meanwhile is read anew); a file open across the loss is
 # reopened and reads the server's new data (errors until then, never stale bytes), and write-back
@@ -106,9 +107,71 @@ for round in 1 2 3 4; do
   expect "size through the mount after round $round" "$(stat -c %s "$M/big")" 268435456
 done
 
+# Operations that can be asked twice, sent just after a loss: they wait for the new connection
+# and succeed (the server is back at once), as on the kernel's cifs client. Fresh names, so that
+# nothing is answered from a cache.
+mkdir "$D/dir5"; printf 'in dir5\n' >"$D/dir5/x"; printf 'five\n' >"$D/p5"; printf 'seven\n' >"$D/p7"
+chmod -R a+rwX "$D/dir5" "$D/p5" "$D/p7"
+op_after_loss() { # NAME EXPECTED COMMAND...
+  local name=$1 want=$2; shift 2
+  kill_conn >/dev/null || { bad "$name: no connection to kill"; return; }
+  local got rc=0
+  got=$("$@" 2>"$WORK/op.err") || rc=$?
+  if [ "$rc" -eq 0 ] && [ "$got" = "$want" ]; then ok "$name just after a loss"
+  else bad "$name just after a loss: exit $rc, got '$got' ($(head -c 200 "$WORK/op.err")), expected '$want'"; fi
+  n=$((n + 1)); check "reconnected after: $name" wait_reconnect $n
+}
+op_after_loss "stat" 5 stat -c %s "$M/p5"
+stat "$M/dir5" >/dev/null # the directory's entry stays cached (actimeo): the listing itself is asked after the loss
+op_after_loss "listing" x ls "$M/dir5"
+op_after_loss "statfs" ok sh -c "stat -f '$M' >/dev/null && echo ok"
+op_after_loss "open and read" seven cat "$M/p7"
+
 # A second loss, while idle: found by the thread's own look, without an operation failing first.
 check "the connection is killed again" kill_conn
 n=$((n + 1)); check "the mount reconnects again" wait_reconnect $n
 expect "read after the second reconnect" "$(cat "$M/g")" "written after"
 fs_umount "$M"
+
+# A long outage: the mount reaches the server through netsim, which is stopped. An operation
+# waits for a new connection at most 15 s from the outage's start and then fails; the next one
+# fails at once (no wait per operation while the server stays away); once the server is reachable
+# again the mount reconnects by itself.
+NETSIM=${BUILD_DIR:-}/tools/netsim
+start_netsim() { # PORT: 0 = any; sets NS_PID and NS_PORT
+  : >"$WORK/ns.out"
+  "$NETSIM" --quiet --listen "127.0.0.1:$1" --to "127.0.0.1:$SMB3_TEST_PORT" >"$WORK/ns.out" 2>&1 &
+  NS_PID=$!
+  for _ in $(seq 100); do grep -q listening "$WORK/ns.out" && break; sleep 0.05; done
+  NS_PORT=$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$WORK/ns.out")
+  [ -n "$NS_PORT" ]
+}
+elapsed() { "$PYTHON" - "$@" <<'PY'
+import subprocess, sys, time
+t = time.monotonic()
+rc = subprocess.run(sys.argv[1:], capture_output=True).returncode
+print("%d %.1f" % (rc, time.monotonic() - t))
+PY
+}
+if [ -x "$NETSIM" ] && start_netsim 0; then
+  mount_into N "port=$NS_PORT"
+  printf 'q\n' >"$D/q1"
+  kill "$NS_PID"; wait "$NS_PID" 2>/dev/null
+  read -r rc secs <<<"$(elapsed stat "$N/q1")"
+  if [ "$rc" -ne 0 ] && "$PYTHON" -c "import sys; sys.exit(not 10 <= $secs <= 30)"; then
+    ok "server away: the first operation waits for it, then fails ($secs s)"
+  else bad "server away: first operation: exit $rc after $secs s (expected a failure after 10-30 s)"; fi
+  read -r rc secs <<<"$(elapsed stat "$N/q2")"
+  if [ "$rc" -ne 0 ] && "$PYTHON" -c "import sys; sys.exit(not $secs < 5)"; then
+    ok "server still away: the next operation fails at once ($secs s)"
+  else bad "server still away: next operation: exit $rc after $secs s (expected a failure within 5 s)"; fi
+  check "netsim back on the same port" start_netsim "$NS_PORT"
+  reconnected() { for _ in $(seq 300); do [ "$(stats "$N" reconnects)" -ge 1 ] && return 0; sleep 0.1; done; return 1; }
+  check "the mount reconnects once the server is reachable" reconnected
+  expect "stat after the long outage" "$(stat -c %s "$N/q1")" 2
+  kill "$NS_PID" 2>/dev/null
+  fs_umount "$N"
+else
+  bad "netsim could not be started ($NETSIM): $(cat "$WORK/ns.out" 2>/dev/null)"
+fi
 finish
