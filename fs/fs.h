@@ -210,6 +210,8 @@ struct fs_file {
   int released;        /* release began: a reopen that completes now closes what it got */
   smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
   int nstale;
+  int reopening;       /* a reopen on the new connection is in flight */
+  struct fh_waiter *reopen_waiters; /* fh_when_current() callers waiting for it */
   /* guarded by fs->files_lock */
   struct fs_file *file_next, *file_prev;
 };
@@ -217,6 +219,9 @@ struct fs_file {
 static inline smb3_file *fh_handle(struct fs_file *fh) { return __atomic_load_n(&fh->f, __ATOMIC_ACQUIRE); }
 /* After a reconnect (reconnect thread): reopen every open file on the new connection. */
 void files_reopen(struct fs_ctx *fs);
+/* fn(arg, ok) once fh's handle is one of the current connection: at once, or when its reopen
+ * completes; ok = 0 if it is not and will not be (the reopen failed or none was possible). */
+void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg);
 
 /* readahead.c */
 void ra_init(struct fs_file *fh);

@@ -402,6 +402,50 @@ struct reopen {
   char *path;
 };
 
+struct fh_waiter {
+  struct fh_waiter *next;
+  void (*fn)(void *arg, int ok);
+  void *arg;
+};
+
+static int fh_current(struct fs_file *fh) { return smb3_file_client(fh_handle(fh)) == fs_conn(fh->fs); }
+
+void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg) {
+  struct fh_waiter *w = malloc(sizeof *w);
+  pthread_mutex_lock(&fh->in->lock);
+  if (fh->reopening && w) {
+    *w = (struct fh_waiter){fh->reopen_waiters, fn, arg};
+    fh->reopen_waiters = w;
+    pthread_mutex_unlock(&fh->in->lock);
+    return;
+  }
+  pthread_mutex_unlock(&fh->in->lock);
+  free(w);
+  fn(arg, fh_current(fh));
+}
+
+/* The reopen of fh ended (in->lock not held): wake what waited for it, in arrival order. */
+static void reopen_ended(struct fs_file *fh) {
+  pthread_mutex_lock(&fh->in->lock);
+  fh->reopening = 0;
+  struct fh_waiter *w = fh->reopen_waiters, *rev = NULL;
+  fh->reopen_waiters = NULL;
+  pthread_mutex_unlock(&fh->in->lock);
+  while (w) {
+    struct fh_waiter *next = w->next;
+    w->next = rev;
+    rev = w;
+    w = next;
+  }
+  int ok = fh_current(fh);
+  while (rev) {
+    struct fh_waiter *next = rev->next;
+    rev->fn(rev->arg, ok);
+    free(rev);
+    rev = next;
+  }
+}
+
 static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
   (void)st;
   struct reopen *r = arg;
@@ -425,6 +469,7 @@ static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg
       close_quietly(f);
   }
   /* else: gone or not ours any more (deleted, renamed, access changed): it stays broken */
+  reopen_ended(fh);
   file_put(fh);
 }
 
@@ -438,6 +483,7 @@ void files_reopen(struct fs_ctx *fs) {
     pthread_mutex_lock(&fh->in->lock);
     if (!fh->released && fh->refs > 0) { /* refs 0: being freed (file_put unlinks it next) */
       fh->refs++;
+      fh->reopening = 1;
       all[k++] = fh;
     }
     pthread_mutex_unlock(&fh->in->lock);
@@ -458,6 +504,7 @@ void files_reopen(struct fs_ctx *fs) {
     if (rc) {
       if (r) free(r->path);
       free(r);
+      reopen_ended(fh);
       file_put(fh);
     }
   }

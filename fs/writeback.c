@@ -16,7 +16,11 @@
  * back until completions bring it down, which stalls the writer instead of growing memory.
  *
  * Errors: the first failed wire WRITE is kept in wb.err and returned by the next write, fsync
- * or flush (close) of the file, like the kernel's writeback errors; it is never dropped. */
+ * or flush (close) of the file, like the kernel's writeback errors; it is never dropped. A WRITE
+ * that failed because the connection was lost is not an error yet: it stays in flight, waits for
+ * the new connection (fs_park) and for its file's reopened handle (fh_when_current), and is sent
+ * again through that (a WRITE puts the same bytes at the same place, so sending it twice is
+ * harmless); only if that fails too is it reported. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +31,10 @@ struct wb_chunk {
   struct wb_chunk *next;      /* in wb.wire or wb.blocked */
   struct wb_chunk *send_next; /* a local list of chunks to submit once the lock is dropped */
   struct fs_ctx *fs;
-  struct fs_inode *in; /* referenced while the chunk exists */
-  smb3_file *f;        /* the handle the data came through; its release flushes first */
+  struct fs_inode *in;  /* referenced while the chunk exists */
+  struct fs_file *fh;   /* the file the data came through; its release flushes first */
+  smb3_client *conn;    /* the connection of the handle it was last sent through */
+  int again, parked_rc; /* sent again after a lost connection already; the error then */
   uint8_t *buf;
   size_t len, cap;
   uint64_t off;
@@ -118,6 +124,27 @@ static void unblock(struct fs_inode *in, struct wb_chunk **send) {
 
 static void chunk_done(int64_t result, void *arg);
 
+/* Through the file's current handle (a reconnect may have swapped it since the chunk began). */
+static void chunk_send(struct wb_chunk *c) {
+  smb3_file *f = fh_handle(c->fh);
+  c->conn = smb3_file_client(f);
+  atomic_fetch_add(&c->fs->ctr.wb_wire_writes, 1);
+  int rc = smb3_pwrite_async(f, c->buf, c->len, c->off, chunk_done, c);
+  if (rc) chunk_done(rc, c);
+}
+
+static void chunk_reopened(void *arg, int ok) {
+  struct wb_chunk *c = arg;
+  if (ok) chunk_send(c);
+  else chunk_done(c->parked_rc, c);
+}
+
+static void chunk_resume(void *arg, int ok) {
+  struct wb_chunk *c = arg;
+  if (ok) fh_when_current(c->fh, chunk_reopened, c);
+  else chunk_done(c->parked_rc, c);
+}
+
 static void send_all(struct wb_chunk *send) {
   struct wb_chunk *rev = NULL; /* built by prepending: restore the file order */
   while (send) {
@@ -130,9 +157,7 @@ static void send_all(struct wb_chunk *send) {
   while (send) {
     struct wb_chunk *c = send;
     send = c->send_next;
-    atomic_fetch_add(&c->fs->ctr.wb_wire_writes, 1);
-    int rc = smb3_pwrite_async(c->f, c->buf, c->len, c->off, chunk_done, c);
-    if (rc) chunk_done(rc, c);
+    chunk_send(c);
   }
 }
 
@@ -199,6 +224,14 @@ static void chunk_done(int64_t result, void *arg) {
   struct fs_inode *in = c->in;
   struct fs_ctx *fs = c->fs;
   struct wb_chunk *send = NULL;
+  if (result < 0 && fs_conn_error((int)result)) {
+    reconnect_kick(fs);
+    if (!c->again) { /* still in flight (and on the wire list) while it waits */
+      c->again = 1;
+      c->parked_rc = (int)result;
+      if (!fs_park(fs, c->conn, chunk_resume, c)) return;
+    }
+  }
   pthread_mutex_lock(&in->lock);
   struct wb_state *w = &in->wb;
   remove_chunk(&w->wire, c);
@@ -224,7 +257,7 @@ static struct wb_chunk *chunk_new(struct fs_file *fh, uint64_t off) {
   if (!c) return NULL;
   c->fs = fh->fs;
   c->in = fh->in;
-  c->f = fh_handle(fh);
+  c->fh = fh;
   c->off = off;
   inode_ref(fh->fs, fh->in);
   return c;
