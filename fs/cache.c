@@ -22,6 +22,7 @@ struct brk {
   uint8_t key[16];
   uint32_t state;
   int ack;
+  uint64_t inval_nodeid; /* not a break: only drop the kernel's pages of this inode */
 };
 
 struct notifier {
@@ -101,6 +102,11 @@ static void ack_done(int rc, void *arg) {
 }
 
 static void handle_break(struct fs_ctx *fs, const struct brk *b) {
+  if (b->inval_nodeid) {
+    if (fs->se) fuse_lowlevel_notify_inval_inode(fs->se, b->inval_nodeid, 0, 0);
+    atomic_fetch_add(&fs->ctr.invalidations, 1);
+    return;
+  }
   atomic_fetch_add(&fs->ctr.lease_breaks, 1);
   struct fs_inode *in = inode_by_key(fs, b->key);
   if (in) {
@@ -145,6 +151,14 @@ static void *notifier_main(void *arg) {
   return NULL;
 }
 
+static void enqueue(struct notifier *n, struct brk *b) {
+  pthread_mutex_lock(&n->lock);
+  *n->tail = b;
+  n->tail = &b->next;
+  pthread_cond_signal(&n->cv);
+  pthread_mutex_unlock(&n->lock);
+}
+
 /* Runs on the I/O thread: queue and return. */
 void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg) {
   struct fs_ctx *fs = arg;
@@ -158,11 +172,15 @@ void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required,
   memcpy(b->key, key, 16);
   b->state = new_state;
   b->ack = ack_required;
-  pthread_mutex_lock(&n->lock);
-  *n->tail = b;
-  n->tail = &b->next;
-  pthread_cond_signal(&n->cv);
-  pthread_mutex_unlock(&n->lock);
+  enqueue(n, b);
+}
+
+void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid) {
+  struct notifier *n = fs->nt;
+  struct brk *b = n ? calloc(1, sizeof *b) : NULL;
+  if (!b) return; /* the pages stay: the next open of the file is not kept cached (cached_valid) */
+  b->inval_nodeid = nodeid;
+  enqueue(n, b);
 }
 
 int notifier_start(struct fs_ctx *fs) {

@@ -217,8 +217,12 @@ struct fs_file {
 };
 /* The file's current server handle (may belong to a lost connection until reopened). */
 static inline smb3_file *fh_handle(struct fs_file *fh) { return __atomic_load_n(&fh->f, __ATOMIC_ACQUIRE); }
-/* After a reconnect (reconnect thread): reopen every open file on the new connection. */
-void files_reopen(struct fs_ctx *fs);
+/* After a reconnect (reconnect thread): every open file is marked as being reopened (before the
+ * new connection is published, so that nothing sees a file between the two), then opened again
+ * on the new connection. */
+struct reopen_list;
+struct reopen_list *files_reopen_prepare(struct fs_ctx *fs);
+void files_reopen(struct fs_ctx *fs, struct reopen_list *l);
 /* fn(arg, ok) once fh's handle is one of the current connection: at once, or when its reopen
  * completes; ok = 0 if it is not and will not be (the reopen failed or none was possible). */
 void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg);
@@ -268,6 +272,9 @@ void reconnect_stop(struct fs_ctx *fs);
 int notifier_start(struct fs_ctx *fs);
 void notifier_stop(struct fs_ctx *fs);
 void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);
+/* Drop the kernel's pages of an inode, later, on the notifier thread (an invalidation can wait for
+ * reads in progress, which must not wait for the caller). */
+void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid);
 void cache_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);
 uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
 /* Decide direct_io / keep_cache for a new open (caller holds in->lock). */

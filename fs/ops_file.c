@@ -473,24 +473,32 @@ static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg
   file_put(fh);
 }
 
-void files_reopen(struct fs_ctx *fs) {
+struct reopen_list {
+  size_t n;
+  struct fs_file *fh[];
+};
+
+struct reopen_list *files_reopen_prepare(struct fs_ctx *fs) {
   pthread_mutex_lock(&fs->files_lock);
   size_t n = 0;
   for (struct fs_file *fh = fs->files; fh; fh = fh->file_next) n++;
-  struct fs_file **all = n ? calloc(n, sizeof *all) : NULL;
-  size_t k = 0;
-  for (struct fs_file *fh = fs->files; all && fh; fh = fh->file_next) {
+  struct reopen_list *l = calloc(1, sizeof *l + (n ? n : 1) * sizeof l->fh[0]);
+  for (struct fs_file *fh = fs->files; l && fh; fh = fh->file_next) {
     pthread_mutex_lock(&fh->in->lock);
     if (!fh->released && fh->refs > 0) { /* refs 0: being freed (file_put unlinks it next) */
       fh->refs++;
       fh->reopening = 1;
-      all[k++] = fh;
+      l->fh[l->n++] = fh;
     }
     pthread_mutex_unlock(&fh->in->lock);
   }
   pthread_mutex_unlock(&fs->files_lock);
-  for (size_t i = 0; i < k; i++) {
-    struct fs_file *fh = all[i];
+  return l;
+}
+
+void files_reopen(struct fs_ctx *fs, struct reopen_list *l) {
+  for (size_t i = 0; l && i < l->n; i++) {
+    struct fs_file *fh = l->fh[i];
     struct reopen *r = calloc(1, sizeof *r);
     if (r) {
       r->fh = fh;
@@ -508,7 +516,7 @@ void files_reopen(struct fs_ctx *fs) {
       file_put(fh);
     }
   }
-  free(all);
+  free(l);
 }
 
 static void release_flushed(int err, void *arg) {

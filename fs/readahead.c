@@ -10,7 +10,11 @@
  * Buffers are reference counted: the list holds one reference, a wire READ in flight one (the
  * buffer must live until its callback), and every FUSE read waiting for it one. Coherence with
  * local writes: reads first flush the inode's write-back, and buffers read before the inode's
- * data generation changed (write, truncate, lease break) are dropped. */
+ * data generation changed (write, truncate, lease break) are dropped.
+ *
+ * A FUSE read whose data could not come because the connection was lost is not answered with the
+ * error at once: it waits for the new connection (fs_park) and the file's reopened handle
+ * (fh_when_current) and is done again from the start (once). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,7 @@
 struct ra_buf {
   struct ra_buf *next;
   struct fs_file *fh;
+  smb3_client *conn; /* of the handle its READ went through */
   int refs;
   int done;
   int64_t result; /* bytes read (short = end of file) or SMB3_E* */
@@ -41,6 +46,7 @@ struct ra_wait {
   fuse_req_t req;
   uint64_t off;
   size_t size;
+  int again; /* done again after a lost connection already */
   int n;
   struct ra_buf *bufs[];
 };
@@ -87,7 +93,65 @@ static void drop_all(struct ra_state *ra) {
 /* ---- answering a FUSE read from buffers (ra->lock held) ---- */
 static uint64_t known_eof(const struct ra_state *ra);
 
-static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs, int n) {
+/* A FUSE read to do again (after a flush, or after a lost connection). */
+struct ra_retry {
+  struct ra_retry *next;
+  struct fs_file *fh;
+  fuse_req_t req;
+  size_t size;
+  uint64_t off;
+  int again;
+  int rc;            /* the lost connection's error, answered if no new one comes */
+  smb3_client *conn; /* the lost connection */
+};
+
+static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off, int again);
+
+static void retry_reopened(void *arg, int ok) {
+  struct ra_retry *r = arg;
+  if (ok) ra_read_again(r->fh, r->req, r->size, r->off, 1);
+  else fuse_reply_err(r->req, smb3_err_to_errno(r->rc));
+  free(r);
+}
+
+static void retry_resume(void *arg, int ok) {
+  struct ra_retry *r = arg;
+  if (ok) {
+    fh_when_current(r->fh, retry_reopened, r);
+    return;
+  }
+  fuse_reply_err(r->req, smb3_err_to_errno(r->rc));
+  free(r);
+}
+
+/* No lock held: park each read of the list until the connection is back (see the top). */
+static void park_reads(struct ra_retry *list) {
+  while (list) {
+    struct ra_retry *r = list;
+    list = r->next;
+    reconnect_kick(r->fh->fs);
+    if (fs_park(r->fh->fs, r->conn, retry_resume, r)) {
+      fuse_reply_err(r->req, smb3_err_to_errno(r->rc));
+      free(r);
+    }
+  }
+}
+
+/* Queue the read to be done again once the lost connection conn has a successor: 1 if queued
+ * (the caller answers nothing), 0 if it must answer rc itself. */
+static int want_again(struct ra_retry **list, struct fs_file *fh, fuse_req_t req, uint64_t off, size_t size,
+                      int again, int rc, smb3_client *conn) {
+  if (again || !fs_conn_error(rc) || !conn) return 0;
+  struct ra_retry *r = malloc(sizeof *r);
+  if (!r) return 0;
+  *r = (struct ra_retry){*list, fh, req, size, off, 1, rc, conn};
+  *list = r;
+  return 1;
+}
+
+/* Answer req from bufs, or queue it on *retry (see want_again). */
+static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs, int n,
+                  int again, struct ra_retry **retry) {
   struct iovec iov_small[8], *iov = n <= 8 ? iov_small : malloc(sizeof *iov * (size_t)n);
   if (!iov) {
     fuse_reply_err(req, ENOMEM);
@@ -99,7 +163,8 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
     struct ra_buf *b = bufs[i];
     if (b->result < 0) {
       if (iov != iov_small) free(iov);
-      fuse_reply_err(req, smb3_err_to_errno((int)b->result));
+      if (!want_again(retry, b->fh, req, off, size, again, (int)b->result, b->conn))
+        fuse_reply_err(req, smb3_err_to_errno((int)b->result));
       return;
     }
     uint64_t bend = b->off + (uint64_t)b->result;
@@ -135,7 +200,7 @@ static void release_wait(struct ra_wait *w) {
 }
 
 /* Serve every waiter whose buffers have all arrived, in arrival order. */
-static void serve_waiters(struct ra_state *ra) {
+static void serve_waiters(struct ra_state *ra, struct ra_retry **retry) {
   for (struct ra_wait **pp = &ra->waiters; *pp;) {
     struct ra_wait *w = *pp;
     if (!all_done(w)) {
@@ -143,7 +208,7 @@ static void serve_waiters(struct ra_state *ra) {
       continue;
     }
     *pp = w->next;
-    serve(ra, w->req, w->off, w->size, w->bufs, w->n);
+    serve(ra, w->req, w->off, w->size, w->bufs, w->n, w->again, retry);
     release_wait(w);
   }
 }
@@ -158,10 +223,12 @@ static void buf_done(int64_t result, void *arg) {
   b->result = result;
   if (result < 0) prune_failed(ra); /* the next read retries from here */
   ra->inflight--;
-  serve_waiters(ra);
+  struct ra_retry *retry = NULL;
+  serve_waiters(ra, &retry);
   void (*drained)(struct fs_file *) = ra->inflight ? NULL : ra->drained;
   buf_unref(b);
   pthread_mutex_unlock(&ra->lock);
+  park_reads(retry);
   if (drained) drained(fh);
 }
 
@@ -183,7 +250,9 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off) {
   *pp = b;
   ra->inflight++;
   atomic_fetch_add(&fh->fs->ctr.ra_wire_reads, 1);
-  int rc = smb3_pread_async(fh_handle(fh), b->data, b->len, off, buf_done, b);
+  smb3_file *f = fh_handle(fh);
+  b->conn = smb3_file_client(f);
+  int rc = smb3_pread_async(f, b->data, b->len, off, buf_done, b);
   if (rc) { /* the callback will not run: finish here */
     b->done = 1;
     b->result = rc;
@@ -269,6 +338,10 @@ struct direct_piece {
 
 struct direct {
   fuse_req_t req;
+  struct fs_file *fh;
+  uint64_t off;
+  int again;         /* done again after a lost connection already */
+  smb3_client *conn; /* of the handle its READs went through */
   pthread_mutex_t lock;
   int pending;
   int err;
@@ -290,7 +363,10 @@ static void direct_piece_end(struct direct *d, size_t at, size_t len, int64_t re
   int last = --d->pending == 0;
   pthread_mutex_unlock(&d->lock);
   if (!last) return;
-  if (d->err)
+  struct ra_retry *retry = NULL;
+  if (d->err && want_again(&retry, d->fh, d->req, d->off, d->size, d->again, d->err, d->conn))
+    park_reads(retry);
+  else if (d->err)
     fuse_reply_err(d->req, smb3_err_to_errno(d->err));
   else
     fuse_reply_buf(d->req, (const char *)d->data, d->short_seen ? d->good : d->size);
@@ -304,7 +380,7 @@ static void direct_done(int64_t result, void *arg) {
   direct_piece_end(p->d, p->at, p->len, result);
 }
 
-static void direct_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
+static void direct_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off, int again) {
   struct fs_ctx *fs = fh->fs;
   size_t npieces = size ? (size + fs->rsize - 1) / fs->rsize : 0;
   struct direct *d = calloc(1, sizeof *d + size);
@@ -316,6 +392,11 @@ static void direct_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_
   }
   d->req = req;
   d->size = size;
+  d->fh = fh;
+  d->off = off;
+  d->again = again;
+  smb3_file *f = fh_handle(fh);
+  d->conn = smb3_file_client(f);
   pthread_mutex_init(&d->lock, NULL);
   d->pending = (int)npieces + 1; /* +1 is ours: nothing completes d while we are submitting */
   for (size_t i = 0; i < npieces; i++) {
@@ -324,30 +405,25 @@ static void direct_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_
     p->at = i * fs->rsize;
     p->len = size - p->at < fs->rsize ? size - p->at : fs->rsize;
     atomic_fetch_add(&fs->ctr.direct_reads, 1);
-    int rc = smb3_pread_async(fh_handle(fh), d->data + p->at, p->len, off + p->at, direct_done, p);
+    int rc = smb3_pread_async(f, d->data + p->at, p->len, off + p->at, direct_done, p);
     if (rc) direct_piece_end(d, p->at, p->len, rc);
   }
   direct_piece_end(d, 0, 0, 0);
 }
 
 /* ---- the FUSE read ---- */
-struct ra_retry {
-  struct fs_file *fh;
-  fuse_req_t req;
-  size_t size;
-  uint64_t off;
-};
-
 static void after_flush(int err, void *arg) {
   struct ra_retry *r = arg;
   if (err) /* the data could not reach the server: say so rather than read stale bytes */
     fuse_reply_err(r->req, -err);
   else
-    ra_read(r->fh, r->req, r->size, r->off);
+    ra_read_again(r->fh, r->req, r->size, r->off, r->again);
   free(r);
 }
 
-void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
+void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) { ra_read_again(fh, req, size, off, 0); }
+
+static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off, int again) {
   struct fs_inode *in = fh->in;
   pthread_mutex_lock(&in->lock);
   int dirty = wb_dirty(in);
@@ -360,7 +436,7 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
       fuse_reply_err(req, ENOMEM);
       return;
     }
-    *r = (struct ra_retry){fh, req, size, off};
+    *r = (struct ra_retry){NULL, fh, req, size, off, again, 0, NULL};
     wb_flush(fh->fs, in, 0, after_flush, r);
     return;
   }
@@ -391,7 +467,7 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
     if (!sequential) {
       pthread_mutex_unlock(&ra->lock);
       atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
-      direct_read(fh, req, size, off);
+      direct_read(fh, req, size, off, again);
       return;
     }
     drop_all(ra); /* a new stream starts here (at the start of the file for the first reads) */
@@ -406,10 +482,15 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
     fuse_reply_err(req, ENOMEM);
     return;
   }
+  w->again = again;
   if (all_done(w)) {
     atomic_fetch_add(&fh->fs->ctr.ra_hits, 1);
-    serve(ra, req, off, size, w->bufs, w->n);
+    struct ra_retry *retry = NULL;
+    serve(ra, req, off, size, w->bufs, w->n, again, &retry);
     release_wait(w);
+    pthread_mutex_unlock(&ra->lock);
+    park_reads(retry);
+    return;
   } else {
     atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
     struct ra_wait **pp = &ra->waiters;

@@ -136,12 +136,10 @@ static void forget_cache(struct fs_inode *in, void *arg) {
   in->attr_expiry = 0;
   in->attr_lookup = 0;
   pthread_mutex_unlock(&in->lock);
-  /* Pages read over the old connection: gone, so that a file still open here is read anew (from
-   * its handle of the lost connection: an error, not old data). Here, not on a FUSE worker. */
-  if (cached && fs->se && fs->cache == SMB3_CACHE_STRICT) {
-    fuse_lowlevel_notify_inval_inode(fs->se, in->nodeid, 0, 0);
-    atomic_fetch_add(&fs->ctr.invalidations, 1);
-  }
+  /* Pages read over the old connection: gone, so that a file still open here is read anew. By
+   * the notifier, not here: an invalidation waits for the pages of reads in progress, and reads
+   * that failed with the connection wait for this thread to send them again. */
+  if (cached && fs->cache == SMB3_CACHE_STRICT) cache_invalidate_later(fs, in->nodeid);
 }
 
 static void retire(struct reconn *r, smb3_client *old) {
@@ -208,10 +206,11 @@ static void *reconnect_main(void *arg) {
     pthread_mutex_unlock(&r->lock);
     smb3_set_break_handler(nc, cache_break_cb, fs);
     smb3_set_break_handler(old, NULL, NULL);
+    struct reopen_list *reopen = files_reopen_prepare(fs);
     __atomic_store_n(&fs->c, nc, __ATOMIC_RELEASE);
     atomic_fetch_add(&fs->ctr.reconnects, 1);
     itab_each(fs, forget_cache, fs);
-    files_reopen(fs); /* asynchronous: their handles are swapped in as the opens complete */
+    files_reopen(fs, reopen); /* asynchronous: their handles are swapped in as the opens complete */
     retire(r, old); /* r->retired: this thread's own until it is joined */
     syslog(LOG_NOTICE, "smb3fs: reconnected to %s", fs->o.host ? fs->o.host : "the server");
     pthread_mutex_lock(&r->lock);
