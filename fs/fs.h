@@ -107,6 +107,7 @@ struct fs_inode {
   double attr_expiry;       /* monotonic seconds; 0 = invalid */
   double attr_lookup;       /* when a LOOKUP reply carried them (one GETATTR may use them); 0 = no */
   int nopen;                /* open files */
+  int opening;              /* opens of this inode in flight (ops_file.c) */
   int unlinked;             /* renamed to a hidden name and delete-pending (ops_ns.c) */
   uint32_t lease;           /* SMB3_LEASE_* currently held by the key */
   uint8_t key[16];          /* lease key, shared by every open of this inode */
@@ -210,7 +211,7 @@ struct fs_file {
   int released;        /* release began: a reopen that completes now closes what it got */
   smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
   int nstale;
-  int reopening;       /* a reopen on the new connection is in flight */
+  int reopening;       /* reopens in flight (two losses close together: two) */
   struct fh_waiter *reopen_waiters; /* fh_when_current() callers waiting for it */
   /* guarded by fs->files_lock */
   struct fs_file *file_next, *file_prev;
@@ -226,6 +227,9 @@ void files_reopen(struct fs_ctx *fs, struct reopen_list *l);
 /* fn(arg, ok) once fh's handle is one of the current connection: at once, or when its reopen
  * completes; ok = 0 if it is not and will not be (the reopen failed or none was possible). */
 void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg);
+/* Drop a reference to fh taken as fh->refs++ under fh->in->lock (write-back extents hold one);
+ * without that lock held. */
+void fh_unref(struct fs_file *fh);
 
 /* readahead.c */
 void ra_init(struct fs_file *fh);
@@ -267,7 +271,9 @@ void reconnect_kick(struct fs_ctx *fs);
 #define FS_PARK_SECONDS 15.0
 int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int ok), void *arg);
 int reconnect_start(struct fs_ctx *fs);
+/* Stops the thread (fs_park refuses from then on); reconnect_free once fs->c is disconnected. */
 void reconnect_stop(struct fs_ctx *fs);
+void reconnect_free(struct fs_ctx *fs);
 
 int notifier_start(struct fs_ctx *fs);
 void notifier_stop(struct fs_ctx *fs);

@@ -227,12 +227,13 @@ struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const ch
  * this mount since the kernel last agreed with the server), the file gets a new inode: the kernel
  * sees a new nodeid, drops the old dentry and its pages, and builds the inode from the server's
  * attributes. An answer asked for before the view was taken (a directory listing served a while
- * after it was fetched) says nothing. Called with in referenced and no lock held; returns 1 when
- * in must be replaced. */
+ * after it was fetched) says nothing. Called with the table lock held (then in->lock: the order
+ * everywhere); returns 1 when in must be replaced. */
 static int kernel_view_stale(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st, double asked) {
   if (!fs->wb_cache || st->is_dir) return 0;
   pthread_mutex_lock(&in->lock);
-  int stale = in->kern_valid && asked >= in->kern_at && !in->local_mod && !in->nopen && !in->unlinked && !wb_dirty(in) &&
+  int stale = in->kern_valid && asked >= in->kern_at && !in->local_mod && !in->nopen && !in->opening && !in->unlinked &&
+              !wb_dirty(in) &&
               (in->kern_size != st->size || in->kern_mtime.sec != st->mtime.sec || in->kern_mtime.nsec != st->mtime.nsec);
   pthread_mutex_unlock(&in->lock);
   return stale;
@@ -257,25 +258,16 @@ static void kernel_view_update(struct fs_inode *in, const struct smb3_stat *st, 
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                                 const struct smb3_stat *st, uint64_t gen, double asked) {
   struct inode_table *t = fs->it;
-  if (fs->wb_cache && st->ino && !st->is_dir) {
-    pthread_mutex_lock(&t->lock);
-    struct fs_inode *old = find_id(t, st->ino);
-    if (old) old->refs++;
-    pthread_mutex_unlock(&t->lock);
-    int stale = old && kernel_view_stale(fs, old, st, asked);
-    pthread_mutex_lock(&t->lock);
-    if (stale && old->hashed_id && old->nlookup) { /* detach it: the code below makes a new one */
-      id_unhash(t, old);
-      if (old->name) {
-        old->refs++;
-        drop_name(t, old);
-        put_locked(t, old);
-      }
-    }
-    if (old) put_locked(t, old);
-    pthread_mutex_unlock(&t->lock);
-  }
   pthread_mutex_lock(&t->lock);
+  struct fs_inode *old = fs->wb_cache && st->ino && !st->is_dir ? find_id(t, st->ino) : NULL;
+  if (old && old->nlookup && kernel_view_stale(fs, old, st, asked)) { /* detach: a new one is made below */
+    id_unhash(t, old);
+    if (old->name) {
+      old->refs++;
+      drop_name(t, old);
+      put_locked(t, old); /* lives on while the kernel has it (nlookup) */
+    }
+  }
   struct fs_inode *in = st->ino ? find_id(t, st->ino) : NULL;
   struct fs_inode *there = find_name(t, parent, name);
   if (there && there != in) { /* the name now refers to another file: the old one is gone */

@@ -277,6 +277,7 @@ out:
   /* Disconnect before destroying the session: it completes whatever is still in flight (each
    * callback replies to its request) while the session is still valid. */
   smb3_disconnect(fs.c);
+  reconnect_free(&fs);
   if (se) {
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);

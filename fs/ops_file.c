@@ -19,6 +19,7 @@ struct fop {
   int flags;
   int asked; /* the flags the application opened with (O_ACCMODE) */
   smb3_client *conn; /* open: the connection it was sent on */
+  int opening;       /* counted in in->opening */
   int again;         /* open: sent again after a lost connection already */
   int parked_rc;
 };
@@ -51,6 +52,11 @@ static struct fop *fop_new(fuse_req_t req, struct fuse_file_info *fi) {
 }
 
 static void fop_free(struct fop *o) {
+  if (o->opening) {
+    pthread_mutex_lock(&o->in->lock);
+    o->in->opening--;
+    pthread_mutex_unlock(&o->in->lock);
+  }
   inode_put(o->fs, o->in);
   inode_put(o->fs, o->parent);
   free(o->name);
@@ -111,6 +117,8 @@ static void file_put(struct fs_file *fh) {
   inode_put(fh->fs, in);
   free(fh);
 }
+
+void fh_unref(struct fs_file *fh) { file_put(fh); }
 
 /* A new handle becomes an fs_file and the reply's file info (in->lock not held). */
 static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, int truncated) {
@@ -191,6 +199,10 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     fop_free(o);
     return;
   }
+  pthread_mutex_lock(&o->in->lock);
+  o->in->opening++; /* as good as open for kernel_view_stale() */
+  o->opening = 1;
+  pthread_mutex_unlock(&o->in->lock);
   /* O_TRUNC reaches us with FUSE_CAP_ATOMIC_O_TRUNC and is done by the CREATE (OVERWRITE). */
   o->asked = fi->flags & O_ACCMODE;
   o->flags = server_flags(o->fs, fi->flags & (O_ACCMODE | O_TRUNC));
@@ -208,7 +220,9 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
     fop_fail(o, rc);
     return;
   }
-  struct fs_inode *in = inode_link_gen(o->fs, o->parent, o->name, st, o->gen, fs_now());
+  /* asked = -1: the entry of our own create is not evidence of another client's change (and a
+   * new inode here would not have the lease key the CREATE was sent with) */
+  struct fs_inode *in = inode_link_gen(o->fs, o->parent, o->name, st, o->gen, -1.0);
   struct fs_file *fh = in ? adopt(o, in, o->f, 1) : NULL;
   if (!fh) {
     if (in) inode_forget(o->fs, in->nodeid, 1);
@@ -371,7 +385,7 @@ static void release_closed_stat(int rc, const struct smb3_stat *st, void *arg) {
   struct fs_file *fh = arg;
   struct fs_inode *in = fh->in;
   pthread_mutex_lock(&in->lock);
-  if (!rc && in->nopen == 1 && !wb_dirty(in)) {
+  if (!rc && st && in->nopen == 1 && !wb_dirty(in)) {
     in->kern_size = st->size;
     in->kern_mtime = st->mtime;
     in->kern_valid = 1;
@@ -424,12 +438,14 @@ void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *ar
   fn(arg, fh_current(fh));
 }
 
-/* The reopen of fh ended (in->lock not held): wake what waited for it, in arrival order. */
+/* A reopen of fh ended (in->lock not held): once none is left, wake what waited, in arrival order. */
 static void reopen_ended(struct fs_file *fh) {
   pthread_mutex_lock(&fh->in->lock);
-  fh->reopening = 0;
-  struct fh_waiter *w = fh->reopen_waiters, *rev = NULL;
-  fh->reopen_waiters = NULL;
+  struct fh_waiter *w = NULL, *rev = NULL;
+  if (--fh->reopening == 0) {
+    w = fh->reopen_waiters;
+    fh->reopen_waiters = NULL;
+  }
   pthread_mutex_unlock(&fh->in->lock);
   while (w) {
     struct fh_waiter *next = w->next;
@@ -437,7 +453,7 @@ static void reopen_ended(struct fs_file *fh) {
     rev = w;
     w = next;
   }
-  int ok = fh_current(fh);
+  int ok = rev && fh_current(fh);
   while (rev) {
     struct fh_waiter *next = rev->next;
     rev->fn(rev->arg, ok);
@@ -455,7 +471,8 @@ static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg
   free(r);
   if (!rc) {
     pthread_mutex_lock(&in->lock);
-    int keep = !fh->released && fh->nstale < FS_STALE_MAX;
+    /* not the handle of a connection lost again meanwhile (a later reopen brings the current one) */
+    int keep = !fh->released && fh->nstale < FS_STALE_MAX && smb3_file_client(f) == fs_conn(fh->fs);
     if (keep) {
       fh->stale[fh->nstale++] = fh->f; /* a worker may still be using it: freed at release */
       __atomic_store_n(&fh->f, f, __ATOMIC_RELEASE);
@@ -487,7 +504,7 @@ struct reopen_list *files_reopen_prepare(struct fs_ctx *fs) {
     pthread_mutex_lock(&fh->in->lock);
     if (!fh->released && fh->refs > 0) { /* refs 0: being freed (file_put unlinks it next) */
       fh->refs++;
-      fh->reopening = 1;
+      fh->reopening++;
       l->fh[l->n++] = fh;
     }
     pthread_mutex_unlock(&fh->in->lock);

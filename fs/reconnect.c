@@ -62,11 +62,7 @@ int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int 
   if (!p) return -1;
   double now = fs_now();
   pthread_mutex_lock(&r->lock);
-  /* The wait is bounded per outage, not per operation: once the server has been away for
-   * FS_PARK_SECONDS, operations fail at once instead of each waiting in turn. */
-  if (!r->lost_at) r->lost_at = now;
-  *p = (struct parked){NULL, seen, resume, arg, r->lost_at + FS_PARK_SECONDS};
-  if (r->stop || now >= p->deadline) {
+  if (r->stop) {
     pthread_mutex_unlock(&r->lock);
     free(p);
     return -1;
@@ -79,10 +75,21 @@ int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int 
     resume(arg, 1);
     return 0;
   }
+  /* The wait is bounded per outage, not per operation: once the server has been away for
+   * FS_PARK_SECONDS, operations fail at once instead of each waiting in turn. */
+  if (!r->lost_at) r->lost_at = now;
+  *p = (struct parked){NULL, seen, resume, arg, r->lost_at + FS_PARK_SECONDS};
+  if (now >= p->deadline) {
+    pthread_mutex_unlock(&r->lock);
+    free(p);
+    return -1;
+  }
+  if (!r->parked) { /* the first one wakes the thread; the others must not defeat its back-off */
+    r->kick = 1;
+    pthread_cond_signal(&r->cv);
+  }
   p->next = r->parked;
   r->parked = p;
-  r->kick = 1;
-  pthread_cond_signal(&r->cv);
   pthread_mutex_unlock(&r->lock);
   return 0;
 }
@@ -151,11 +158,109 @@ static void retire(struct reconn *r, smb3_client *old) {
   r->retired[r->nretired++] = old;
 }
 
-/* Wait until t (monotonic seconds), a kick or stop; lock held. */
-static void wait_until(struct reconn *r, double t) {
+/* One logon attempt, on its own thread: smb3_connect can take its connect and request timeouts
+ * (up to a minute each against a server that accepts connections and then stalls), and parked
+ * operations must still be answered at their deadline meanwhile. Owned by the attempt thread
+ * once the reconnect thread abandons it (at stop). */
+struct attempt {
+  struct smb3_options o; /* its own copy: an abandoned attempt outlives the mount's */
+  pthread_mutex_t lock;
+  pthread_cond_t cv; /* CLOCK_MONOTONIC */
+  int done, abandoned, rc;
+  smb3_client *nc;
+  char err[512];
+};
+
+static void cond_init_mono(pthread_cond_t *cv) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(cv, &ca);
+  pthread_condattr_destroy(&ca);
+}
+
+static struct attempt *attempt_new(const struct smb3_options *o) {
+  struct attempt *a = calloc(1, sizeof *a);
+  if (!a) return NULL;
+  a->o = *o;
+  const char *src[] = {o->host, o->share, o->path, o->username, o->password, o->domain};
+  char **dst[] = {&a->o.host, &a->o.share, &a->o.path, &a->o.username, &a->o.password, &a->o.domain};
+  int bad = 0;
+  for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++) *dst[i] = NULL;
+  for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++)
+    if (src[i] && !(*dst[i] = strdup(src[i]))) bad = 1;
+  if (bad) {
+    smb3_options_free(&a->o);
+    free(a);
+    return NULL;
+  }
+  pthread_mutex_init(&a->lock, NULL);
+  cond_init_mono(&a->cv);
+  return a;
+}
+
+static void attempt_free(struct attempt *a) {
+  smb3_options_free(&a->o);
+  pthread_cond_destroy(&a->cv);
+  pthread_mutex_destroy(&a->lock);
+  free(a);
+}
+
+static void *attempt_main(void *arg) {
+  struct attempt *a = arg;
+  smb3_client *nc = NULL;
+  char err[512] = "";
+  int rc = smb3_connect(&a->o, &nc, err, sizeof err);
+  pthread_mutex_lock(&a->lock);
+  int abandoned = a->abandoned;
+  a->rc = rc;
+  a->nc = nc;
+  memcpy(a->err, err, sizeof err);
+  a->done = 1;
+  pthread_cond_signal(&a->cv);
+  pthread_mutex_unlock(&a->lock);
+  if (abandoned) {
+    if (!rc) smb3_disconnect(nc);
+    attempt_free(a);
+  }
+  return NULL;
+}
+
+static struct timespec ts_of(double t) {
   struct timespec ts;
   ts.tv_sec = (time_t)t;
   ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  return ts;
+}
+
+/* r->lock held on entry and return: run attempt a to its end, answering the parked operations
+ * whose time is up meanwhile. Returns 0 when it ended (its result in a), -1 when the mount is
+ * stopping (a is then abandoned: its thread frees it). */
+static int attempt_wait(struct fs_ctx *fs, struct reconn *r, struct attempt *a) {
+  for (;;) {
+    double t = next_deadline(r, fs_now() + 0.5);
+    int stop = r->stop;
+    struct parked *expired = take_parked(fs, r, 0, 0);
+    r->kick = 0;
+    pthread_mutex_unlock(&r->lock);
+    resume_all(expired, 0);
+    pthread_mutex_lock(&a->lock);
+    if (!a->done && !stop) {
+      struct timespec ts = ts_of(t);
+      pthread_cond_timedwait(&a->cv, &a->lock, &ts);
+    }
+    int done = a->done;
+    if (!done && stop) a->abandoned = 1;
+    pthread_mutex_unlock(&a->lock);
+    pthread_mutex_lock(&r->lock);
+    if (done) return 0;
+    if (stop) return -1;
+  }
+}
+
+/* Wait until t (monotonic seconds), a kick or stop; lock held. */
+static void wait_until(struct reconn *r, double t) {
+  struct timespec ts = ts_of(t);
   while (!r->stop && !r->kick && fs_now() < t)
     if (pthread_cond_timedwait(&r->cv, &r->lock, &ts) == ETIMEDOUT) break;
 }
@@ -185,11 +290,20 @@ static void *reconnect_main(void *arg) {
       continue;
     }
     if (!r->lost_at) r->lost_at = fs_now();
-    pthread_mutex_unlock(&r->lock);
-    char err[512] = "";
-    smb3_client *nc = NULL;
-    int rc = smb3_connect(&fs->o, &nc, err, sizeof err);
-    pthread_mutex_lock(&r->lock);
+    struct attempt *a = attempt_new(&fs->o);
+    pthread_t at;
+    if (!a || pthread_create(&at, NULL, attempt_main, a)) {
+      if (a) attempt_free(a);
+      failing = 1; /* try again after the back-off */
+      continue;
+    }
+    pthread_detach(at);
+    if (attempt_wait(fs, r, a)) break; /* stopping */
+    int rc = a->rc;
+    smb3_client *nc = a->nc;
+    char err[512];
+    memcpy(err, a->err, sizeof err);
+    attempt_free(a);
     if (rc) {
       if (!failing) syslog(LOG_WARNING, "smb3fs: connection lost; reconnecting: %s", err[0] ? err : smb3_strerror(rc));
       failing = 1;
@@ -232,11 +346,7 @@ int reconnect_start(struct fs_ctx *fs) {
   struct reconn *r = calloc(1, sizeof *r);
   if (!r) return -ENOMEM;
   pthread_mutex_init(&r->lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&r->cv, &ca);
-  pthread_condattr_destroy(&ca);
+  cond_init_mono(&r->cv);
   fs->rc = r;
   if (pthread_create(&r->thread, NULL, reconnect_main, fs)) {
     fs->rc = NULL;
@@ -253,8 +363,16 @@ void reconnect_stop(struct fs_ctx *fs) {
   if (!r) return;
   fs_poke(&r->lock, &r->cv, &r->stop);
   pthread_join(r->thread, NULL);
-  fs->rc = NULL;
   for (int i = 0; i < r->nretired; i++) smb3_disconnect(r->retired[i]);
+  r->nretired = 0;
+}
+
+/* After the last connection was disconnected: its callbacks may still have called fs_park or
+ * reconnect_kick (which see r->stop) until then. */
+void reconnect_free(struct fs_ctx *fs) {
+  struct reconn *r = fs->rc;
+  if (!r) return;
+  fs->rc = NULL;
   pthread_cond_destroy(&r->cv);
   pthread_mutex_destroy(&r->lock);
   free(r);

@@ -89,6 +89,7 @@ static void remove_chunk(struct wb_chunk **head, struct wb_chunk *c) {
 }
 
 static void chunk_free(struct wb_chunk *c) {
+  fh_unref(c->fh);
   inode_put(c->fs, c->in);
   free(c->buf);
   free(c);
@@ -258,6 +259,7 @@ static struct wb_chunk *chunk_new(struct fs_file *fh, uint64_t off) {
   c->fs = fh->fs;
   c->in = fh->in;
   c->fh = fh;
+  fh->refs++; /* in->lock is held: the file lives as long as its data (fh_unref in chunk_free) */
   c->off = off;
   inode_ref(fh->fs, fh->in);
   return c;

@@ -206,7 +206,8 @@ int smb3_open_async(smb3_client *c, const char *path, int flags, smb3_open_cb cb
  * callback does not run and the server handle, if any, goes with the connection). */
 int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg);
 /* The same, and cb receives the file's attributes as the server saw them at the close (CLOSE with
- * POSTQUERY_ATTRIB: sizes, times and attributes; st->ino is 0). */
+ * POSTQUERY_ATTRIB: sizes, times and attributes; st->ino is 0), or st = NULL with rc = 0 when the
+ * server closed the file but sent no attributes. */
 int smb3_close_stat_async(smb3_file *f, smb3_stat_cb cb, void *arg);
 int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg);
 int smb3_ftruncate_async(smb3_file *f, uint64_t size, smb3_done_cb cb, void *arg);

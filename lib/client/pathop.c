@@ -278,13 +278,16 @@ static int finish_created(struct pathop *op, struct smb3_msg *m, struct smb2_cre
   return 0;
 }
 
-/* The attributes a CLOSE with POSTQUERY_ATTRIB returned (no file id: st.ino is 0). */
+/* The attributes a CLOSE with POSTQUERY_ATTRIB returned (no file id: st.ino is 0). A server may
+ * ignore the flag: the close still succeeded, there are just no attributes. */
 static int finish_closed(struct pathop *op, struct smb3_msg *m) {
   struct smb2_close_rsp r;
   if (smb2_close_rsp_decode(m->rsp, m->rsp_len, &r))
     return client_fail(op->c, SMB3_EPROTO, 0, "close: malformed CLOSE response");
-  if (!(r.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB))
-    return client_fail(op->c, SMB3_EPROTO, 0, "close: the server sent no attributes");
+  if (!(r.flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB)) {
+    op->no_attrs = 1;
+    return 0;
+  }
   struct fscc_stat f = {.creation_time = r.creation_time, .last_access_time = r.last_access_time,
                         .last_write_time = r.last_write_time, .change_time = r.change_time,
                         .allocation_size = r.allocation_size, .end_of_file = r.end_of_file,
@@ -352,7 +355,7 @@ static void async_done(struct smb3_chain *ch, int rc, void *arg) {
   case OP_STATVFS: op->cb.statvfs(rc, rc ? NULL : &op->sv, op->arg); break;
   case OP_OPEN: op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg); break;
   case OP_CLOSE:
-    if (op->close_stat) op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
+    if (op->close_stat) op->cb.stat(rc, rc || op->no_attrs ? NULL : &op->st, op->arg);
     else op->cb.done(rc, op->arg);
     break;
   case OP_MKDIR:

@@ -31,6 +31,7 @@ struct pathop {
   int open_flags;
   int mkdir_stat;               /* OP_MKDIR: report the new directory's attributes (cb.stat) */
   int close_stat;               /* OP_CLOSE: ask for the attributes at close (cb.stat) */
+  int no_attrs;                 /* OP_CLOSE: the server sent none (cb.stat gets NULL) */
   /* results */
   struct smb3_stat st;
   struct smb3_statvfs sv;
