@@ -45,6 +45,8 @@ struct nsop {
   smb3_client *conn;            /* the connection start() used */
   int again;                    /* parked once already */
   int parked_rc;
+  int unsent_only;              /* start() may be repeated only if its request never left */
+  int sending;                  /* start() is submitting (cleared by the request's callback) */
 };
 
 static struct nsop *nsop_new(fuse_req_t req) {
@@ -86,11 +88,12 @@ static void resume(void *arg, int ok) {
 }
 
 /* A lost connection: wait for the next one and ask again, once, if the operation has a start()
- * (each of those can be asked twice without harm). */
+ * (each of those can be asked twice without harm, or, for unsent_only ones (mkdir, rmdir,
+ * unlink), when the request was refused before it left: the connection was known to be lost). */
 static void finish_smb(struct nsop *o, int rc) {
   if (fs_conn_error(rc)) {
     reconnect_kick(o->fs);
-    if (o->start && !o->again && o->conn) {
+    if (o->start && !o->again && o->conn && (!o->unsent_only || o->sending)) {
       o->again = 1;
       o->parked_rc = rc;
       if (!fs_park(o->fs, o->conn, resume, o)) return;
@@ -108,6 +111,12 @@ static void submitted(struct nsop *o, int rc) {
 static void run(struct nsop *o, void (*start)(struct nsop *)) {
   o->start = start;
   start(o);
+}
+
+/* The same for an operation that must not be done twice: again only if it never left. */
+static void run_unsent(struct nsop *o, void (*start)(struct nsop *)) {
+  o->unsent_only = 1;
+  run(o, start);
 }
 
 /* parent + name (+ its path) for an operation on a directory entry. */
@@ -164,6 +173,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
 
 static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
+  o->sending = 0; /* it left: never again */
   if (rc || st->ino) { /* the CREATE's attributes, file id included: one round trip in all */
     entry_done(rc, st, o);
     return;
@@ -172,10 +182,16 @@ static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
   submitted(o, smb3_stat_async(fs_conn(o->fs), o->path, entry_done, o));
 }
 
+static void mkdir_start(struct nsop *o) {
+  o->conn = fs_conn(o->fs);
+  o->sending = 1;
+  submitted(o, smb3_mkdir_stat_async(o->conn, o->path, mkdir_done, o));
+}
+
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
   (void)mode; /* dir_mode decides */
   struct nsop *o = entry_op(req, parent, name, EINVAL);
-  if (o) submitted(o, smb3_mkdir_stat_async(fs_conn(o->fs), o->path, mkdir_done, o));
+  if (o) run_unsent(o, mkdir_start);
 }
 
 static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
@@ -389,6 +405,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 /* ---- unlink / rmdir ---- */
 static void unlink_done(int rc, void *arg) {
   struct nsop *o = arg;
+  o->sending = 0; /* it left: never again */
   if (o->silly) { /* the name is already gone; a failure leaves a hidden file behind */
     finish_err(o, 0);
     return;
@@ -434,6 +451,12 @@ static void unlink_silly_done(int rc, void *arg) {
   submitted(o, silly_moved(o, o->parent, rc, unlink_done));
 }
 
+static void unlink_start(struct nsop *o) {
+  o->conn = fs_conn(o->fs);
+  o->sending = 1;
+  submitted(o, smb3_unlink_async(o->conn, o->path, unlink_done, o));
+}
+
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
   if (!o) return;
@@ -442,14 +465,20 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
     submitted(o, start_silly(o, o->parent, o->path, unlink_silly_done));
     return;
   }
-  submitted(o, smb3_unlink_async(fs_conn(o->fs), o->path, unlink_done, o));
+  run_unsent(o, unlink_start);
+}
+
+static void rmdir_start(struct nsop *o) {
+  o->conn = fs_conn(o->fs);
+  o->sending = 1;
+  submitted(o, smb3_rmdir_async(o->conn, o->path, unlink_done, o));
 }
 
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
   if (!o) return;
   o->victim = inode_find_child(o->fs, o->parent, name);
-  submitted(o, smb3_rmdir_async(fs_conn(o->fs), o->path, unlink_done, o));
+  run_unsent(o, rmdir_start);
 }
 
 /* ---- rename ---- */

@@ -209,7 +209,52 @@ print("%d %.1f" % (rc, time.monotonic() - t))
 PY
 }
 if [ -x "$NETSIM" ] && start_netsim 0; then
-  mount_into N "port=$NS_PORT"
+  # actimeo=30: names looked up before the outage stay known to the kernel, so that unlink and
+  # rmdir go to the server without a lookup first.
+  mount_into N "port=$NS_PORT,actimeo=30"
+  # A short outage (the server unreachable for 3 s): operations issued once the loss is known
+  # wait for the server and then succeed, including mkdir, rmdir and unlink (refused before they
+  # left, so they cannot have been done twice).
+  # (each in its own directory: the kernel holds a directory's lock while it waits for an
+  # operation in it, so operations in one directory would run one after the other)
+  mkdir "$D/ua" "$D/ub" "$D/uc" "$D/sd" "$D/ub/sd2"
+  printf 'short\n' >"$D/s1"; printf 'x\n' >"$D/ua/s2"; printf 'y\n' >"$D/sd/f"
+  chmod -R a+rwX "$D/s1" "$D/ua" "$D/ub" "$D/uc" "$D/sd"
+  stat "$N/ua/s2" "$N/ub/sd2" "$N/uc" "$N/sd" >/dev/null
+  kill "$NS_PID"; wait "$NS_PID" 2>/dev/null
+  "$PYTHON" - "$N" <<'PY' >"$WORK/short.out" 2>&1 &
+import os, sys, threading, time
+m = sys.argv[1]
+time.sleep(0.5)                        # the closed connection is noticed at once
+ops = {
+    "stat": lambda: os.stat(m + "/s1").st_size == 6,
+    "listing": lambda: os.listdir(m + "/sd") == ["f"],
+    "read": lambda: open(m + "/s1").read() == "short\n",
+    "mkdir": lambda: os.mkdir(m + "/uc/made") or True,
+    "unlink": lambda: os.unlink(m + "/ua/s2") or True,
+    "rmdir": lambda: os.rmdir(m + "/ub/sd2") or True,
+}
+res = {}
+def run(k, f):
+    try:
+        res[k] = "ok" if f() else "wrong answer"
+    except OSError as e:
+        res[k] = "error: %s" % e
+ts = [threading.Thread(target=run, args=kv) for kv in ops.items()]
+for t in ts: t.start()
+for t in ts: t.join()
+print(" ".join("%s=%s" % kv for kv in sorted(res.items())))
+PY
+  spid=$!
+  sleep 3
+  check "netsim back after a short outage" start_netsim "$NS_PORT"
+  wait $spid
+  expect "operations during a short outage" "$(tail -1 "$WORK/short.out")" \
+    "listing=ok mkdir=ok read=ok rmdir=ok stat=ok unlink=ok"
+  expect "their effects on the server" "$([ -d "$D/uc/made" ] && [ ! -e "$D/ua/s2" ] && [ ! -e "$D/ub/sd2" ] && echo yes)" yes
+  reconnected() { for _ in $(seq 300); do [ "$(stats "$N" reconnects)" -ge "$1" ] && return 0; sleep 0.1; done; return 1; }
+  check "reconnected after the short outage" reconnected 1
+
   printf 'q\n' >"$D/q1"
   kill "$NS_PID"; wait "$NS_PID" 2>/dev/null
   read -r rc secs <<<"$(elapsed stat "$N/q1")"
@@ -221,8 +266,7 @@ if [ -x "$NETSIM" ] && start_netsim 0; then
     ok "server still away: the next operation fails at once ($secs s)"
   else bad "server still away: next operation: exit $rc after $secs s (expected a failure within 5 s)"; fi
   check "netsim back on the same port" start_netsim "$NS_PORT"
-  reconnected() { for _ in $(seq 300); do [ "$(stats "$N" reconnects)" -ge 1 ] && return 0; sleep 0.1; done; return 1; }
-  check "the mount reconnects once the server is reachable" reconnected
+  check "the mount reconnects once the server is reachable" reconnected 2
   expect "stat after the long outage" "$(stat -c %s "$N/q1")" 2
   kill "$NS_PID" 2>/dev/null
   fs_umount "$N"
