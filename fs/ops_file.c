@@ -140,8 +140,17 @@ static void open_go(int err, void *arg);
 
 static void open_resume(void *arg, int ok) {
   struct fop *o = arg;
-  if (ok) open_go(0, o);
-  else fop_fail(o, o->parked_rc);
+  if (!ok) {
+    fop_fail(o, o->parked_rc);
+    return;
+  }
+  free(o->path); /* the file may have been renamed while this waited */
+  if (!(o->path = inode_path(o->fs, o->in))) {
+    fs_reply_smb_err(o->req, SMB3_ENOENT);
+    fop_free(o);
+    return;
+  }
+  open_go(0, o);
 }
 
 /* The open of an existing file can be sent again: on a lost connection, wait for the next one

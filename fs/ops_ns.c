@@ -160,7 +160,18 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
   nsop_free(o);
 }
 
+/* An entry operation sent again after a wait: its parent may have been renamed meanwhile. Returns
+ * 0, or -1 after answering the request. */
+static int entry_again(struct nsop *o) {
+  if (!o->again) return 0;
+  free(o->path);
+  if ((o->path = inode_child_path(o->fs, o->parent, o->name))) return 0;
+  finish_err(o, ENOENT);
+  return -1;
+}
+
 static void lookup_start(struct nsop *o) {
+  if (entry_again(o)) return;
   o->conn = fs_conn(o->fs);
   o->asked = fs_now();
   submitted(o, smb3_stat_async(o->conn, o->path, entry_done, o));
@@ -183,6 +194,7 @@ static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
 }
 
 static void mkdir_start(struct nsop *o) {
+  if (entry_again(o)) return;
   o->conn = fs_conn(o->fs);
   o->sending = 1;
   submitted(o, smb3_mkdir_stat_async(o->conn, o->path, mkdir_done, o));
@@ -452,6 +464,7 @@ static void unlink_silly_done(int rc, void *arg) {
 }
 
 static void unlink_start(struct nsop *o) {
+  if (entry_again(o)) return;
   o->conn = fs_conn(o->fs);
   o->sending = 1;
   submitted(o, smb3_unlink_async(o->conn, o->path, unlink_done, o));
@@ -469,6 +482,7 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
 }
 
 static void rmdir_start(struct nsop *o) {
+  if (entry_again(o)) return;
   o->conn = fs_conn(o->fs);
   o->sending = 1;
   submitted(o, smb3_rmdir_async(o->conn, o->path, unlink_done, o));
