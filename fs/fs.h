@@ -270,6 +270,16 @@ void reconnect_kick(struct fs_ctx *fs);
  * the mount is ending: the caller then fails the operation itself). */
 #define FS_PARK_SECONDS 15.0
 int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int ok), void *arg);
+/* What an operation that may be sent once more after a lost connection keeps. */
+struct fs_retry {
+  smb3_client *conn; /* the connection it was (last) sent on; NULL: never sent, never again */
+  int again;         /* parked once already */
+  int rc;            /* the lost connection's error, to answer if no new connection comes */
+};
+/* rc from an operation: if it means the connection is lost, kick the reconnect thread and, the
+ * first time for r, park the operation (fs_park on r->conn). 1 when parked (resume runs later),
+ * 0 when the caller finishes the operation with rc itself. */
+int fs_park_once(struct fs_ctx *fs, struct fs_retry *r, int rc, void (*resume)(void *arg, int ok), void *arg);
 int reconnect_start(struct fs_ctx *fs);
 /* Stops the thread (fs_park refuses from then on); reconnect_free once fs->c is disconnected. */
 void reconnect_stop(struct fs_ctx *fs);

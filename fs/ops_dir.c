@@ -41,9 +41,7 @@ struct dirh {
   size_t n;
   struct dir_wait *waiters;
   double asked; /* when the listing was asked for (inode_link) */
-  smb3_client *conn; /* the connection it was asked on */
-  int again;         /* asked again after a lost connection already */
-  int parked_rc;
+  struct fs_retry retry; /* listed once more after a lost connection (one listing at a time) */
 };
 
 static void clear_entries(struct dirh *dh) {
@@ -148,21 +146,17 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
 static void list_resume(void *arg, int ok) {
   struct dirh *dh = arg;
   if (ok) list_start(dh);
-  else listed(dh->parked_rc, NULL, 0, dh);
+  else listed(dh->retry.rc, NULL, 0, dh);
 }
 
 static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *arg) {
   struct dirh *dh = arg;
-  if (fs_conn_error(rc)) {
-    reconnect_kick(dh->fs);
-    /* a lost connection: list again on the next one (once; see fs_park) */
-    pthread_mutex_lock(&dh->lock);
-    int again = !dh->again && !dh->release;
-    dh->again = 1;
-    dh->parked_rc = rc;
-    pthread_mutex_unlock(&dh->lock);
-    if (again && !fs_park(dh->fs, dh->conn, list_resume, dh)) return;
-  }
+  /* a lost connection: list again on the next one (unless releasedir came meanwhile) */
+  pthread_mutex_lock(&dh->lock);
+  int released = dh->release;
+  pthread_mutex_unlock(&dh->lock);
+  if (!released && fs_park_once(dh->fs, &dh->retry, rc, list_resume, dh)) return;
+  if (released && fs_conn_error(rc)) reconnect_kick(dh->fs);
   pthread_mutex_lock(&dh->lock);
   clear_entries(dh);
   dh->rc = rc;
@@ -208,7 +202,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   *w = (struct dir_wait){dh->waiters, req, ino, size, off, plus};
   dh->waiters = w;
   int start = dh->state == DIR_EMPTY;
-  if (start) dh->again = 0;
+  if (start) dh->retry.again = 0;
   dh->state = DIR_LISTING;
   pthread_mutex_unlock(&dh->lock);
   if (start) list_start(dh);
@@ -218,7 +212,7 @@ static void list_start(struct dirh *dh) {
   smb3_client *c = fs_conn(dh->fs);
   pthread_mutex_lock(&dh->lock);
   dh->asked = fs_now();
-  dh->conn = c;
+  dh->retry.conn = c;
   pthread_mutex_unlock(&dh->lock);
   int rc = smb3_listdir_async(c, dh->path, listed, dh);
   if (rc) listed(rc, NULL, 0, dh); /* the callback will not run: answer the waiters now */

@@ -18,10 +18,8 @@ struct fop {
   uint8_t key[16];
   int flags;
   int asked; /* the flags the application opened with (O_ACCMODE) */
-  smb3_client *conn; /* open: the connection it was sent on */
-  int opening;       /* counted in in->opening */
-  int again;         /* open: sent again after a lost connection already */
-  int parked_rc;
+  int opening;            /* counted in in->opening */
+  struct fs_retry retry;  /* open: sent once more after a lost connection */
 };
 
 /* With the kernel's write-back cache the kernel reads pages of a file opened write-only to fill
@@ -141,7 +139,7 @@ static void open_go(int err, void *arg);
 static void open_resume(void *arg, int ok) {
   struct fop *o = arg;
   if (!ok) {
-    fop_fail(o, o->parked_rc);
+    fop_fail(o, o->retry.rc);
     return;
   }
   free(o->path); /* the file may have been renamed while this waited */
@@ -153,23 +151,14 @@ static void open_resume(void *arg, int ok) {
   open_go(0, o);
 }
 
-/* The open of an existing file can be sent again: on a lost connection, wait for the next one
- * (once; see fs_park). */
-static int open_park(struct fop *o, int rc) {
-  if (!fs_conn_error(rc) || o->again) return 0;
-  reconnect_kick(o->fs);
-  o->again = 1;
-  o->parked_rc = rc;
-  return !fs_park(o->fs, o->conn, open_resume, o);
-}
-
 static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
   struct fop *o = arg;
   if (rc && retry_narrower(o, rc)) {
     open_go(0, o);
     return;
   }
-  if (rc && open_park(o, rc)) return;
+  /* the open of an existing file can be sent again: on a lost connection, wait for the next one */
+  if (rc && fs_park_once(o->fs, &o->retry, rc, open_resume, o)) return;
   if (rc) {
     fop_fail(o, rc);
     return;
@@ -192,9 +181,9 @@ static void open_go(int err, void *arg) {
   (void)err; /* an earlier write error stays for that file's own fsync/close */
   struct fop *o = arg;
   uint32_t want = cache_lease_want(o->fs, o->flags);
-  o->conn = fs_conn(o->fs);
-  int rc = smb3_open_lease_async(o->conn, o->path, o->flags, o->in->key, want, open_done, o);
-  if (rc && !open_park(o, rc)) fop_fail(o, rc);
+  o->retry.conn = fs_conn(o->fs);
+  int rc = smb3_open_lease_async(o->retry.conn, o->path, o->flags, o->in->key, want, open_done, o);
+  if (rc && !fs_park_once(o->fs, &o->retry, rc, open_resume, o)) fop_fail(o, rc);
 }
 
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {

@@ -42,9 +42,7 @@ struct nsop {
   double asked; /* entry operations: when the server was asked (inode_link) */
   /* Asked again on a new connection if the one it was sent on is lost (see fs_park): */
   void (*start)(struct nsop *); /* (re)sends it; NULL: never asked again */
-  smb3_client *conn;            /* the connection start() used */
-  int again;                    /* parked once already */
-  int parked_rc;
+  struct fs_retry retry;        /* retry.conn: the connection start() used */
   int unsent_only;              /* start() may be repeated only if its request never left */
   int sending;                  /* start() is submitting (cleared by the request's callback) */
 };
@@ -84,20 +82,17 @@ static void finish_rc(struct nsop *o, int rc) { finish_err(o, rc ? (smb3_err_to_
 static void resume(void *arg, int ok) {
   struct nsop *o = arg;
   if (ok) o->start(o);
-  else finish_rc(o, o->parked_rc);
+  else finish_rc(o, o->retry.rc);
 }
 
 /* A lost connection: wait for the next one and ask again, once, if the operation has a start()
  * (each of those can be asked twice without harm, or, for unsent_only ones (mkdir, rmdir,
  * unlink), when the request was refused before it left: the connection was known to be lost). */
 static void finish_smb(struct nsop *o, int rc) {
-  if (fs_conn_error(rc)) {
+  if (o->start && (!o->unsent_only || o->sending)) {
+    if (fs_park_once(o->fs, &o->retry, rc, resume, o)) return;
+  } else if (fs_conn_error(rc)) {
     reconnect_kick(o->fs);
-    if (o->start && !o->again && o->conn && (!o->unsent_only || o->sending)) {
-      o->again = 1;
-      o->parked_rc = rc;
-      if (!fs_park(o->fs, o->conn, resume, o)) return;
-    }
   }
   finish_rc(o, rc);
 }
@@ -134,7 +129,6 @@ static struct nsop *entry_op(fuse_req_t req, fuse_ino_t parent, const char *name
     finish_err(o, o->name ? ENOENT : ENOMEM);
     return NULL;
   }
-  o->asked = fs_now();
   return o;
 }
 
@@ -163,7 +157,7 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
 /* An entry operation sent again after a wait: its parent may have been renamed meanwhile. Returns
  * 0, or -1 after answering the request. */
 static int entry_again(struct nsop *o) {
-  if (!o->again) return 0;
+  if (!o->retry.again) return 0;
   free(o->path);
   if ((o->path = inode_child_path(o->fs, o->parent, o->name))) return 0;
   finish_err(o, ENOENT);
@@ -172,9 +166,9 @@ static int entry_again(struct nsop *o) {
 
 static void lookup_start(struct nsop *o) {
   if (entry_again(o)) return;
-  o->conn = fs_conn(o->fs);
+  o->retry.conn = fs_conn(o->fs);
   o->asked = fs_now();
-  submitted(o, smb3_stat_async(o->conn, o->path, entry_done, o));
+  submitted(o, smb3_stat_async(o->retry.conn, o->path, entry_done, o));
 }
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
@@ -195,9 +189,10 @@ static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
 
 static void mkdir_start(struct nsop *o) {
   if (entry_again(o)) return;
-  o->conn = fs_conn(o->fs);
+  o->retry.conn = fs_conn(o->fs);
+  o->asked = fs_now();
   o->sending = 1;
-  submitted(o, smb3_mkdir_stat_async(o->conn, o->path, mkdir_done, o));
+  submitted(o, smb3_mkdir_stat_async(o->retry.conn, o->path, mkdir_done, o));
 }
 
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
@@ -242,7 +237,7 @@ static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
 static void stat_inode(struct nsop *o) {
   if (o->fh) {
     smb3_file *f = fh_handle(o->fh);
-    o->conn = smb3_file_client(f);
+    o->retry.conn = smb3_file_client(f);
     submitted(o, smb3_fstat_async(f, attr_done, o));
     return;
   }
@@ -252,8 +247,8 @@ static void stat_inode(struct nsop *o) {
     finish_err(o, ESTALE);
     return;
   }
-  o->conn = fs_conn(o->fs);
-  submitted(o, smb3_stat_async(o->conn, o->path, attr_done, o));
+  o->retry.conn = fs_conn(o->fs);
+  submitted(o, smb3_stat_async(o->retry.conn, o->path, attr_done, o));
 }
 
 /* getattr asked again after a reconnect: by path, unless only the handle names the file (its
@@ -465,9 +460,9 @@ static void unlink_silly_done(int rc, void *arg) {
 
 static void unlink_start(struct nsop *o) {
   if (entry_again(o)) return;
-  o->conn = fs_conn(o->fs);
+  o->retry.conn = fs_conn(o->fs);
   o->sending = 1;
-  submitted(o, smb3_unlink_async(o->conn, o->path, unlink_done, o));
+  submitted(o, smb3_unlink_async(o->retry.conn, o->path, unlink_done, o));
 }
 
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
@@ -483,9 +478,9 @@ static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
 
 static void rmdir_start(struct nsop *o) {
   if (entry_again(o)) return;
-  o->conn = fs_conn(o->fs);
+  o->retry.conn = fs_conn(o->fs);
   o->sending = 1;
-  submitted(o, smb3_rmdir_async(o->conn, o->path, unlink_done, o));
+  submitted(o, smb3_rmdir_async(o->retry.conn, o->path, unlink_done, o));
 }
 
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
@@ -579,8 +574,8 @@ static void statfs_done(int rc, const struct smb3_statvfs *sv, void *arg) {
 }
 
 static void statfs_start(struct nsop *o) {
-  o->conn = fs_conn(o->fs);
-  submitted(o, smb3_statvfs_async(o->conn, statfs_done, o));
+  o->retry.conn = fs_conn(o->fs);
+  submitted(o, smb3_statvfs_async(o->retry.conn, statfs_done, o));
 }
 
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {

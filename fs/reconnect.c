@@ -94,6 +94,15 @@ int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int 
   return 0;
 }
 
+int fs_park_once(struct fs_ctx *fs, struct fs_retry *r, int rc, void (*resume)(void *arg, int ok), void *arg) {
+  if (!fs_conn_error(rc)) return 0;
+  reconnect_kick(fs);
+  if (r->again || !r->conn) return 0;
+  r->again = 1;
+  r->rc = rc;
+  return !fs_park(fs, r->conn, resume, arg);
+}
+
 /* Lock held: unlink the entries to resume now: all (all = 1), those whose connection is no longer
  * the current one or is alive after all (a timeout that did not end it), or those past their
  * deadline (ok = 0). Returned in the order they were parked. */

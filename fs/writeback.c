@@ -33,8 +33,7 @@ struct wb_chunk {
   struct fs_ctx *fs;
   struct fs_inode *in;  /* referenced while the chunk exists */
   struct fs_file *fh;   /* the file the data came through; its release flushes first */
-  smb3_client *conn;    /* the connection of the handle it was last sent through */
-  int again, parked_rc; /* sent again after a lost connection already; the error then */
+  struct fs_retry retry; /* retry.conn: the connection of the handle it was last sent through */
   uint8_t *buf;
   size_t len, cap;
   uint64_t off;
@@ -128,7 +127,7 @@ static void chunk_done(int64_t result, void *arg);
 /* Through the file's current handle (a reconnect may have swapped it since the chunk began). */
 static void chunk_send(struct wb_chunk *c) {
   smb3_file *f = fh_handle(c->fh);
-  c->conn = smb3_file_client(f);
+  c->retry.conn = smb3_file_client(f);
   atomic_fetch_add(&c->fs->ctr.wb_wire_writes, 1);
   int rc = smb3_pwrite_async(f, c->buf, c->len, c->off, chunk_done, c);
   if (rc) chunk_done(rc, c);
@@ -137,13 +136,13 @@ static void chunk_send(struct wb_chunk *c) {
 static void chunk_reopened(void *arg, int ok) {
   struct wb_chunk *c = arg;
   if (ok) chunk_send(c);
-  else chunk_done(c->parked_rc, c);
+  else chunk_done(c->retry.rc, c);
 }
 
 static void chunk_resume(void *arg, int ok) {
   struct wb_chunk *c = arg;
   if (ok) fh_when_current(c->fh, chunk_reopened, c);
-  else chunk_done(c->parked_rc, c);
+  else chunk_done(c->retry.rc, c);
 }
 
 static void send_all(struct wb_chunk *send) {
@@ -225,14 +224,8 @@ static void chunk_done(int64_t result, void *arg) {
   struct fs_inode *in = c->in;
   struct fs_ctx *fs = c->fs;
   struct wb_chunk *send = NULL;
-  if (result < 0 && fs_conn_error((int)result)) {
-    reconnect_kick(fs);
-    if (!c->again) { /* still in flight (and on the wire list) while it waits */
-      c->again = 1;
-      c->parked_rc = (int)result;
-      if (!fs_park(fs, c->conn, chunk_resume, c)) return;
-    }
-  }
+  /* a lost connection: still in flight (and on the wire list) while it waits for the next one */
+  if (result < 0 && fs_park_once(fs, &c->retry, (int)result, chunk_resume, c)) return;
   pthread_mutex_lock(&in->lock);
   struct wb_state *w = &in->wb;
   remove_chunk(&w->wire, c);
