@@ -145,6 +145,9 @@ struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const ch
  * lease key was known before the file existed). */
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                                 const struct smb3_stat *st, uint64_t gen, double asked);
+/* cache=loose (in->lock held): the kernel's inode holds st's size and mtime, as the server said
+ * when asked at `asked` (see kernel_view_stale() in inode.c). */
+void inode_kernel_view_set(struct fs_inode *in, const struct smb3_stat *st, double asked);
 uint64_t itab_new_gen(struct fs_ctx *fs);
 /* fn(in, arg) for every inode, each referenced and with no lock held. */
 void itab_each(struct fs_ctx *fs, void (*fn)(struct fs_inode *, void *), void *arg);

@@ -229,14 +229,20 @@ struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const ch
  * attributes. An answer asked for before the view was taken (a directory listing served a while
  * after it was fetched) says nothing. Called with the table lock held (then in->lock: the order
  * everywhere); returns 1 when in must be replaced. */
-static int kernel_view_stale(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st, double asked) {
-  if (!fs->wb_cache || st->is_dir) return 0;
+static int kernel_view_stale(struct fs_inode *in, const struct smb3_stat *st, double asked) {
   pthread_mutex_lock(&in->lock);
   int stale = in->kern_valid && asked >= in->kern_at && !in->local_mod && !in->nopen && !in->opening && !in->unlinked &&
               !wb_dirty(in) &&
               (in->kern_size != st->size || in->kern_mtime.sec != st->mtime.sec || in->kern_mtime.nsec != st->mtime.nsec);
   pthread_mutex_unlock(&in->lock);
   return stale;
+}
+
+void inode_kernel_view_set(struct fs_inode *in, const struct smb3_stat *st, double asked) {
+  in->kern_size = st->size;
+  in->kern_mtime = st->mtime;
+  in->kern_valid = 1;
+  in->kern_at = asked;
 }
 
 /* After a lookup reply or listing entry carrying st (the kernel had no inode for it before when
@@ -246,10 +252,7 @@ static int kernel_view_stale(struct fs_ctx *fs, struct fs_inode *in, const struc
 static void kernel_view_update(struct fs_inode *in, const struct smb3_stat *st, int fresh_kernel_inode, double asked) {
   pthread_mutex_lock(&in->lock);
   if (fresh_kernel_inode || (!in->nopen && !wb_dirty(in) && asked >= in->kern_at)) {
-    in->kern_size = st->size;
-    in->kern_mtime = st->mtime;
-    in->kern_valid = 1;
-    in->kern_at = asked;
+    inode_kernel_view_set(in, st, asked);
     in->local_mod = in->nopen > 0 && in->local_mod;
   }
   pthread_mutex_unlock(&in->lock);
@@ -260,7 +263,7 @@ struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, cons
   struct inode_table *t = fs->it;
   pthread_mutex_lock(&t->lock);
   struct fs_inode *old = fs->wb_cache && st->ino && !st->is_dir ? find_id(t, st->ino) : NULL;
-  if (old && old->nlookup && kernel_view_stale(fs, old, st, asked)) { /* detach: a new one is made below */
+  if (old && old->nlookup && kernel_view_stale(old, st, asked)) { /* detach: a new one is made below */
     id_unhash(t, old);
     if (old->name) {
       old->refs++;

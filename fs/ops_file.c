@@ -384,10 +384,7 @@ static void release_closed_stat(int rc, const struct smb3_stat *st, void *arg) {
   struct fs_inode *in = fh->in;
   pthread_mutex_lock(&in->lock);
   if (!rc && st && in->nopen == 1 && !wb_dirty(in)) {
-    in->kern_size = st->size;
-    in->kern_mtime = st->mtime;
-    in->kern_valid = 1;
-    in->kern_at = fh->close_asked;
+    inode_kernel_view_set(in, st, fh->close_asked);
     in->local_mod = 0;
   }
   pthread_mutex_unlock(&in->lock);
