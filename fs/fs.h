@@ -33,6 +33,7 @@ struct fs_counters {
   atomic_uint_fast64_t wb_wire_writes;/* wire WRITEs issued by write-back */
   atomic_uint_fast64_t wb_throttled;  /* FUSE writes whose reply waited for the dirty bound */
   atomic_uint_fast64_t wb_errors;     /* failed wire WRITEs */
+  atomic_uint_fast64_t direct_wr_opens;/* cache=strict opens that write with direct I/O */
   atomic_uint_fast64_t lease_breaks;  /* lease breaks handled */
   atomic_uint_fast64_t invalidations; /* kernel page-cache invalidations sent */
   atomic_uint_fast64_t reconnects;    /* new connections after a lost one (reconnect.c) */
@@ -115,6 +116,7 @@ struct fs_inode {
   struct timespec_smb3 cached_mtime; /* version of the data in the kernel page cache */
   uint64_t cached_size;
   int cached_valid;
+  int direct_writers;       /* cache=strict: open files written with direct I/O (cache_open_mode) */
   /* cache=loose only (the kernel's write-back cache keeps its own size and mtime of a regular file
    * and ignores ours): the size and mtime the kernel's inode was made with or last agreed with us
    * on, and whether this mount changed the file since (open for writing, setattr). inode_link_gen
@@ -206,6 +208,7 @@ struct fs_file {
   smb3_file *f;        /* read with fh_handle(): a reconnect puts a reopened handle here */
   int flags;
   int direct;
+  int direct_wr;       /* counted in in->direct_writers (cache_open_mode) */
   struct ra_state ra;
   fuse_req_t release_req;
   double close_asked; /* cache=loose: when the closing CLOSE (with attributes) was sent */
@@ -296,8 +299,10 @@ void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required,
 void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid);
 void cache_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);
 uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
-/* Decide direct_io / keep_cache for a new open (caller holds in->lock). */
-void cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, struct fuse_file_info *fi);
+/* Decide direct_io / keep_cache for a new open (caller holds in->lock; in->nopen counts it).
+ * Returns 1 if the open is a direct writer the caller must count in in->direct_writers until
+ * its release. */
+int cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, struct fuse_file_info *fi);
 
 /* stats.c */
 char *stats_json(struct fs_ctx *fs);

@@ -107,6 +107,7 @@ static void file_put(struct fs_file *fh) {
   pthread_mutex_unlock(&fs->files_lock);
   pthread_mutex_lock(&in->lock);
   int last = --in->nopen == 0;
+  in->direct_writers -= fh->direct_wr;
   if (last) in->lease = 0; /* the server drops the lease with the last open of its key */
   int gone = last && in->unlinked;
   pthread_mutex_unlock(&in->lock);
@@ -126,7 +127,9 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
   pthread_mutex_lock(&in->lock);
   if (lease || in->nopen == 1) in->lease = lease;
   if (truncated) in->data_gen++;
-  cache_open_mode(o->fs, in, in->lease, &o->fi);
+  fh->direct_wr = cache_open_mode(o->fs, in, in->lease, &o->fi);
+  in->direct_writers += fh->direct_wr;
+  if (fh->direct_wr) atomic_fetch_add(&o->fs->ctr.direct_wr_opens, 1);
   fh->direct = o->fi.direct_io;
   pthread_mutex_unlock(&in->lock);
   o->fi.fh = (uint64_t)(uintptr_t)fh;
