@@ -52,6 +52,9 @@ static int do_negotiate(smb3_client *c) {
   if (!rc && (rc = client_run(c, ch)) == SMB3_ECLOSED)
     rc = client_fail(c, SMB3_EDIALECT, 0, "server closed the connection during NEGOTIATE (dialect %s..%s refused?)",
                      dialect_name(c->opts.vers_min), dialect_name(c->opts.vers_max));
+  else if (rc == SMB3_EPROTO) /* an HTTP server, a proxy's error page, an SMB1-only server... */
+    rc = client_fail(c, rc, 0, "%s port %d is not an SMB2/SMB3 server: its answer to NEGOTIATE is not an SMB2 message",
+                     c->opts.host ? c->opts.host : "?", c->opts.port);
   if (!rc && ch->msgs[0].status == NT_STATUS_NOT_SUPPORTED) /* Samba's answer when no dialect is shared */
     rc = client_fail(c, SMB3_EDIALECT, ch->msgs[0].status, "server supports none of the dialects %s..%s asked for",
                      dialect_name(c->opts.vers_min), dialect_name(c->opts.vers_max));

@@ -46,6 +46,20 @@ for _ in $(seq 50); do [ -s "$WORK/silent.port" ] && break; sleep 0.1; done
 check_fails "silent server times out" "timed out" $SMB3 -o timeout=2 ls "smb://u:p@127.0.0.1:$(cat "$WORK/silent.port")/s/"
 kill $silent 2>/dev/null; wait $silent 2>/dev/null || true
 
+# Something that is not an SMB server (here an HTTP server's error page) answers on the port.
+python3 - "$WORK/http.port" <<'PY' &
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+s.settimeout(20)
+c = s.accept()[0]; c.recv(4096)
+c.sendall(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"); c.close()
+PY
+http=$!
+for _ in $(seq 50); do [ -s "$WORK/http.port" ] && break; sleep 0.1; done
+check_fails "not an SMB server" "not an SMB2/SMB3 server" $SMB3 -o timeout=5 ls "smb://u:p@127.0.0.1:$(cat "$WORK/http.port")/s/"
+kill $http 2>/dev/null; wait $http 2>/dev/null || true
+
 # The server drops the connection in the middle of a transfer: a clear error, no partial file.
 if [ -n "${NETSIM:-}" ]; then
   head -c 64M /dev/urandom >"$SMB3_TEST_SHARE_DIR/big"
