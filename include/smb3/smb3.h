@@ -35,29 +35,29 @@ typedef struct smb3_dir smb3_dir;
 enum smb3_cache_mode { SMB3_CACHE_STRICT = 0, SMB3_CACHE_NONE = 1, SMB3_CACHE_LOOSE = 2 };
 
 struct smb3_options {
-  char *host;           /* owned strings (smb3_options_free) */
+  char *host; /* owned strings (smb3_options_free) */
   char *share;
-  char *path;           /* path inside the share from a URL ("" for the root) */
-  char *username;       /* NULL or "" = anonymous/guest */
+  char *path;     /* path inside the share from a URL ("" for the root) */
+  char *username; /* NULL or "" = anonymous/guest */
   char *password;
   char *domain;
-  int port;             /* default 445 */
+  int port;                    /* default 445 */
   uint16_t vers_min, vers_max; /* dialect range, default 0x0202..0x0311; vers=3.1.1 pins */
-  int sign;             /* require signing */
-  int seal;             /* require encryption (SMB 3.x) */
-  uint32_t rsize, wsize;      /* wire READ/WRITE size, default 4 MiB, capped by the server */
-  uint32_t max_inflight;      /* bulk transfers: cap on requests in flight; 0 (default) = auto: READs paced to the
-                               * link (usually 2 in flight), WRITEs 24 MiB in flight */
-  uint32_t credits;           /* credit window to ask for, default 1024 */
-  int nocompound;             /* send compoundable operations one by one */
-  uint32_t timeout_ms;        /* per request, default 60000; connect timeout: connect_timeout_ms */
-  uint32_t connect_timeout_ms;/* default 10000 */
-  uint32_t echo_interval;     /* seconds between keep-alive ECHOs when idle, default 60, 0 = off */
+  int sign;                    /* require signing */
+  int seal;                    /* require encryption (SMB 3.x) */
+  uint32_t rsize, wsize;       /* wire READ/WRITE size, default 4 MiB, capped by the server */
+  uint32_t max_inflight; /* bulk transfers: cap on requests in flight; 0 (default) = auto: READs paced to the
+                          * link (usually 2 in flight), WRITEs 24 MiB in flight */
+  uint32_t credits;      /* credit window to ask for, default 1024 */
+  int nocompound;        /* send compoundable operations one by one */
+  uint32_t timeout_ms;   /* per request, default 60000; connect timeout: connect_timeout_ms */
+  uint32_t connect_timeout_ms; /* default 10000 */
+  uint32_t echo_interval;      /* seconds between keep-alive ECHOs when idle, default 60, 0 = off */
   /* file-system (smb3fs) options; parsed here so that every front end accepts the same set */
-  int cache;                  /* enum smb3_cache_mode */
-  double actimeo;             /* attribute cache seconds, default 1 */
-  int uid, gid;               /* -1 = the mounting user's */
-  int file_mode, dir_mode;    /* -1 = default (0755 dirs, 0644 files) */
+  int cache;               /* enum smb3_cache_mode */
+  double actimeo;          /* attribute cache seconds, default 1 */
+  int uid, gid;            /* -1 = the mounting user's */
+  int file_mode, dir_mode; /* -1 = default (0755 dirs, 0644 files) */
   int ro;
 };
 
@@ -111,10 +111,10 @@ char *smb3_stats_json(const struct smb3_stats *s);
 
 /* ---- files ---- */
 struct smb3_stat {
-  uint64_t size;        /* EndOfFile */
+  uint64_t size; /* EndOfFile */
   uint64_t alloc_size;
-  uint64_t ino;         /* server file id (IndexNumber) */
-  uint32_t attributes;  /* FILE_ATTRIBUTE_* */
+  uint64_t ino;        /* server file id (IndexNumber) */
+  uint32_t attributes; /* FILE_ATTRIBUTE_* */
   int is_dir;
   uint32_t nlink;
   struct timespec_smb3 {
@@ -153,8 +153,17 @@ typedef int (*smb3_sink_cb)(const void *buf, size_t n, uint64_t off, void *arg);
 typedef ssize_t (*smb3_source_cb)(void *buf, size_t n, uint64_t off, void *arg);
 int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb sink, void *arg,
                          smb3_progress_cb progress, void *parg);
-int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, void *arg, smb3_progress_cb progress,
-                          void *parg);
+int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, void *arg,
+                          smb3_progress_cb progress, void *parg);
+/* Write len bytes of the local file fd (open for reading; a regular file), from its offset fd_off,
+ * to f at off, pipelined like smb3_write_stream. The data goes from the page cache to the socket
+ * with sendfile(2), never through a user-space buffer; on a session that signs or seals it is
+ * read into buffers instead (both need the bytes). fd is only read (its file offset is not
+ * moved) and must stay open until the call returns. The range must lie within the file: it is
+ * checked first (SMB3_EINVAL), and a file cut shorter during the transfer kills the connection
+ * (the lengths are on the wire already). Returns the bytes written or a negative SMB3_E*. */
+int64_t smb3_write_from_fd(smb3_file *f, uint64_t off, int fd, uint64_t fd_off, uint64_t len,
+                           smb3_progress_cb progress, void *parg);
 
 /* ---- paths (each one compounded into one round trip unless nocompound) ---- */
 int smb3_stat(smb3_client *c, const char *path, struct smb3_stat *st);
@@ -175,7 +184,7 @@ int smb3_set_readonly(smb3_client *c, const char *path, int readonly);
 
 /* ---- directories ---- */
 struct smb3_dirent {
-  const char *name;     /* valid until the next smb3_readdir/smb3_closedir */
+  const char *name; /* valid until the next smb3_readdir/smb3_closedir */
   struct smb3_stat st;
 };
 int smb3_opendir(smb3_client *c, const char *path, smb3_dir **out);
@@ -217,7 +226,8 @@ int smb3_mkdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *ar
 int smb3_mkdir_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, void *arg);
 int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
 int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
-int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb, void *arg);
+int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb,
+                      void *arg);
 int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_done_cb cb, void *arg);
 /* Set times (NULL = unchanged) and attributes (0 = unchanged) in one compound. */
 int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,

@@ -2,9 +2,13 @@
  * requests, up to max_inflight of them in flight at once (and never more than the credit window
  * allows: the core queues the rest), completing out of order straight into the right place.
  * The first error stops new submissions; the engine waits for what is in flight and returns it. */
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "client/client.h"
 #include "util/clock.h"
@@ -12,17 +16,18 @@
 struct slot {
   struct bulk *b;
   uint8_t *buf;
+  uint64_t src_off; /* WRITE from a local file (bulk.src_fd): where its data is there */
   uint64_t off;
   size_t len;
   int64_t result;
   int busy, done;
   /* read pacing */
-  int hot;           /* its response has not yet come down to the low-water mark */
-  int started;       /* its response started arriving */
+  int hot;     /* its response has not yet come down to the low-water mark */
+  int started; /* its response started arriving */
   size_t lowat;
   uint64_t t_submit, t_start;
-  size_t rem_start;  /* data bytes still to come when the response started */
-  int idle_submit;   /* sent with nothing else in flight: its response time is the latency */
+  size_t rem_start; /* data bytes still to come when the response started */
+  int idle_submit;  /* sent with nothing else in flight: its response time is the latency */
 };
 
 struct bulk {
@@ -30,7 +35,8 @@ struct bulk {
   pthread_cond_t cv;
   int inflight;
   int error;
-  uint64_t eof_at;   /* first offset known to be past the end of file */
+  uint64_t eof_at; /* first offset known to be past the end of file */
+  int src_fd;      /* WRITEs: the local file the data is sent from (sendfile), or -1 */
   uint64_t bytes_done;
   /* Reads are paced ("just in time"): the next READ goes out when the responses in flight have
    * no more data to come than the link delivers in about two request latencies, so the pipe
@@ -38,11 +44,11 @@ struct bulk {
    * only makes the server allocate, fill and free more buffers at once; on a 2-core loopback
    * with Samba that costs 2-3x). */
   int paced;
-  int hot;            /* requests counted in hot_bytes */
+  int hot; /* requests counted in hot_bytes */
   size_t hot_bytes;
-  int receiving;      /* responses started and not complete */
-  double lat_ns;      /* request sent -> first response byte on an idle pipe (smoothed) */
-  double rate;        /* data bytes per ns while a response streams (smoothed) */
+  int receiving; /* responses started and not complete */
+  double lat_ns; /* request sent -> first response byte on an idle pipe (smoothed) */
+  double rate;   /* data bytes per ns while a response streams (smoothed) */
   uint64_t last_done_ns;
 };
 
@@ -68,6 +74,7 @@ static void bulk_init(struct bulk *b, int paced) {
   pthread_cond_init(&b->cv, NULL);
   b->eof_at = UINT64_MAX;
   b->paced = paced;
+  b->src_fd = -1;
 }
 
 static void bulk_destroy(struct bulk *b) {
@@ -98,7 +105,9 @@ static void unhot(struct bulk *b, struct slot *s) {
   b->hot_bytes -= s->len;
 }
 
-static void ewma(double *v, double sample) { *v = *v > 0 ? (*v * 3 + sample) / 4 : sample; }
+static void ewma(double *v, double sample) {
+  *v = *v > 0 ? (*v * 3 + sample) / 4 : sample;
+}
 
 static void slot_progress(void *arg, size_t remaining) {
   struct slot *s = arg;
@@ -131,7 +140,8 @@ static void slot_done(int64_t result, void *arg) {
   unhot(b, s);
   if (s->started) {
     b->receiving--;
-    if (s->rem_start >= PACE_SLACK && now > s->t_start) ewma(&b->rate, (double)s->rem_start / (double)(now - s->t_start));
+    if (s->rem_start >= PACE_SLACK && now > s->t_start)
+      ewma(&b->rate, (double)s->rem_start / (double)(now - s->t_start));
   } else if (b->paced && result > 0) {
     /* A response small enough to arrive whole (no progress calls): alone, it measures the
      * latency; queued behind the previous one, the gap between completions measures the rate. */
@@ -143,7 +153,8 @@ static void slot_done(int64_t result, void *arg) {
   if (result < 0 && !b->error) b->error = (int)result;
   if (result >= 0) {
     b->bytes_done += (uint64_t)result;
-    if ((size_t)result < s->len && s->off + (uint64_t)result < b->eof_at) b->eof_at = s->off + (uint64_t)result;
+    if ((size_t)result < s->len && s->off + (uint64_t)result < b->eof_at)
+      b->eof_at = s->off + (uint64_t)result;
   }
   pthread_cond_broadcast(&b->cv);
   pthread_mutex_unlock(&b->m);
@@ -172,15 +183,17 @@ static void slot_submit(smb3_file *f, struct bulk *b, struct slot *s, int is_rea
     struct read_pacing pace = {slot_progress, s, s->lowat};
     rc = file_pread_paced(f, s->buf, s->len, s->off, slot_done, s, &pace);
   } else {
-    rc = is_read ? smb3_pread_async(f, s->buf, s->len, s->off, slot_done, s)
-                 : smb3_pwrite_async(f, s->buf, s->len, s->off, slot_done, s);
+    rc = is_read          ? smb3_pread_async(f, s->buf, s->len, s->off, slot_done, s)
+         : b->src_fd >= 0 ? file_pwrite_fd_async(f, b->src_fd, s->src_off, s->len, s->off, slot_done, s)
+                          : smb3_pwrite_async(f, s->buf, s->len, s->off, slot_done, s);
   }
   if (rc) slot_done(rc, s);
 }
 
 static void wait_slots_below(struct bulk *b, int n) {
   pthread_mutex_lock(&b->m);
-  while (b->inflight > n) pthread_cond_wait(&b->cv, &b->m);
+  while (b->inflight > n)
+    pthread_cond_wait(&b->cv, &b->m);
   pthread_mutex_unlock(&b->m);
 }
 
@@ -188,17 +201,26 @@ static void wait_slots_below(struct bulk *b, int n) {
  * (an error, or next_off is past the end of file). */
 static int wait_issue(struct bulk *b, int cap, size_t piece, uint64_t next_off) {
   pthread_mutex_lock(&b->m);
-  while (!b->error && next_off < b->eof_at && !can_issue(b, cap, piece)) pthread_cond_wait(&b->cv, &b->m);
+  while (!b->error && next_off < b->eof_at && !can_issue(b, cap, piece))
+    pthread_cond_wait(&b->cv, &b->m);
   int stop = b->error || next_off >= b->eof_at;
   pthread_mutex_unlock(&b->m);
   return stop;
 }
 
-/* ---- ranges into/out of one caller buffer ---- */
-static ssize_t range_io(smb3_file *f, uint8_t *buf, size_t len, uint64_t off, int is_read) {
+/* ---- ranges into/out of one caller buffer, or out of a local file ---- */
+struct range_src {
+  int fd; /* -1: buf */
+  uint64_t fd_off;
+  smb3_progress_cb progress;
+  void *parg;
+};
+
+static ssize_t range_io(smb3_file *f, uint8_t *buf, size_t len, uint64_t off, int is_read,
+                        const struct range_src *src) {
   if (!f) return SMB3_EBADF;
   if (!len) return 0;
-  if (!buf || off > INT64_MAX - len) return SMB3_EINVAL;
+  if ((!buf && !src) || off > INT64_MAX - len) return SMB3_EINVAL;
   smb3_client *c = f->c;
   size_t piece = client_io_size(c, is_read);
   size_t npieces = (len + piece - 1) / piece;
@@ -207,28 +229,37 @@ static ssize_t range_io(smb3_file *f, uint8_t *buf, size_t len, uint64_t off, in
   if (!slots) return SMB3_ENOMEM;
   struct bulk b;
   bulk_init(&b, is_read);
+  if (src) b.src_fd = src->fd;
   for (size_t i = 0; i < npieces; i++) {
     uint64_t o = (uint64_t)i * piece;
     if (wait_issue(&b, cap, piece, off + o)) break;
-    slots[i].buf = buf + o;
+    if (src && src->progress) src->progress(__atomic_load_n(&b.bytes_done, __ATOMIC_RELAXED), src->parg);
+    slots[i].buf = src ? NULL : buf + o;
+    slots[i].src_off = src ? src->fd_off + o : 0;
     slots[i].off = off + o;
     slots[i].len = len - o < piece ? len - o : piece;
     slot_submit(f, &b, &slots[i], is_read);
   }
   wait_slots_below(&b, 0);
   ssize_t rc;
-  if (b.error) rc = b.error;
-  else if (is_read) rc = (ssize_t)((b.eof_at < off + len ? b.eof_at : off + len) - off);
-  else rc = b.bytes_done == len ? (ssize_t)len : SMB3_EIO; /* a short write is never silently accepted */
+  if (b.error)
+    rc = b.error;
+  else if (is_read)
+    rc = (ssize_t)((b.eof_at < off + len ? b.eof_at : off + len) - off);
+  else
+    rc = b.bytes_done == len ? (ssize_t)len : SMB3_EIO; /* a short write is never silently accepted */
   bulk_destroy(&b);
   free(slots);
-  if (rc < 0) client_fail(c, (int)rc, 0, "%s '%s': %s", is_read ? "read" : "write", f->path, smb3_strerror((int)rc));
+  if (rc < 0)
+    client_fail(c, (int)rc, 0, "%s '%s': %s", is_read ? "read" : "write", f->path, smb3_strerror((int)rc));
   return rc;
 }
 
-ssize_t smb3_read_range(smb3_file *f, void *buf, size_t len, uint64_t off) { return range_io(f, buf, len, off, 1); }
+ssize_t smb3_read_range(smb3_file *f, void *buf, size_t len, uint64_t off) {
+  return range_io(f, buf, len, off, 1, NULL);
+}
 ssize_t smb3_write_range(smb3_file *f, const void *buf, size_t len, uint64_t off) {
-  return range_io(f, (void *)buf, len, off, 0);
+  return range_io(f, (void *)buf, len, off, 0, NULL);
 }
 
 /* ---- streams through a ring of window buffers (get/cat/put) ---- */
@@ -249,13 +280,15 @@ static int ring_new(struct ring *r, int n, size_t piece) {
 }
 
 static void ring_free(struct ring *r) {
-  for (int i = 0; r->slots && i < r->n; i++) free(r->slots[i].buf);
+  for (int i = 0; r->slots && i < r->n; i++)
+    free(r->slots[i].buf);
   free(r->slots);
 }
 
 static void wait_slot(struct bulk *b, struct slot *s) {
   pthread_mutex_lock(&b->m);
-  while (s->busy && !s->done) pthread_cond_wait(&b->cv, &b->m);
+  while (s->busy && !s->done)
+    pthread_cond_wait(&b->cv, &b->m);
   pthread_mutex_unlock(&b->m);
 }
 
@@ -313,8 +346,8 @@ int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb 
   return rc ? rc : (int64_t)(delivered - off);
 }
 
-int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, void *arg, smb3_progress_cb progress,
-                          void *parg) {
+int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, void *arg,
+                          smb3_progress_cb progress, void *parg) {
   if (!f || !source) return SMB3_EINVAL;
   smb3_client *c = f->c;
   struct ring r;
@@ -357,4 +390,48 @@ int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, voi
   ring_free(&r);
   if (rc < 0) return client_fail(c, (int)rc, 0, "write '%s': %s", f->path, smb3_strerror((int)rc));
   return (int64_t)(pos - off);
+}
+
+/* ---- a local file's range, sent from the page cache ---- */
+struct pread_source {
+  int fd;
+  uint64_t fd_off, remote_off, end; /* end: fd offset where the range ends */
+};
+
+static ssize_t source_pread(void *buf, size_t n, uint64_t pos, void *arg) {
+  const struct pread_source *s = arg;
+  uint64_t at = s->fd_off + (pos - s->remote_off);
+  if (at >= s->end) return 0;
+  if (n > s->end - at) n = (size_t)(s->end - at);
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = pread(s->fd, (uint8_t *)buf + got, n - got, (off_t)(at + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return SMB3_EIO; /* the range was checked: a shorter file changed under us */
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+int64_t smb3_write_from_fd(smb3_file *f, uint64_t off, int fd, uint64_t fd_off, uint64_t len,
+                           smb3_progress_cb progress, void *parg) {
+  if (!f) return SMB3_EBADF;
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || fd_off > (uint64_t)st.st_size ||
+      len > (uint64_t)st.st_size - fd_off || len > SSIZE_MAX)
+    return client_fail(f->c, SMB3_EINVAL, 0, "write '%s': the local range is not inside a regular file",
+                       f->path);
+  if (!len) return 0;
+  if (core_signing_active(f->c->core) || core_encryption_active(f->c->core)) {
+    /* signing and sealing need the bytes in memory: read them into the stream's buffers */
+    struct pread_source s = {fd, fd_off, off, fd_off + len};
+    return smb3_write_stream(f, off, source_pread, &s, progress, parg);
+  }
+  struct range_src src = {fd, fd_off, progress, parg};
+  ssize_t n = range_io(f, NULL, (size_t)len, off, 0, &src);
+  if (n >= 0 && progress) progress((uint64_t)n, parg);
+  if (n < 0 && !fstat(fd, &st) && (uint64_t)st.st_size < fd_off + len) /* what lost the connection */
+    client_fail(f->c, (int)n, 0, "write '%s': the local file was cut to %lld bytes during the transfer",
+                f->path, (long long)st.st_size);
+  return n;
 }

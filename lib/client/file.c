@@ -39,10 +39,14 @@ void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st) {
 }
 
 void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
-  struct fscc_stat f = {.creation_time = r->creation_time, .last_access_time = r->last_access_time,
-                        .last_write_time = r->last_write_time, .change_time = r->change_time,
-                        .allocation_size = r->allocation_size, .end_of_file = r->end_of_file,
-                        .attributes = r->file_attributes, .file_id = r->have_disk_id ? r->disk_file_id : 0};
+  struct fscc_stat f = {.creation_time = r->creation_time,
+                        .last_access_time = r->last_access_time,
+                        .last_write_time = r->last_write_time,
+                        .change_time = r->change_time,
+                        .allocation_size = r->allocation_size,
+                        .end_of_file = r->end_of_file,
+                        .attributes = r->file_attributes,
+                        .file_id = r->have_disk_id ? r->disk_file_id : 0};
   stat_from_fscc(&f, st);
 }
 
@@ -88,11 +92,17 @@ static void io_done(struct smb3_chain *ch, void *arg) {
   cb(r, cbarg);
 }
 
+/* A WRITE's data from a local file instead of memory (sent with sendfile by the transport). */
+struct file_data {
+  int fd;
+  uint64_t off;
+};
+
 static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg,
-                     const struct read_pacing *pace) {
+                     const struct read_pacing *pace, const struct file_data *src) {
   smb3_client *c = f->c;
   uint32_t max = is_read ? c->rsize : c->wsize;
-  if (!cb || (!buf && len) || len > max || off > INT64_MAX - len) return SMB3_EINVAL;
+  if (!cb || (!buf && !src && len) || len > max || off > INT64_MAX - len) return SMB3_EINVAL;
   struct smb3_chain *ch = chain_new(1);
   struct io_ctx *x = malloc(sizeof *x);
   if (!ch || !x) {
@@ -103,6 +113,11 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
   *x = (struct io_ctx){cb, arg, c};
   int rc = is_read ? build_read(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off)
                    : build_write(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off);
+  if (src) {
+    ch->msgs[0].payload_in_fd = 1;
+    ch->msgs[0].payload_fd = src->fd;
+    ch->msgs[0].payload_fd_off = src->off;
+  }
   if (is_read && pace) {
     ch->msgs[0].rd_progress = pace->progress;
     ch->msgs[0].rd_progress_arg = pace->arg;
@@ -111,7 +126,8 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
   ch->cb = io_done;
   ch->arg = x;
   uint64_t zero = 0;
-  if (!rc) __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  if (!rc)
+    __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
   if (!rc) rc = client_submit(c, ch);
   if (rc) {
     chain_free(ch);
@@ -121,16 +137,23 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
 }
 
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
-  return submit_io(f, 1, buf, len, off, cb, arg, NULL);
+  return submit_io(f, 1, buf, len, off, cb, arg, NULL, NULL);
 }
 
 int file_pread_paced(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg,
                      const struct read_pacing *pace) {
-  return submit_io(f, 1, buf, len, off, cb, arg, pace);
+  return submit_io(f, 1, buf, len, off, cb, arg, pace, NULL);
 }
 
 int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
-  return submit_io(f, 0, (void *)buf, len, off, cb, arg, NULL);
+  return submit_io(f, 0, (void *)buf, len, off, cb, arg, NULL, NULL);
+}
+
+int file_pwrite_fd_async(smb3_file *f, int fd, uint64_t fd_off, size_t len, uint64_t off, smb3_cb cb,
+                         void *arg) {
+  if (fd < 0 || !len || fd_off > INT64_MAX - len) return SMB3_EINVAL;
+  struct file_data src = {fd, fd_off};
+  return submit_io(f, 0, NULL, len, off, cb, arg, NULL, &src);
 }
 
 ssize_t smb3_pread(smb3_file *f, void *buf, size_t len, uint64_t off) {
@@ -142,4 +165,3 @@ ssize_t smb3_pwrite(smb3_file *f, const void *buf, size_t len, uint64_t off) {
   if (!f) return SMB3_EBADF;
   return smb3_write_range(f, buf, len, off);
 }
-

@@ -8,11 +8,13 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,14 +41,14 @@ struct smb3_transport {
   size_t st_off, st_len;
   enum rx_state rx;
   uint32_t frame_len;
-  uint8_t *frame;    /* RX_FRAME: malloc'd frame */
+  uint8_t *frame; /* RX_FRAME: malloc'd frame */
   size_t frame_got;
   struct core_direct direct; /* RX_DIRECT */
   size_t direct_got;
-  int direct_lowat_told;     /* the READ's low-water progress call was made */
-  int rcvlowat;              /* SO_RCVLOWAT now set on the socket (0 = the default, 1) */
+  int direct_lowat_told; /* the READ's low-water progress call was made */
+  int rcvlowat;          /* SO_RCVLOWAT now set on the socket (0 = the default, 1) */
   uint64_t last_housekeeping;
-  int kick;                  /* output may be pending: flush on this loop (I/O thread only) */
+  int kick; /* output may be pending: flush on this loop (I/O thread only) */
   int out_armed;
 };
 
@@ -54,7 +56,8 @@ struct smb3_transport {
 static int wait_connected(int fd, int timeout_ms) {
   struct pollfd p = {.fd = fd, .events = POLLOUT};
   int n;
-  do n = poll(&p, 1, timeout_ms);
+  do
+    n = poll(&p, 1, timeout_ms);
   while (n < 0 && errno == EINTR);
   if (n == 0) return ETIMEDOUT;
   if (n < 0) return errno;
@@ -146,6 +149,27 @@ static void fail(struct smb3_transport *t, int err) {
 }
 
 /* ---- sending ---- */
+/* sendfile(2) of a WRITE's file data. Unlike sendmsg() it has no MSG_NOSIGNAL, so SIGPIPE is
+ * blocked around it and one it raised is taken back (a library must not kill its host process). */
+static ssize_t send_file_data(int sock, int fd, uint64_t off, size_t len) {
+  sigset_t pipe_set, old, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  sigpending(&pending);
+  int was_pending = sigismember(&pending, SIGPIPE);
+  off_t o = (off_t)off;
+  ssize_t w = sendfile(sock, fd, &o, len > ((size_t)1 << 30) ? ((size_t)1 << 30) : len);
+  int err = errno;
+  if (w < 0 && err == EPIPE && !was_pending) {
+    struct timespec zero = {0, 0};
+    sigtimedwait(&pipe_set, NULL, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = err;
+  return w;
+}
+
 /* Write what the core has queued until done (0), the socket is full (1) or it failed (<0).
  * Either thread may call it, also both at once: each step takes the head of the core's output
  * under the connection mutex. */
@@ -156,15 +180,28 @@ static int flush_output(struct smb3_transport *t) {
      * connection mutex is held (a failure or a response on the other thread may free them), so
      * the mutex covers the send. sendmsg() on this non-blocking socket only copies. */
     pthread_mutex_lock(&t->lock);
-    int n = core_output(t->core, iov, TX_IOV);
-    if (!n) {
+    int file_next = 0;
+    int n = core_output_upto_file(t->core, iov, TX_IOV, &file_next);
+    int fd;
+    uint64_t foff;
+    size_t flen;
+    ssize_t w;
+    if (n) {
+      /* sendmsg, not writev: MSG_NOSIGNAL keeps a reset connection from raising SIGPIPE in the
+       * application (a library must not kill its host process). MSG_MORE when file data follows,
+       * so that the headers leave in its first segment. */
+      struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+      w = sendmsg(t->fd, &mh, MSG_NOSIGNAL | (file_next ? MSG_MORE : 0));
+    } else if (core_output_file(t->core, &fd, &foff, &flen)) {
+      w = send_file_data(t->fd, fd, foff, flen);
+      if (w == 0) { /* the file ended before the length the frame announced: the stream is lost */
+        pthread_mutex_unlock(&t->lock);
+        return -EIO;
+      }
+    } else {
       pthread_mutex_unlock(&t->lock);
       return 0;
     }
-    /* sendmsg, not writev: MSG_NOSIGNAL keeps a reset connection from raising SIGPIPE in the
-     * application (a library must not kill its host process). */
-    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-    ssize_t w = sendmsg(t->fd, &mh, MSG_NOSIGNAL);
     int err = w < 0 ? errno : 0;
     if (w > 0) core_output_done(t->core, (size_t)w);
     pthread_mutex_unlock(&t->lock);
@@ -182,7 +219,9 @@ static void stage_compact(struct smb3_transport *t) {
   t->st_off = 0;
 }
 
-static size_t staged(const struct smb3_transport *t) { return t->st_len - t->st_off; }
+static size_t staged(const struct smb3_transport *t) {
+  return t->st_len - t->st_off;
+}
 
 /* Copy staged bytes into an iovec list starting at byte `got`; returns bytes copied. */
 static size_t stage_to_iov(struct smb3_transport *t, struct iovec *iov, int cnt, size_t got, size_t want) {
@@ -220,8 +259,10 @@ static void direct_progress(struct smb3_transport *t, int start) {
   if (!m->rd_progress || t->direct_lowat_told) return;
   size_t total = t->frame_len - (SMB2_HDR_LEN + SMB2_READ_RSP_FIXED);
   size_t remaining = total - t->direct_got;
-  if (remaining <= m->rd_lowat) t->direct_lowat_told = 1;
-  else if (!start) return;
+  if (remaining <= m->rd_lowat)
+    t->direct_lowat_told = 1;
+  else if (!start)
+    return;
   m->rd_progress(m->rd_progress_arg, remaining);
 }
 
@@ -274,7 +315,8 @@ static int process_stage(struct smb3_transport *t) {
 
 static ssize_t read_some(struct smb3_transport *t, struct iovec *iov, int cnt) {
   ssize_t n;
-  do n = readv(t->fd, iov, cnt);
+  do
+    n = readv(t->fd, iov, cnt);
   while (n < 0 && errno == EINTR);
   if (n == 0) return SMB3_ECLOSED;
   if (n < 0) return errno == EAGAIN ? 0 : SMB3_ECLOSED;
@@ -338,8 +380,10 @@ static int rx_frame(struct smb3_transport *t) {
 static int on_readable(struct smb3_transport *t) {
   for (;;) {
     int rc;
-    if (t->rx == RX_DIRECT) rc = rx_direct(t);
-    else if (t->rx == RX_FRAME) rc = rx_frame(t);
+    if (t->rx == RX_DIRECT)
+      rc = rx_direct(t);
+    else if (t->rx == RX_FRAME)
+      rc = rx_frame(t);
     else {
       stage_compact(t);
       struct iovec iov = {t->stage + t->st_len, RX_STAGE - t->st_len};
@@ -448,7 +492,8 @@ int transport_connect(const char *host, int port, int timeout_ms, size_t sockbuf
   t->fd = fd;
   t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   t->epfd = epoll_create1(EPOLL_CLOEXEC);
-  struct epoll_event ev1 = {.events = EPOLLIN, .data.fd = t->fd}, ev2 = {.events = EPOLLIN, .data.fd = t->efd};
+  struct epoll_event ev1 = {.events = EPOLLIN, .data.fd = t->fd},
+                     ev2 = {.events = EPOLLIN, .data.fd = t->efd};
   int ok = t->efd >= 0 && t->epfd >= 0 && !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->fd, &ev1) &&
            !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->efd, &ev2);
   pthread_mutex_init(&t->lock, NULL);

@@ -30,11 +30,18 @@
 #define TIMEOUT_MS 1000u
 
 /* ---- the engine and its events ---- */
-static struct smb3_core *core_make(uint16_t dmin, uint16_t dmax) {
-  struct core_config cfg = {.dialect_min = dmin, .dialect_max = dmax, .credits_target = 64, .timeout_ms = TIMEOUT_MS};
+static struct smb3_core *core_make_signing(uint16_t dmin, uint16_t dmax, int sign) {
+  struct core_config cfg = {.dialect_min = dmin,
+                            .dialect_max = dmax,
+                            .credits_target = 64,
+                            .timeout_ms = TIMEOUT_MS,
+                            .sign_wanted = sign};
   struct smb3_core *c = core_new(&cfg);
   assert_non_null(c);
   return c;
+}
+static struct smb3_core *core_make(uint16_t dmin, uint16_t dmax) {
+  return core_make_signing(dmin, dmax, 0);
 }
 
 struct cbrec {
@@ -90,8 +97,11 @@ static void msg_read(struct smb3_msg *m, void *buf, uint32_t len, uint64_t off) 
 }
 
 static void msg_create(struct smb3_msg *m, const char *name) {
-  struct smb2_create_req r = {.impersonation = 2, .desired_access = SMB2_FILE_READ_ATTRIBUTES,
-                              .share_access = SMB2_FILE_SHARE_ALL, .create_disposition = SMB2_FILE_OPEN, .name = name};
+  struct smb2_create_req r = {.impersonation = 2,
+                              .desired_access = SMB2_FILE_READ_ATTRIBUTES,
+                              .share_access = SMB2_FILE_SHARE_ALL,
+                              .create_disposition = SMB2_FILE_OPEN,
+                              .name = name};
   struct le_wr w;
   assert_int_equal(msg_body_begin(m, SMB2_CREATE, 7, 512, &w), 0);
   assert_int_equal(smb2_create_req_encode(&w, &r), 0);
@@ -99,7 +109,9 @@ static void msg_create(struct smb3_msg *m, const char *name) {
 }
 
 static void msg_query_info(struct smb3_msg *m) {
-  struct smb2_query_info_req r = {.info_type = SMB2_0_INFO_FILE, .file_info_class = 18, .output_buffer_length = 4096,
+  struct smb2_query_info_req r = {.info_type = SMB2_0_INFO_FILE,
+                                  .file_info_class = 18,
+                                  .output_buffer_length = 4096,
                                   .file_id = SMB2_FILE_ID_RELATED};
   struct le_wr w;
   assert_int_equal(msg_body_begin(m, SMB2_QUERY_INFO, 7, 64, &w), 0);
@@ -119,7 +131,8 @@ static void msg_close(struct smb3_msg *m) {
 static struct smb3_chain *chain_echo(int n, struct cbrec *rec) {
   struct smb3_chain *ch = chain_new(n);
   assert_non_null(ch);
-  for (int i = 0; i < n; i++) msg_echo(&ch->msgs[i]);
+  for (int i = 0; i < n; i++)
+    msg_echo(&ch->msgs[i]);
   ch->cb = chain_cb;
   ch->arg = rec;
   return ch;
@@ -177,7 +190,8 @@ static int drain(struct smb3_core *c, struct sent *out, int max, int *frames) {
       struct smb2_hdr h;
       assert_int_equal(smb2_hdr_decode(buf + off + moff, flen - moff, &h), 0);
       assert_true(nmsg < max);
-      out[nmsg++] = (struct sent){h.message_id, h.command, h.credit_charge, h.credits, h.flags, h.next_command, nf};
+      out[nmsg++] =
+          (struct sent){h.message_id, h.command, h.credit_charge, h.credits, h.flags, h.next_command, nf};
       if (!h.next_command) break;
       assert_int_equal(h.next_command % 8, 0); /* 3.2.4.1.4: 8-byte aligned */
       moff += h.next_command;
@@ -192,7 +206,8 @@ static int drain(struct smb3_core *c, struct sent *out, int max, int *frames) {
 
 /* ---- what the "server" answers ---- */
 /* Patch a response built by wire_test.h: MessageId, credits granted, status, extra flags. */
-static void rsp_hdr(uint8_t *msg, uint64_t mid, uint16_t credits, uint32_t status, uint32_t flags, uint64_t async_id) {
+static void rsp_hdr(uint8_t *msg, uint64_t mid, uint16_t credits, uint32_t status, uint32_t flags,
+                    uint64_t async_id) {
   struct smb2_hdr h;
   assert_int_equal(smb2_hdr_decode(msg, SMB2_HDR_LEN, &h), 0);
   h.message_id = mid;
@@ -383,7 +398,8 @@ static void test_credits_granted_release_waiting_chain(void **s) {
   pump(c);
   int frames;
   int n = drain(c, sent, 16, &frames);
-  if (n != 3 || frames != 1) fail_msg("after the grant: %d messages in %d frames, want the 3-request chain in 1", n, frames);
+  if (n != 3 || frames != 1)
+    fail_msg("after the grant: %d messages in %d frames, want the 3-request chain in 1", n, frames);
   for (int i = 0; i < 3; i++) {
     assert_int_equal(sent[i].cmd, SMB2_ECHO);
     assert_int_equal(sent[i].mid, mid_c + 1 + (uint64_t)i); /* consecutive, never reused */
@@ -401,7 +417,8 @@ static void test_credits_granted_release_waiting_chain(void **s) {
   assert_int_equal(ev.chains, 1);
   assert_int_equal(rb.calls, 1);
   assert_int_equal(rb.error, 0);
-  for (int i = 0; i < 3; i++) assert_true(b->msgs[i].done);
+  for (int i = 0; i < 3; i++)
+    assert_true(b->msgs[i].done);
   chain_free(a);
   chain_free(b);
   chain_free(cc);
@@ -409,8 +426,8 @@ static void test_credits_granted_release_waiting_chain(void **s) {
 }
 
 /* Negotiate 2.1 (LARGE_MTU) with a hand-built response so that requests cost ceil(len / 64K). */
-static struct smb3_core *core_21(uint16_t grant) {
-  struct smb3_core *c = core_make(0x0210, 0x0210);
+static struct smb3_core *core_21_signing(uint16_t grant, int sign) {
+  struct smb3_core *c = core_make_signing(0x0210, 0x0210, sign);
   struct smb3_chain *ch = chain_new(1);
   assert_non_null(ch);
   assert_int_equal(core_build_negotiate(c, ch), 0);
@@ -431,6 +448,9 @@ static struct smb3_core *core_21(uint16_t grant) {
   assert_int_equal(core_negotiated(c)->dialect, 0x0210);
   chain_free(ch);
   return c;
+}
+static struct smb3_core *core_21(uint16_t grant) {
+  return core_21_signing(grant, 0);
 }
 
 static void test_multicredit_read_waits_for_credits(void **s) {
@@ -462,7 +482,8 @@ static void test_multicredit_read_waits_for_credits(void **s) {
   assert_int_equal(r1.calls, 1);
   assert_int_equal(r1.error, 0);
   assert_int_equal(a->msgs[0].rd_len, 64);
-  for (int i = 0; i < 64; i++) assert_int_equal(buf1[i], (uint8_t)i);
+  for (int i = 0; i < 64; i++)
+    assert_int_equal(buf1[i], (uint8_t)i);
   n = drain(c, sent, 4, NULL);
   assert_int_equal(n, 1);
   assert_int_equal(sent[0].charge, 4);
@@ -483,7 +504,8 @@ static void test_multicredit_read_waits_for_credits(void **s) {
   pump(c);
   assert_int_equal(r2.calls, 1);
   assert_int_equal(b->msgs[0].rd_len, 200);
-  for (int i = 0; i < 200; i++) assert_int_equal(buf2[i], (uint8_t)i);
+  for (int i = 0; i < 200; i++)
+    assert_int_equal(buf2[i], (uint8_t)i);
   free(m);
   chain_free(a);
   chain_free(b);
@@ -589,7 +611,8 @@ static void test_compound_response_completes_all(void **s) {
   static uint8_t m0[1024], m1[1024], m2[1024];
   size_t n0 = wt_create_rsp(m0, sizeof m0);
   uint8_t info[100];
-  for (int i = 0; i < 100; i++) info[i] = (uint8_t)(i * 3);
+  for (int i = 0; i < 100; i++)
+    info[i] = (uint8_t)(i * 3);
   size_t n1 = wt_buf_rsp(m1, sizeof m1, SMB2_QUERY_INFO, info, sizeof info);
   size_t n2 = wt_close_rsp(m2, sizeof m2);
   rsp_hdr(m0, sent[0].mid, 1, 0, 0, 0);
@@ -683,7 +706,8 @@ static void test_compound_split_response(void **s) {
   feed_ok(c, m, k);
   assert_int_equal(pump(c).chains, 1);
   assert_int_equal(r.calls, 1);
-  for (int i = 0; i < 3; i++) assert_true(ch->msgs[i].done);
+  for (int i = 0; i < 3; i++)
+    assert_true(ch->msgs[i].done);
   /* a duplicate answer to an element already answered is an unknown MessageId now */
   assert_int_equal(feed(c, m, k), SMB3_EPROTO);
   pump(c);
@@ -712,10 +736,20 @@ enum bad_kind {
   BAD_KINDS
 };
 static const char *const bad_names[BAD_KINDS] = {
-    "empty frame", "3 bytes", "truncated header", "wrong header StructureSize", "no SERVER_TO_REDIR flag",
-    "unaligned NextCommand", "NextCommand beyond the frame", "NextCommand smaller than a header",
-    "second element truncated", "transform header without a session", "compression header (never negotiated)",
-    "random garbage", "READ: DataLength beyond the frame", "READ: DataOffset inside the header",
+    "empty frame",
+    "3 bytes",
+    "truncated header",
+    "wrong header StructureSize",
+    "no SERVER_TO_REDIR flag",
+    "unaligned NextCommand",
+    "NextCommand beyond the frame",
+    "NextCommand smaller than a header",
+    "second element truncated",
+    "transform header without a session",
+    "compression header (never negotiated)",
+    "random garbage",
+    "READ: DataLength beyond the frame",
+    "READ: DataOffset inside the header",
     "READ: body truncated",
 };
 
@@ -723,14 +757,27 @@ static size_t bad_frame(enum bad_kind k, uint64_t mid, uint8_t *f, size_t cap) {
   size_t n = wt_read_rsp(f, cap, 80, 32);
   rsp_hdr(f, mid, 1, 0, 0, 0);
   switch (k) {
-  case BAD_EMPTY: return 0;
-  case BAD_3_BYTES: return 3;
-  case BAD_SHORT_HEADER: return 40;
-  case BAD_STRUCTURE_SIZE: f[4] = 63; return n;
-  case BAD_NOT_A_RESPONSE: le32_put(f + SMB2_HDR_OFF_FLAGS, 0); return n;
-  case BAD_NEXT_UNALIGNED: le32_put(f + SMB2_HDR_OFF_NEXT, 67); return n;
-  case BAD_NEXT_BEYOND_END: le32_put(f + SMB2_HDR_OFF_NEXT, 4096); return n;
-  case BAD_NEXT_TOO_SMALL: le32_put(f + SMB2_HDR_OFF_NEXT, 8); return n;
+  case BAD_EMPTY:
+    return 0;
+  case BAD_3_BYTES:
+    return 3;
+  case BAD_SHORT_HEADER:
+    return 40;
+  case BAD_STRUCTURE_SIZE:
+    f[4] = 63;
+    return n;
+  case BAD_NOT_A_RESPONSE:
+    le32_put(f + SMB2_HDR_OFF_FLAGS, 0);
+    return n;
+  case BAD_NEXT_UNALIGNED:
+    le32_put(f + SMB2_HDR_OFF_NEXT, 67);
+    return n;
+  case BAD_NEXT_BEYOND_END:
+    le32_put(f + SMB2_HDR_OFF_NEXT, 4096);
+    return n;
+  case BAD_NEXT_TOO_SMALL:
+    le32_put(f + SMB2_HDR_OFF_NEXT, 8);
+    return n;
   case BAD_SECOND_ELEMENT_SHORT: /* a valid READ answer, then 40 bytes of a second header */
     le32_put(f + SMB2_HDR_OFF_NEXT, (uint32_t)((n + 7) & ~(size_t)7));
     memset(f + n, 0, ((n + 7) & ~(size_t)7) - n);
@@ -742,14 +789,23 @@ static size_t bad_frame(enum bad_kind k, uint64_t mid, uint8_t *f, size_t cap) {
     le32_put(f, SMB2_TRANSFORM_ID);
     le32_put(f + 36, 64); /* OriginalMessageSize */
     return 52 + 64;
-  case BAD_COMPRESSED: le32_put(f, SMB2_COMPRESSION_ID); return n;
+  case BAD_COMPRESSED:
+    le32_put(f, SMB2_COMPRESSION_ID);
+    return n;
   case BAD_GARBAGE:
-    for (size_t i = 0; i < 200; i++) f[i] = (uint8_t)(i * 131 + 7);
+    for (size_t i = 0; i < 200; i++)
+      f[i] = (uint8_t)(i * 131 + 7);
     return 200;
-  case BAD_READ_DATA_BEYOND_FRAME: le32_put(f + SMB2_HDR_LEN + 4, 100000); return n;
-  case BAD_READ_OFFSET_INSIDE_HEADER: f[SMB2_HDR_LEN + 2] = 16; return n;
-  case BAD_READ_TRUNCATED_BODY: return SMB2_HDR_LEN + 6;
-  default: return n;
+  case BAD_READ_DATA_BEYOND_FRAME:
+    le32_put(f + SMB2_HDR_LEN + 4, 100000);
+    return n;
+  case BAD_READ_OFFSET_INSIDE_HEADER:
+    f[SMB2_HDR_LEN + 2] = 16;
+    return n;
+  case BAD_READ_TRUNCATED_BODY:
+    return SMB2_HDR_LEN + 6;
+  default:
+    return n;
   }
 }
 
@@ -777,7 +833,8 @@ static void test_bad_frames_rejected(void **s) {
     if (!rejected) { /* collect, so that one run names every kind that gets through */
       size_t used = strlen(accepted);
       snprintf(accepted + used, sizeof accepted - used,
-               "\n  %s: accepted (core_recv_frame = %d, callback ran %d times, error %d, status 0x%x, %zu bytes read)",
+               "\n  %s: accepted (core_recv_frame = %d, callback ran %d times, error %d, status 0x%x, %zu "
+               "bytes read)",
                bad_names[k], rc, r.calls, r.error, a->msgs[0].status, a->msgs[0].rd_len);
     }
     if (rc < 0) {
@@ -831,15 +888,16 @@ static void test_truncated_compound_prefixes(void **s) {
     int last = cut >= full;
     if (last) {
       if (rc != 0 || r.calls != 1 || r.error != 0)
-        snprintf(failure, sizeof failure, "the whole compound answer: rc %d, %d callbacks, error %d", rc, r.calls,
-                 r.error);
+        snprintf(failure, sizeof failure, "the whole compound answer: rc %d, %d callbacks, error %d", rc,
+                 r.calls, r.error);
     } else {
       if (rc == 0 && r.calls)
-        snprintf(failure, sizeof failure,
-                 "a compound answer cut at %zu of %zu bytes completed the chain (elements at 0, %zu, %zu; the "
-                 "last one's body is then shorter than its StructureSize: responses are not checked against the "
-                 "StructureSize table, DESIGN.md convention 2)",
-                 cut, full, (n0 + 7) & ~(size_t)7, ((n0 + 7) & ~(size_t)7) + ((n1 + 7) & ~(size_t)7));
+        snprintf(
+            failure, sizeof failure,
+            "a compound answer cut at %zu of %zu bytes completed the chain (elements at 0, %zu, %zu; the "
+            "last one's body is then shorter than its StructureSize: responses are not checked against the "
+            "StructureSize table, DESIGN.md convention 2)",
+            cut, full, (n0 + 7) & ~(size_t)7, ((n0 + 7) & ~(size_t)7) + ((n1 + 7) & ~(size_t)7));
       core_fail_all(c, SMB3_ECLOSED);
       pump(c);
       if (!failure[0] && r.calls != 1)
@@ -864,7 +922,8 @@ static void test_lease_break_event(void **s) {
   assert_int_equal(ev.chains, 0);
   assert_int_equal(ev.breaks, 1);
   assert_true(ev.brk.is_lease);
-  for (int i = 0; i < 16; i++) assert_int_equal(ev.brk.lease_key[i], i + 1);
+  for (int i = 0; i < 16; i++)
+    assert_int_equal(ev.brk.lease_key[i], i + 1);
   assert_int_equal(ev.brk.new_state, SMB2_LEASE_READ);
   /* the connection is fine: a request still goes out and completes */
   top_up(c, 1);
@@ -884,6 +943,103 @@ static void test_unsolicited_non_break_rejected(void **s) {
   core_free(c);
 }
 
+/* A WRITE whose data is in a local file: core_output() stops before it, core_output_file() says
+ * where it is, and the bytes after it (the next frame) follow once it is marked sent. */
+static void test_file_payload_output(void **s) {
+  (void)s;
+  struct smb3_core *c = core_21(64);
+  struct cbrec r1 = {0}, r2 = {0};
+  struct smb3_chain *ch = chain_new(1);
+  assert_non_null(ch);
+  struct smb2_write_req wr = {.length = 100000, .offset = 0, .file_id = {1, 2}};
+  struct le_wr w;
+  assert_int_equal(msg_body_begin(&ch->msgs[0], SMB2_WRITE, 7, 64, &w), 0);
+  assert_int_equal(smb2_write_req_encode(&w, &wr), 0);
+  ch->msgs[0].payload_len = 100000;
+  ch->msgs[0].payload_in_fd = 1;
+  ch->msgs[0].payload_fd = 42;
+  ch->msgs[0].payload_fd_off = 5000;
+  assert_int_equal(msg_body_done(&ch->msgs[0], &w), 0);
+  ch->cb = chain_cb;
+  ch->arg = &r1;
+  assert_int_equal(core_submit(c, ch, NOW), 0);
+  struct smb3_chain *echo = chain_echo(1, &r2);
+  assert_int_equal(core_submit(c, echo, NOW), 0);
+  struct iovec iov[16];
+  int more = 0;
+  int n = core_output_upto_file(c, iov, 16, &more);
+  assert_true(n > 0);
+  assert_int_equal(more, 1);
+  size_t head = 0;
+  for (int i = 0; i < n; i++)
+    head += iov[i].iov_len;
+  assert_int_equal(head, 4 + SMB2_HDR_LEN + 48); /* NBSS + header + WRITE body up to its Buffer */
+  int fd;
+  uint64_t off;
+  size_t len;
+  assert_int_equal(core_output_file(c, &fd, &off, &len), 0); /* not yet: the head goes first */
+  core_output_done(c, head);
+  assert_int_equal(core_output(c, iov, 16), 0);
+  assert_int_equal(core_output_file(c, &fd, &off, &len), 1);
+  assert_int_equal(fd, 42);
+  assert_int_equal(off, 5000);
+  assert_int_equal(len, 100000);
+  core_output_done(c, 30000); /* a partial sendfile */
+  assert_int_equal(core_output_file(c, &fd, &off, &len), 1);
+  assert_int_equal(off, 35000);
+  assert_int_equal(len, 70000);
+  core_output_done(c, 70000);
+  assert_int_equal(core_output_file(c, &fd, &off, &len), 0);
+  struct sent sent[2];
+  assert_int_equal(drain(c, sent, 2, NULL), 1); /* the ECHO, whole */
+  assert_int_equal(sent[0].cmd, SMB2_ECHO);
+  core_fail_all(c, SMB3_ECLOSED);
+  pump(c);
+  assert_int_equal(r1.calls, 1);
+  assert_int_equal(r2.calls, 1);
+  chain_free(ch);
+  chain_free(echo);
+  core_free(c);
+}
+
+/* File data cannot be signed: such a chain fails alone, the connection lives. */
+static void test_file_payload_refused_when_signing(void **s) {
+  (void)s;
+  struct smb3_core *c = core_21_signing(64, 1);
+  static const uint8_t key[16] = {1, 2, 3};
+  core_set_session_key(c, key);
+  assert_int_equal(core_session_established(c, 0), 0);
+  struct cbrec r = {0};
+  struct smb3_chain *ch = chain_new(1);
+  assert_non_null(ch);
+  struct smb2_write_req wr = {.length = 10, .offset = 0, .file_id = {1, 2}};
+  struct le_wr w;
+  assert_int_equal(msg_body_begin(&ch->msgs[0], SMB2_WRITE, 7, 64, &w), 0);
+  assert_int_equal(smb2_write_req_encode(&w, &wr), 0);
+  ch->msgs[0].payload_len = 10;
+  ch->msgs[0].payload_in_fd = 1;
+  assert_int_equal(msg_body_done(&ch->msgs[0], &w), 0);
+  ch->cb = chain_cb;
+  ch->arg = &r;
+  assert_int_equal(core_signing_active(c), 1);
+  assert_int_equal(core_submit(c, ch, NOW), 0);
+  pump(c);
+  assert_int_equal(r.calls, 1);
+  assert_int_equal(r.error, SMB3_EINVAL);
+  chain_free(ch);
+  assert_int_equal(core_want_write(c), 0);
+  /* the connection lives: an ECHO still goes out */
+  struct cbrec re = {0};
+  struct smb3_chain *echo = chain_echo(1, &re);
+  assert_int_equal(core_submit(c, echo, NOW), 0);
+  struct sent sent[2];
+  assert_int_equal(drain(c, sent, 2, NULL), 1);
+  core_fail_all(c, SMB3_ECLOSED);
+  pump(c);
+  chain_free(echo);
+  core_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_unknown_msgid_kills_connection),
@@ -900,6 +1056,8 @@ int main(void) {
       cmocka_unit_test(test_truncated_compound_prefixes),
       cmocka_unit_test(test_lease_break_event),
       cmocka_unit_test(test_unsolicited_non_break_rejected),
+      cmocka_unit_test(test_file_payload_output),
+      cmocka_unit_test(test_file_payload_refused_when_signing),
   };
   return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }
