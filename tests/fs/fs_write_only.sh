@@ -29,6 +29,17 @@ expect "new file: size through the mount" "$(stat -c %s "$M/new")" "$((3 << 20))
 expect "new file: bytes through the mount" "$(sum_of "$M/new")" "$(sum_of "$WORK/a")"
 expect "new file: bytes on the server" "$(sum_of "$D/new")" "$(sum_of "$WORK/a")"
 
+# appends through write-only opens (O_APPEND: the kernel's size, kept by the direct writes, places them)
+n0=$(stats "$M" direct_write_opens)
+printf 'one\n' >"$M/log"; printf 'two\n' >>"$M/log"; printf 'three\n' >>"$M/log"
+expect "appends through write-only opens" "$(cat "$M/log")" "$(printf 'one\ntwo\nthree')"
+expect "appends on the server" "$(cat "$D/log")" "$(printf 'one\ntwo\nthree')"
+expect "each append was a direct writer" "$(stats "$M" direct_write_opens)" "$((n0 + 3))"
+exec 7>>"$M/log"; printf 'four\n' >&7; printf 'five\n' >&7
+expect "size while an appender is open" "$(stat -c %s "$M/log")" "24"
+exec 7>&-
+expect "appends from one open" "$(tail -n 2 "$M/log" | tr '\n' ' ')" "four five "
+
 # 3. readers opened while the direct writer is open, and one open before it
 cat >"$WORK/mix.py" <<'EOF'
 import os, sys

@@ -943,25 +943,31 @@ static void test_unsolicited_non_break_rejected(void **s) {
   core_free(c);
 }
 
+/* A WRITE of len bytes whose data is the local file fd from off (payload_in_fd). */
+static struct smb3_chain *chain_file_write(uint32_t len, int fd, uint64_t off, struct cbrec *rec) {
+  struct smb3_chain *ch = chain_new(1);
+  assert_non_null(ch);
+  struct smb2_write_req wr = {.length = len, .offset = 0, .file_id = {1, 2}};
+  struct le_wr w;
+  assert_int_equal(msg_body_begin(&ch->msgs[0], SMB2_WRITE, 7, 64, &w), 0);
+  assert_int_equal(smb2_write_req_encode(&w, &wr), 0);
+  ch->msgs[0].payload_len = len;
+  ch->msgs[0].payload_in_fd = 1;
+  ch->msgs[0].payload_fd = fd;
+  ch->msgs[0].payload_fd_off = off;
+  assert_int_equal(msg_body_done(&ch->msgs[0], &w), 0);
+  ch->cb = chain_cb;
+  ch->arg = rec;
+  return ch;
+}
+
 /* A WRITE whose data is in a local file: core_output() stops before it, core_output_file() says
  * where it is, and the bytes after it (the next frame) follow once it is marked sent. */
 static void test_file_payload_output(void **s) {
   (void)s;
   struct smb3_core *c = core_21(64);
   struct cbrec r1 = {0}, r2 = {0};
-  struct smb3_chain *ch = chain_new(1);
-  assert_non_null(ch);
-  struct smb2_write_req wr = {.length = 100000, .offset = 0, .file_id = {1, 2}};
-  struct le_wr w;
-  assert_int_equal(msg_body_begin(&ch->msgs[0], SMB2_WRITE, 7, 64, &w), 0);
-  assert_int_equal(smb2_write_req_encode(&w, &wr), 0);
-  ch->msgs[0].payload_len = 100000;
-  ch->msgs[0].payload_in_fd = 1;
-  ch->msgs[0].payload_fd = 42;
-  ch->msgs[0].payload_fd_off = 5000;
-  assert_int_equal(msg_body_done(&ch->msgs[0], &w), 0);
-  ch->cb = chain_cb;
-  ch->arg = &r1;
+  struct smb3_chain *ch = chain_file_write(100000, 42, 5000, &r1);
   assert_int_equal(core_submit(c, ch, NOW), 0);
   struct smb3_chain *echo = chain_echo(1, &r2);
   assert_int_equal(core_submit(c, echo, NOW), 0);
@@ -1010,17 +1016,7 @@ static void test_file_payload_refused_when_signing(void **s) {
   core_set_session_key(c, key);
   assert_int_equal(core_session_established(c, 0), 0);
   struct cbrec r = {0};
-  struct smb3_chain *ch = chain_new(1);
-  assert_non_null(ch);
-  struct smb2_write_req wr = {.length = 10, .offset = 0, .file_id = {1, 2}};
-  struct le_wr w;
-  assert_int_equal(msg_body_begin(&ch->msgs[0], SMB2_WRITE, 7, 64, &w), 0);
-  assert_int_equal(smb2_write_req_encode(&w, &wr), 0);
-  ch->msgs[0].payload_len = 10;
-  ch->msgs[0].payload_in_fd = 1;
-  assert_int_equal(msg_body_done(&ch->msgs[0], &w), 0);
-  ch->cb = chain_cb;
-  ch->arg = &r;
+  struct smb3_chain *ch = chain_file_write(10, 3, 0, &r);
   assert_int_equal(core_signing_active(c), 1);
   assert_int_equal(core_submit(c, ch, NOW), 0);
   pump(c);
