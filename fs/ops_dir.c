@@ -40,12 +40,13 @@ struct dirh {
   struct dent *v;
   size_t n;
   struct dir_wait *waiters;
-  double asked; /* when the listing was asked for (inode_link) */
+  double asked;          /* when the listing was asked for (inode_link) */
   struct fs_retry retry; /* listed once more after a lost connection (one listing at a time) */
 };
 
 static void clear_entries(struct dirh *dh) {
-  for (size_t i = 0; i < dh->n; i++) free(dh->v[i].name);
+  for (size_t i = 0; i < dh->n; i++)
+    free(dh->v[i].name);
   free(dh->v);
   dh->v = NULL;
   dh->n = 0;
@@ -112,7 +113,13 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
     }
     if (i - 2 >= dh->n) break;
     struct dent *d = &dh->v[i - 2];
-    if (plus) {
+    if (plus && mfsl_candidate(fs, &d->st) && !mfsl_entry_known(fs, dir, d->name, &d->st)) {
+      /* maybe a symlink file: no attributes, so that the kernel looks it up (and we read it) */
+      struct fuse_entry_param e;
+      memset(&e, 0, sizeof e);
+      e.attr.st_ino = d->st.ino; /* type unknown (DT_UNKNOWN), no nodeid: no lookup counted */
+      len = fuse_add_direntry_plus(req, buf + pos, size - pos, d->name, &e, (off_t)i + 1);
+    } else if (plus) {
       struct fs_inode *in = inode_link(fs, dir, d->name, &d->st, dh->asked); /* counts as a lookup */
       if (!in) {
         rc = SMB3_ENOMEM;
@@ -126,6 +133,7 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
     } else {
       struct stat st;
       fs_fill_stat(fs, &d->st, &st);
+      if (mfsl_candidate(fs, &d->st)) st.st_mode = 0; /* DT_UNKNOWN: maybe a symlink */
       len = fuse_add_direntry(req, buf + pos, size - pos, d->name, &st, (off_t)i + 1);
     }
     if (len > size - pos) break;
@@ -145,8 +153,10 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
 
 static void list_resume(void *arg, int ok) {
   struct dirh *dh = arg;
-  if (ok) list_start(dh);
-  else listed(dh->retry.rc, NULL, 0, dh);
+  if (ok)
+    list_start(dh);
+  else
+    listed(dh->retry.rc, NULL, 0, dh);
 }
 
 static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *arg) {
@@ -183,7 +193,8 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
   if (release) dirh_free(dh);
 }
 
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi, int plus) {
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi,
+                       int plus) {
   struct dirh *dh = (struct dirh *)(uintptr_t)fi->fh;
   pthread_mutex_lock(&dh->lock);
   /* rewinddir() after a complete listing: list again (what ls -R, find and friends expect) */
@@ -222,7 +233,8 @@ static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   do_readdir(req, ino, size, off, fi, 0);
 }
 
-static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                           struct fuse_file_info *fi) {
   do_readdir(req, ino, size, off, fi, 1);
 }
 

@@ -77,12 +77,16 @@ static void finish_err(struct nsop *o, int err) { /* err: positive errno or 0 */
   nsop_free(o);
 }
 
-static void finish_rc(struct nsop *o, int rc) { finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0); }
+static void finish_rc(struct nsop *o, int rc) {
+  finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0);
+}
 
 static void resume(void *arg, int ok) {
   struct nsop *o = arg;
-  if (ok) o->start(o);
-  else finish_rc(o, o->retry.rc);
+  if (ok)
+    o->start(o);
+  else
+    finish_rc(o, o->retry.rc);
 }
 
 /* A lost connection: wait for the next one and ask again, once, if the operation has a start()
@@ -133,6 +137,18 @@ static struct nsop *entry_op(fuse_req_t req, fuse_ino_t parent, const char *name
 }
 
 /* ---- lookup / mkdir: reply with an entry ---- */
+static void entry_reply(void *arg) {
+  struct nsop *o = arg;
+  struct fs_inode *in = o->in; /* the entry's lookup, counted by inode_link */
+  struct fuse_entry_param e;
+  fs_fill_entry(o->fs, in, &e);
+  pthread_mutex_lock(&in->lock);
+  in->attr_lookup = fs_now();
+  pthread_mutex_unlock(&in->lock);
+  if (fuse_reply_entry(o->req, &e)) inode_forget(o->fs, in->nodeid, 1); /* interrupted */
+  nsop_free(o);
+}
+
 static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
   if (rc) {
@@ -144,14 +160,9 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
     finish_err(o, ENOMEM);
     return;
   }
-  struct fuse_entry_param e;
-  fs_fill_entry(o->fs, in, &e);
-  pthread_mutex_lock(&in->lock);
-  in->attr_lookup = fs_now();
-  pthread_mutex_unlock(&in->lock);
-  if (fuse_reply_entry(o->req, &e)) inode_forget(o->fs, in->nodeid, 1); /* interrupted */
-  inode_put(o->fs, in);
-  nsop_free(o);
+  inode_put(o->fs, o->in); /* a symlink's inode before the link was made (ll_symlink) */
+  o->in = in;
+  mfsl_check(o->fs, in, entry_reply, o);
 }
 
 /* An entry operation sent again after a wait: its parent may have been renamed meanwhile. Returns
@@ -178,7 +189,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
 
 static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
-  o->sending = 0; /* it left: never again */
+  o->sending = 0;      /* it left: never again */
   if (rc || st->ino) { /* the CREATE's attributes, file id included: one round trip in all */
     entry_done(rc, st, o);
     return;
@@ -208,7 +219,8 @@ static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
 
 static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
   struct fs_ctx *fs = fuse_req_userdata(req);
-  for (size_t i = 0; i < count; i++) inode_forget(fs, forgets[i].ino, forgets[i].nlookup);
+  for (size_t i = 0; i < count; i++)
+    inode_forget(fs, forgets[i].ino, forgets[i].nlookup);
   fuse_reply_none(req);
 }
 
@@ -218,9 +230,13 @@ static void reply_attr_of(struct nsop *o) {
   struct stat a;
   pthread_mutex_lock(&o->in->lock);
   fs_fill_stat(o->fs, &o->in->st, &a);
+  mfsl_fill(o->in, &a);
   pthread_mutex_unlock(&o->in->lock);
   fuse_reply_attr(o->req, &a, fs_attr_ttl(o->fs, o->in));
   nsop_free(o);
+}
+static void reply_attr_cb(void *arg) {
+  reply_attr_of(arg);
 }
 
 static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
@@ -230,7 +246,7 @@ static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
     return;
   }
   inode_set_attr(o->fs, o->in, st);
-  reply_attr_of(o);
+  mfsl_check(o->fs, o->in, reply_attr_cb, o);
 }
 
 /* Ask the server: through the open handle when there is one (works after unlink too). */
@@ -285,8 +301,8 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
    * and nobody else can open it, so what we know (our own writes included) is its state. */
   if (o->in->unlinked) fresh = 1;
   pthread_mutex_unlock(&o->in->lock);
-  if (fresh)
-    reply_attr_of(o);
+  if (fresh) /* (a file that may be a symlink file is read if that version was not) */
+    mfsl_check(o->fs, o->in, reply_attr_cb, o);
   else if (dirty) /* the size the server reports must include what we hold */
     wb_flush(o->fs, o->in, 0, getattr_flushed, o);
   else
@@ -295,7 +311,9 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 /* ---- setattr: flush, truncate, times/attributes, then fresh attributes ---- */
 static void setattr_next(struct nsop *o, int rc);
-static void setattr_done_cb(int rc, void *arg) { setattr_next(arg, rc); }
+static void setattr_done_cb(int rc, void *arg) {
+  setattr_next(arg, rc);
+}
 static void setattr_flushed(int err, void *arg) {
   (void)err;
   setattr_next(arg, 0);
@@ -344,8 +362,10 @@ static int setattr_times(struct nsop *o, uint32_t attrs) {
   int nameless = !o->path || o->in->unlinked;
   pthread_mutex_unlock(&o->in->lock);
   if (nameless && o->fh)
-    return smb3_fsetattr_async(fh_handle(o->fh), has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
-  return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+    return smb3_fsetattr_async(fh_handle(o->fh), has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
+                               setattr_done_cb, o);
+  return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
+                            setattr_done_cb, o);
 }
 
 static void setattr_next(struct nsop *o, int rc) {
@@ -378,7 +398,8 @@ static void setattr_next(struct nsop *o, int rc) {
   }
 }
 
-static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi) {
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
   /* Ownership is the mount's (uid=/gid=): only a no-op chown succeeds. */
   if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs->uid) ||
@@ -407,6 +428,56 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     return;
   }
   setattr_next(o, 0);
+}
+
+/* ---- symbolic links (mfsymlinks, symlink.c) ---- */
+static void ll_readlink(fuse_req_t req, fuse_ino_t ino) {
+  struct fs_ctx *fs = fuse_req_userdata(req);
+  struct fs_inode *in = inode_get(fs, ino);
+  char *t = mfsl_target(in);
+  inode_put(fs, in);
+  if (t)
+    fuse_reply_readlink(req, t);
+  else
+    fuse_reply_err(req, EINVAL); /* not a link */
+  free(t);
+}
+
+static void symlink_written(int64_t result, void *arg) {
+  struct nsop *o = arg;
+  free(o->dest); /* the file's content */
+  o->dest = NULL;
+  if (result < 0) {
+    finish_smb(o, (int)result); /* never sent again: a second create would find the first */
+    return;
+  }
+  run(o, lookup_start); /* the entry, read back as the link it now is */
+}
+
+static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
+  struct fs_ctx *fs = fuse_req_userdata(req);
+  if (!fs->mfsymlinks) { /* no symlinks on SMB without it (like mount.cifs) */
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  if (fs->ro) {
+    fuse_reply_err(req, EROFS);
+    return;
+  }
+  struct nsop *o = entry_op(req, parent, name, EINVAL);
+  if (!o) return;
+  uint8_t *buf = malloc(MFSL_SIZE);
+  int rc = buf ? mfsl_format(link, buf) : -ENOMEM;
+  if (rc) {
+    free(buf);
+    finish_err(o, -rc);
+    return;
+  }
+  o->dest = (char *)buf;
+  o->retry.conn = fs_conn(fs);
+  o->asked = fs_now();
+  rc = smb3_create_file_async(o->retry.conn, o->path, buf, MFSL_SIZE, symlink_written, o);
+  if (rc) symlink_written(rc, o);
 }
 
 /* ---- unlink / rmdir ---- */
@@ -527,8 +598,8 @@ static void rename_flushed(int err, void *arg) {
   rename_go(o);
 }
 
-static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
-                      unsigned int flags) {
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags) {
   if (flags & ~RENAME_NOREPLACE) { /* RENAME_EXCHANGE / WHITEOUT have no SMB equivalent */
     fuse_reply_err(req, EINVAL);
     return;
@@ -589,7 +660,8 @@ static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
                      unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
   (void)arg, (void)fi, (void)in_buf, (void)in_bufsz;
   struct fs_ctx *fs = fuse_req_userdata(req);
-  if (cmd != SMB3FS_IOC_STATS || ino != FUSE_ROOT_ID || (flags & FUSE_IOCTL_COMPAT) || out_bufsz < SMB3FS_STATS_MAX) {
+  if (cmd != SMB3FS_IOC_STATS || ino != FUSE_ROOT_ID || (flags & FUSE_IOCTL_COMPAT) ||
+      out_bufsz < SMB3FS_STATS_MAX) {
     fuse_reply_err(req, ENOTTY);
     return;
   }
@@ -616,6 +688,8 @@ void ops_ns_fill(struct fuse_lowlevel_ops *op) {
   op->rmdir = ll_rmdir;
   op->rename = ll_rename;
   op->statfs = ll_statfs;
+  op->readlink = ll_readlink;
+  op->symlink = ll_symlink;
   /* No getxattr/listxattr: ENOSYS makes the kernel stop asking (see smb3fs_ioctl.h). */
   op->ioctl = ll_ioctl;
 }

@@ -59,6 +59,7 @@ struct smb3_options {
   int uid, gid;            /* -1 = the mounting user's */
   int file_mode, dir_mode; /* -1 = default (0755 dirs, 0644 files) */
   int ro;
+  int mfsymlinks; /* symlinks as Minshall+French symlink files (as mount.cifs's option) */
 };
 
 /* Fill defaults. */
@@ -196,6 +197,14 @@ int smb3_closedir(smb3_dir *d);
  * the data fits one request) ---- */
 ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len);
 ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_t len);
+/* Asynchronous forms for data that fits one request (len <= smb3_rsize/smb3_wsize, else
+ * SMB3_EINVAL): one compounded CREATE + READ/WRITE + CLOSE. cb(result, arg) runs once on the I/O
+ * thread with the bytes read (0 for an empty file) / written, or a negative SMB3_E*; never if the
+ * call returns non-zero. buf must stay valid until then; path is copied. smb3_create_file_async
+ * creates a new file (SMB3_EEXIST if the name exists) holding exactly buf. */
+int smb3_read_file_async(smb3_client *c, const char *path, void *buf, size_t len, smb3_cb cb, void *arg);
+int smb3_create_file_async(smb3_client *c, const char *path, const void *buf, size_t len, smb3_cb cb,
+                           void *arg);
 
 /* ---- asynchronous metadata operations ----
  * Same semantics (and the same compounding) as the synchronous calls above; the callback runs

@@ -3,6 +3,8 @@
  * through open + the pipelined bulk engine + close. */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "client/client.h"
 #include "util/status.h"
@@ -49,6 +51,24 @@ static ssize_t big_file(smb3_client *c, const char *path, void *buf, size_t len,
   return n < 0 ? n : crc ? crc : n;
 }
 
+/* The result of a completed CREATE + READ + CLOSE chain (bytes read or SMB3_E*). */
+static ssize_t small_read_result(smb3_client *c, struct smb3_chain *ch, const char *path) {
+  if (ch->msgs[0].status != NT_STATUS_SUCCESS) return small_result(c, ch, 1, "read", path);
+  if (ch->msgs[1].status == NT_STATUS_END_OF_FILE) return 0;
+  if (ch->msgs[1].status != NT_STATUS_SUCCESS) return small_result(c, ch, 2, "read", path);
+  return (ssize_t)ch->msgs[1].rd_len;
+}
+
+/* ... of a CREATE + WRITE + CLOSE chain (bytes written: all of them, or SMB3_E*). */
+static ssize_t small_write_result(smb3_client *c, struct smb3_chain *ch, const char *path, size_t len) {
+  ssize_t n = small_result(c, ch, 3, "write", path);
+  struct smb2_write_rsp w;
+  if (!n && smb2_write_rsp_decode(ch->msgs[1].rsp, ch->msgs[1].rsp_len, &w))
+    return client_fail(c, SMB3_EPROTO, 0, "write '%s': malformed WRITE response", path);
+  if (!n) n = w.count == len ? (ssize_t)len : client_fail(c, SMB3_EIO, 0, "write '%s': short write", path);
+  return n;
+}
+
 ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len) {
   if (!c || !path || (!buf && len)) return SMB3_EINVAL;
   if (len > client_io_size(c, 1) || len == 0) return big_file(c, path, buf, len, 1);
@@ -58,11 +78,7 @@ ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len) 
   struct smb3_chain *ch;
   int rc = client_steps(c, st, 3, &ch);
   if (rc) return rc;
-  ssize_t n;
-  if (ch->msgs[0].status != NT_STATUS_SUCCESS) n = small_result(c, ch, 1, "read", path);
-  else if (ch->msgs[1].status == NT_STATUS_END_OF_FILE) n = 0;
-  else if (ch->msgs[1].status != NT_STATUS_SUCCESS) n = small_result(c, ch, 2, "read", path);
-  else n = (ssize_t)ch->msgs[1].rd_len;
+  ssize_t n = small_read_result(c, ch, path);
   chain_free(ch);
   return n;
 }
@@ -76,12 +92,61 @@ ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_
   struct smb3_chain *ch;
   int rc = client_steps(c, st, 3, &ch);
   if (rc) return rc;
-  ssize_t n = small_result(c, ch, 3, "write", path);
-  struct smb2_write_rsp w;
-  if (!n && smb2_write_rsp_decode(ch->msgs[1].rsp, ch->msgs[1].rsp_len, &w))
-    n = client_fail(c, SMB3_EPROTO, 0, "write '%s': malformed WRITE response", path);
-  else if (!n)
-    n = w.count == len ? (ssize_t)len : client_fail(c, SMB3_EIO, 0, "write '%s': short write", path);
+  ssize_t n = small_write_result(c, ch, path, len);
   chain_free(ch);
   return n;
+}
+
+/* ---- asynchronous: the steps and their arguments live in one context until the callback ---- */
+struct small_async {
+  smb3_client *c;
+  struct small s;
+  struct step st[3];
+  int is_read;
+  smb3_cb cb;
+  void *arg;
+  char path[];
+};
+
+static void small_done(struct smb3_chain *ch, int rc, void *arg) {
+  struct small_async *a = arg;
+  int64_t r = rc           ? rc
+              : a->is_read ? small_read_result(a->c, ch, a->path)
+                           : small_write_result(a->c, ch, a->path, a->s.len);
+  chain_free(ch);
+  smb3_cb cb = a->cb;
+  void *cbarg = a->arg;
+  free(a);
+  cb(r, cbarg);
+}
+
+static int small_async(smb3_client *c, const char *path, void *buf, size_t len, int flags, smb3_cb cb,
+                       void *arg) {
+  int is_read = (flags & O_ACCMODE) == O_RDONLY;
+  if (!c || !path || !cb || (!buf && len) || !len || len > client_io_size(c, is_read)) return SMB3_EINVAL;
+  size_t pl = strlen(path) + 1;
+  struct small_async *a = malloc(sizeof *a + pl);
+  if (!a) return SMB3_ENOMEM;
+  memcpy(a->path, path, pl);
+  a->c = c;
+  a->s = (struct small){.buf = buf, .len = (uint32_t)len};
+  create_args_from_flags(&a->s.ca, a->path, flags);
+  a->st[0] = (struct step){enc_create, &a->s};
+  a->st[1] = (struct step){is_read ? enc_read : enc_write, &a->s};
+  a->st[2] = (struct step){enc_close, &a->s};
+  a->is_read = is_read;
+  a->cb = cb;
+  a->arg = arg;
+  int rc = client_steps_async(c, a->st, 3, 1, small_done, a);
+  if (rc) free(a);
+  return rc;
+}
+
+int smb3_read_file_async(smb3_client *c, const char *path, void *buf, size_t len, smb3_cb cb, void *arg) {
+  return small_async(c, path, buf, len, O_RDONLY, cb, arg);
+}
+
+int smb3_create_file_async(smb3_client *c, const char *path, const void *buf, size_t len, smb3_cb cb,
+                           void *arg) {
+  return small_async(c, path, (void *)buf, len, O_WRONLY | O_CREAT | O_EXCL, cb, arg);
 }

@@ -1,0 +1,165 @@
+/* symlink.c - symbolic links as Minshall+French symlink files (option mfsymlinks, as mount.cifs).
+ *
+ * SMB2/3 without POSIX extensions has no symlink that a client can create and a Linux client can
+ * read back, so, like the kernel's cifs client, a link is stored as a regular file of exactly
+ * MFSL_SIZE (1067) bytes: "XSym\n", the target's length as four digits and "\n", the MD5 of the
+ * target in 32 lowercase hex digits and "\n", the target, "\n", then spaces to the size. Files
+ * the kernel's cifs client made this way are links here and the other way round.
+ *
+ * Only a regular file of exactly that size can be one, and only its content tells. So a lookup or
+ * getattr that finds such a file reads it (one compounded CREATE + READ + CLOSE) before answering,
+ * and the inode remembers the answer for that version of the file (size and mtime); a listing
+ * gives these entries to the kernel without attributes, so that it looks each one up. */
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+
+#define MFSL_LEN_OFF 5
+#define MFSL_MD5_OFF 10
+#define MFSL_TARGET_OFF 43
+#define MFSL_TARGET_MAX 1024
+
+int mfsl_candidate(const struct fs_ctx *fs, const struct smb3_stat *st) {
+  return fs->mfsymlinks && !st->is_dir && st->size == MFSL_SIZE;
+}
+
+static void md5_hex(const char *s, size_t n, char out[33]) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  if (!EVP_Digest(s, n, md, &mdlen, EVP_md5(), NULL) || mdlen != 16) {
+    memset(out, 0, 33); /* never matches a file's digits */
+    return;
+  }
+  for (int i = 0; i < 16; i++)
+    snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+int mfsl_format(const char *target, uint8_t buf[MFSL_SIZE]) {
+  size_t n = strlen(target);
+  if (n == 0 || n > MFSL_TARGET_MAX) return -ENAMETOOLONG;
+  char hex[33];
+  md5_hex(target, n, hex);
+  if (!hex[0]) return -EIO;
+  memset(buf, ' ', MFSL_SIZE);
+  char head[MFSL_TARGET_OFF + 1];
+  snprintf(head, sizeof head, "XSym\n%04zu\n%s\n", n, hex);
+  memcpy(buf, head, MFSL_TARGET_OFF);
+  memcpy(buf + MFSL_TARGET_OFF, target, n);
+  if (MFSL_TARGET_OFF + n < MFSL_SIZE) buf[MFSL_TARGET_OFF + n] = '\n';
+  return 0;
+}
+
+char *mfsl_parse(const uint8_t *buf, size_t n) {
+  if (n != MFSL_SIZE || memcmp(buf, "XSym\n", 5) || buf[MFSL_MD5_OFF - 1] != '\n' ||
+      buf[MFSL_TARGET_OFF - 1] != '\n')
+    return NULL;
+  size_t len = 0;
+  for (int i = MFSL_LEN_OFF; i < MFSL_LEN_OFF + 4; i++) {
+    if (buf[i] < '0' || buf[i] > '9') return NULL;
+    len = len * 10 + (size_t)(buf[i] - '0');
+  }
+  if (len == 0 || len > MFSL_TARGET_MAX || memchr(buf + MFSL_TARGET_OFF, 0, len)) return NULL;
+  char hex[33];
+  md5_hex((const char *)buf + MFSL_TARGET_OFF, len, hex);
+  if (memcmp(hex, buf + MFSL_MD5_OFF, 32)) return NULL; /* a file that only looks like one */
+  char *t = malloc(len + 1);
+  if (!t) return NULL;
+  memcpy(t, buf + MFSL_TARGET_OFF, len);
+  t[len] = 0;
+  return t;
+}
+
+/* in->lock held: what the inode knows applies to the version of the file it now has. */
+static int same_version(const struct fs_inode *in) {
+  return in->lnk && in->lnk_size == in->st.size && in->lnk_mtime.sec == in->st.mtime.sec &&
+         in->lnk_mtime.nsec == in->st.mtime.nsec;
+}
+
+int mfsl_known(const struct fs_inode *in) {
+  return same_version(in);
+}
+
+void mfsl_fill(const struct fs_inode *in, struct stat *a) {
+  if (in->lnk != 1 || !same_version(in)) return;
+  a->st_mode = S_IFLNK | 0777;
+  a->st_size = (off_t)strlen(in->lnk_target);
+  a->st_nlink = 1;
+}
+
+int mfsl_entry_known(struct fs_ctx *fs, struct fs_inode *dir, const char *name, const struct smb3_stat *st) {
+  struct fs_inode *in = inode_find_child(fs, dir, name);
+  if (!in) return 0;
+  pthread_mutex_lock(&in->lock);
+  int known = in->lnk && in->lnk_size == st->size && in->lnk_mtime.sec == st->mtime.sec &&
+              in->lnk_mtime.nsec == st->mtime.nsec && (!in->srv_id || in->srv_id == st->ino);
+  pthread_mutex_unlock(&in->lock);
+  inode_put(fs, in);
+  return known;
+}
+
+char *mfsl_target(struct fs_inode *in) {
+  pthread_mutex_lock(&in->lock);
+  char *t = in->lnk == 1 && same_version(in) ? strdup(in->lnk_target) : NULL;
+  pthread_mutex_unlock(&in->lock);
+  return t;
+}
+
+struct check {
+  struct fs_ctx *fs;
+  struct fs_inode *in; /* referenced */
+  uint64_t size;
+  struct timespec_smb3 mtime;
+  void (*then)(void *arg);
+  void *arg;
+  uint8_t buf[MFSL_SIZE];
+};
+
+static void checked(int64_t result, void *arg) {
+  struct check *k = arg;
+  /* A read that failed (no read access, a lost connection) decides nothing: the file is shown as
+   * the regular file it is on the server, and asked about again next time. */
+  char *t = result == MFSL_SIZE ? mfsl_parse(k->buf, MFSL_SIZE) : NULL;
+  struct fs_inode *in = k->in;
+  pthread_mutex_lock(&in->lock);
+  if (result >= 0) {
+    free(in->lnk_target);
+    in->lnk_target = t;
+    in->lnk = t ? 1 : -1;
+    in->lnk_size = k->size;
+    in->lnk_mtime = k->mtime;
+    t = NULL;
+  }
+  pthread_mutex_unlock(&in->lock);
+  free(t);
+  inode_put(k->fs, in);
+  void (*then)(void *) = k->then;
+  void *targ = k->arg;
+  free(k);
+  then(targ);
+}
+
+void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg), void *arg) {
+  pthread_mutex_lock(&in->lock);
+  int need = mfsl_candidate(fs, &in->st) && !same_version(in);
+  uint64_t size = in->st.size;
+  struct timespec_smb3 mtime = in->st.mtime;
+  pthread_mutex_unlock(&in->lock);
+  char *path = need ? inode_path(fs, in) : NULL;
+  struct check *k = path ? malloc(sizeof *k) : NULL;
+  if (k) {
+    *k = (struct check){fs, in, size, mtime, then, arg, {0}};
+    inode_ref(fs, in);
+    int rc = smb3_read_file_async(fs_conn(fs), path, k->buf, MFSL_SIZE, checked, k);
+    if (rc) {
+      inode_put(fs, in);
+      free(k);
+      k = NULL;
+    }
+  }
+  free(path);
+  if (!k) then(arg); /* nothing to check, or it could not be asked: shown as a regular file */
+}
