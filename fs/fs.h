@@ -313,15 +313,9 @@ uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
 int cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, struct fuse_file_info *fi);
 
 /* symlink.c (mfsymlinks) */
-#define MFSL_SIZE 1067
+#define MFSL_SIZE SMB3_MFSYMLINK_SIZE
 /* Could the server's file st be a symlink file (mfsymlinks, regular, MFSL_SIZE bytes)? */
 int mfsl_candidate(const struct fs_ctx *fs, const struct smb3_stat *st);
-/* The file's content for target (0, or -ENAMETOOLONG past 1024 bytes). */
-int mfsl_format(const char *target, uint8_t buf[MFSL_SIZE]);
-/* The target if buf is a well-formed symlink file (malloc'd), else NULL. */
-char *mfsl_parse(const uint8_t *buf, size_t n);
-/* in->lock held: is it known whether this version of in is a link? */
-int mfsl_known(const struct fs_inode *in);
 /* in->lock held: make a (stat of a) link of it if this version is one. */
 void mfsl_fill(const struct fs_inode *in, struct stat *a);
 /* The link's target (malloc'd), or NULL if in is not a link. */

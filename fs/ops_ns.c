@@ -467,10 +467,10 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
   struct nsop *o = entry_op(req, parent, name, EINVAL);
   if (!o) return;
   uint8_t *buf = malloc(MFSL_SIZE);
-  int rc = buf ? mfsl_format(link, buf) : -ENOMEM;
+  int rc = buf ? smb3_mfsymlink_format(link, buf) : SMB3_ENOMEM;
   if (rc) {
     free(buf);
-    finish_err(o, -rc);
+    finish_rc(o, rc);
     return;
   }
   o->dest = (char *)buf;

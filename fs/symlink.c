@@ -2,85 +2,29 @@
  *
  * SMB2/3 without POSIX extensions has no symlink that a client can create and a Linux client can
  * read back, so, like the kernel's cifs client, a link is stored as a regular file of exactly
- * MFSL_SIZE (1067) bytes: "XSym\n", the target's length as four digits and "\n", the MD5 of the
- * target in 32 lowercase hex digits and "\n", the target, "\n", then spaces to the size. Files
- * the kernel's cifs client made this way are links here and the other way round.
+ * MFSL_SIZE (1067) bytes in the Minshall+French format (libsmb3's smb3_mfsymlink_format/parse,
+ * lib/fscc/mfsymlink.c). Files the kernel's cifs client made this way are links here and the
+ * other way round.
  *
  * Only a regular file of exactly that size can be one, and only its content tells. So a lookup or
  * getattr that finds such a file reads it (one compounded CREATE + READ + CLOSE) before answering,
  * and the inode remembers the answer for that version of the file (size and mtime); a listing
  * gives these entries to the kernel without attributes, so that it looks each one up. */
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fs.h"
 
-#define MFSL_LEN_OFF 5
-#define MFSL_MD5_OFF 10
-#define MFSL_TARGET_OFF 43
-#define MFSL_TARGET_MAX 1024
-
 int mfsl_candidate(const struct fs_ctx *fs, const struct smb3_stat *st) {
   return fs->mfsymlinks && !st->is_dir && st->size == MFSL_SIZE;
-}
-
-static void md5_hex(const char *s, size_t n, char out[33]) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int mdlen = 0;
-  if (!EVP_Digest(s, n, md, &mdlen, EVP_md5(), NULL) || mdlen != 16) {
-    memset(out, 0, 33); /* never matches a file's digits */
-    return;
-  }
-  for (int i = 0; i < 16; i++)
-    snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
-
-int mfsl_format(const char *target, uint8_t buf[MFSL_SIZE]) {
-  size_t n = strlen(target);
-  if (n == 0 || n > MFSL_TARGET_MAX) return -ENAMETOOLONG;
-  char hex[33];
-  md5_hex(target, n, hex);
-  if (!hex[0]) return -EIO;
-  memset(buf, ' ', MFSL_SIZE);
-  char head[MFSL_TARGET_OFF + 1];
-  snprintf(head, sizeof head, "XSym\n%04zu\n%s\n", n, hex);
-  memcpy(buf, head, MFSL_TARGET_OFF);
-  memcpy(buf + MFSL_TARGET_OFF, target, n);
-  if (MFSL_TARGET_OFF + n < MFSL_SIZE) buf[MFSL_TARGET_OFF + n] = '\n';
-  return 0;
-}
-
-char *mfsl_parse(const uint8_t *buf, size_t n) {
-  if (n != MFSL_SIZE || memcmp(buf, "XSym\n", 5) || buf[MFSL_MD5_OFF - 1] != '\n' ||
-      buf[MFSL_TARGET_OFF - 1] != '\n')
-    return NULL;
-  size_t len = 0;
-  for (int i = MFSL_LEN_OFF; i < MFSL_LEN_OFF + 4; i++) {
-    if (buf[i] < '0' || buf[i] > '9') return NULL;
-    len = len * 10 + (size_t)(buf[i] - '0');
-  }
-  if (len == 0 || len > MFSL_TARGET_MAX || memchr(buf + MFSL_TARGET_OFF, 0, len)) return NULL;
-  char hex[33];
-  md5_hex((const char *)buf + MFSL_TARGET_OFF, len, hex);
-  if (memcmp(hex, buf + MFSL_MD5_OFF, 32)) return NULL; /* a file that only looks like one */
-  char *t = malloc(len + 1);
-  if (!t) return NULL;
-  memcpy(t, buf + MFSL_TARGET_OFF, len);
-  t[len] = 0;
-  return t;
 }
 
 /* in->lock held: what the inode knows applies to the version of the file it now has. */
 static int same_version(const struct fs_inode *in) {
   return in->lnk && in->lnk_size == in->st.size && in->lnk_mtime.sec == in->st.mtime.sec &&
          in->lnk_mtime.nsec == in->st.mtime.nsec;
-}
-
-int mfsl_known(const struct fs_inode *in) {
-  return same_version(in);
 }
 
 void mfsl_fill(const struct fs_inode *in, struct stat *a) {
@@ -122,7 +66,9 @@ static void checked(int64_t result, void *arg) {
   struct check *k = arg;
   /* A read that failed (no read access, a lost connection) decides nothing: the file is shown as
    * the regular file it is on the server, and asked about again next time. */
-  char *t = result == MFSL_SIZE ? mfsl_parse(k->buf, MFSL_SIZE) : NULL;
+  char target[SMB3_MFSYMLINK_MAX + 1];
+  char *t =
+      result == MFSL_SIZE && smb3_mfsymlink_parse(k->buf, MFSL_SIZE, target) > 0 ? strdup(target) : NULL;
   struct fs_inode *in = k->in;
   pthread_mutex_lock(&in->lock);
   if (result >= 0) {

@@ -202,6 +202,14 @@ ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_
  * thread with the bytes read (0 for an empty file) / written, or a negative SMB3_E*; never if the
  * call returns non-zero. buf must stay valid until then; path is copied. smb3_create_file_async
  * creates a new file (SMB3_EEXIST if the name exists) holding exactly buf. */
+/* Minshall+French symlink files (the kernel cifs client's mfsymlinks format; lib/fscc/mfsymlink.c).
+ * format: the file content for a link to target (1..SMB3_MFSYMLINK_MAX bytes): 0, SMB3_EINVAL
+ * (empty), SMB3_ENAMETOOLONG. parse: the target of a well-formed file (its length), or SMB3_EPROTO
+ * for anything else (checked field by field, digest included); target gets a NUL-terminated copy. */
+#define SMB3_MFSYMLINK_SIZE 1067
+#define SMB3_MFSYMLINK_MAX 1024
+int smb3_mfsymlink_format(const char *target, uint8_t buf[SMB3_MFSYMLINK_SIZE]);
+int smb3_mfsymlink_parse(const uint8_t *buf, size_t len, char target[SMB3_MFSYMLINK_MAX + 1]);
 int smb3_read_file_async(smb3_client *c, const char *path, void *buf, size_t len, smb3_cb cb, void *arg);
 int smb3_create_file_async(smb3_client *c, const char *path, const void *buf, size_t len, smb3_cb cb,
                            void *arg);

@@ -8,7 +8,10 @@
 
 #include <cmocka.h>
 
+#include <string.h>
+
 #include "fscc/fscc.h"
+#include "smb3/smb3.h"
 #include "smb3/smb3_errors.h"
 #include "wire_test.h"
 
@@ -213,12 +216,64 @@ static void test_dir_reject(void **state) {
   fscc_dir_iter_free(&it);
 }
 
+/* Minshall+French symlink files: the layout byte for byte, the round trip, and every way a file
+ * can fail to be one. Digests computed independently (Python hashlib.md5). */
+static void test_mfsymlink(void **state) {
+  (void)state;
+  uint8_t buf[SMB3_MFSYMLINK_SIZE];
+  char t[SMB3_MFSYMLINK_MAX + 1];
+  assert_int_equal(smb3_mfsymlink_format("file", buf), 0);
+  static const char head[] = "XSym\n0004\n8c7dd922ad47494fc02c388e12c00eac\nfile\n";
+  assert_memory_equal(buf, head, sizeof head - 1);
+  for (size_t i = sizeof head - 1; i < sizeof buf; i++)
+    assert_int_equal(buf[i], ' ');
+  assert_int_equal(smb3_mfsymlink_parse(buf, sizeof buf, t), 4);
+  assert_string_equal(t, "file");
+  assert_int_equal(smb3_mfsymlink_format("../a b/c", buf), 0);
+  assert_memory_equal(buf + 10, "7e6fd3cdfd4f352f77961e1373a4bec3\n../a b/c\n", 42);
+  assert_int_equal(smb3_mfsymlink_parse(buf, sizeof buf, t), 8);
+  assert_string_equal(t, "../a b/c");
+  /* the longest target fills the file: no newline after it */
+  char longest[SMB3_MFSYMLINK_MAX + 2];
+  memset(longest, 'x', SMB3_MFSYMLINK_MAX);
+  longest[SMB3_MFSYMLINK_MAX] = 0;
+  assert_int_equal(smb3_mfsymlink_format(longest, buf), 0);
+  assert_int_equal(buf[SMB3_MFSYMLINK_SIZE - 1], 'x');
+  assert_int_equal(smb3_mfsymlink_parse(buf, sizeof buf, t), SMB3_MFSYMLINK_MAX);
+  longest[SMB3_MFSYMLINK_MAX] = 'x';
+  longest[SMB3_MFSYMLINK_MAX + 1] = 0;
+  assert_int_equal(smb3_mfsymlink_format(longest, buf), SMB3_ENAMETOOLONG);
+  assert_int_equal(smb3_mfsymlink_format("", buf), SMB3_EINVAL);
+  /* not one: wrong size, magic, separators, digits, a length too long, a digest that does not
+   * match, a NUL inside the target */
+  assert_int_equal(smb3_mfsymlink_format("file", buf), 0);
+  assert_int_equal(smb3_mfsymlink_parse(buf, sizeof buf - 1, t), SMB3_EPROTO);
+  static const struct {
+    size_t at;
+    uint8_t c;
+  } bad[] = {{0, 'x'}, {4, ' '}, {9, ' '}, {42, ' '}, {5, 'a'}, {8, '5'}, {11, '0'}, {43, 'F'}, {44, 0}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    uint8_t b[SMB3_MFSYMLINK_SIZE];
+    memcpy(b, buf, sizeof b);
+    b[bad[i].at] = bad[i].c;
+    if (smb3_mfsymlink_parse(b, sizeof b, t) != SMB3_EPROTO)
+      fail_msg("byte %zu changed: still parsed", bad[i].at);
+  }
+  uint8_t b[SMB3_MFSYMLINK_SIZE];
+  memcpy(b, buf, sizeof b);
+  memcpy(b + 5, "1025", 4);
+  assert_int_equal(smb3_mfsymlink_parse(b, sizeof b, t), SMB3_EPROTO);
+  memcpy(b + 5, "0000", 4);
+  assert_int_equal(smb3_mfsymlink_parse(b, sizeof b, t), SMB3_EPROTO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_all_info),          cmocka_unit_test(test_network_open_info),
       cmocka_unit_test(test_set_info_encoders), cmocka_unit_test(test_rename_info),
       cmocka_unit_test(test_fs_full_size),      cmocka_unit_test(test_dir_iter),
       cmocka_unit_test(test_dir_unaligned),     cmocka_unit_test(test_dir_reject),
+      cmocka_unit_test(test_mfsymlink),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
