@@ -185,8 +185,10 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
   progress_start(&p, cli, (uint64_t)ls.st_size);
   struct fd_source s = {fd, 0};
   /* A regular file goes from the page cache to the socket (sendfile); a pipe through buffers. */
-  int64_t n = S_ISREG(ls.st_mode) ? smb3_write_from_fd(f, 0, fd, 0, (uint64_t)ls.st_size, progress_update, &p)
-                                  : smb3_write_stream(f, 0, source_fd, &s, progress_update, &p);
+  /* (/proc and /sys files have no blocks and a size that is not their length: read to EOF) */
+  int sendable = S_ISREG(ls.st_mode) && ls.st_size > 0 && ls.st_blocks > 0;
+  int64_t n = sendable ? smb3_write_from_fd(f, 0, fd, 0, (uint64_t)ls.st_size, progress_update, &p)
+                       : smb3_write_stream(f, 0, source_fd, &s, progress_update, &p);
   progress_end(&p, n > 0 ? (uint64_t)n : 0);
   close(fd);
   int crc = smb3_close(f); /* the server acknowledged every WRITE; close reports late failures */

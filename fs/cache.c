@@ -75,7 +75,8 @@ int cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, stru
   if (!cached) {
     fi->direct_io = 1;
     fi->keep_cache = 0;
-    return 0;
+    /* its writes bypass the page cache too: a later open that gets a read lease must not cache */
+    return fs->cache == SMB3_CACHE_STRICT && writes;
   }
   fi->direct_io = 0;
   /* Keep what the page cache holds only if the file is the version it was read from. */
@@ -108,7 +109,8 @@ static void flush_and_wait(struct fs_ctx *fs, struct fs_inode *in) {
   pthread_cond_init(&w.cv, NULL);
   wb_flush(fs, in, 0, flushed, &w);
   pthread_mutex_lock(&w.lock);
-  while (!w.done) pthread_cond_wait(&w.cv, &w.lock);
+  while (!w.done)
+    pthread_cond_wait(&w.cv, &w.lock);
   pthread_mutex_unlock(&w.lock);
   pthread_mutex_destroy(&w.lock);
   pthread_cond_destroy(&w.cv);
@@ -132,8 +134,8 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     int lost_read = (in->lease & SMB3_LEASE_READ) && !(b->state & SMB3_LEASE_READ);
     in->lease = b->state;
     if (!(b->state & SMB3_LEASE_READ)) {
-      in->data_gen++;        /* our read-ahead buffers are stale too */
-      in->cached_valid = 0;  /* the next open starts with an empty page cache */
+      in->data_gen++;       /* our read-ahead buffers are stale too */
+      in->cached_valid = 0; /* the next open starts with an empty page cache */
       in->attr_expiry = 0;
       in->attr_lookup = 0;
     }
@@ -155,7 +157,8 @@ static void *notifier_main(void *arg) {
   struct notifier *n = arg;
   pthread_mutex_lock(&n->lock);
   for (;;) {
-    while (!n->head && !n->stop) pthread_cond_wait(&n->cv, &n->lock);
+    while (!n->head && !n->stop)
+      pthread_cond_wait(&n->cv, &n->lock);
     if (!n->head) break;
     struct brk *b = n->head;
     n->head = b->next;

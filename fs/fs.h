@@ -119,7 +119,8 @@ struct fs_inode {
   int cached_valid;
   int direct_writers; /* cache=strict: open files written with direct I/O (cache_open_mode) */
   /* mfsymlinks (symlink.c): whether this version (size, mtime) of the file is a symlink file */
-  int lnk; /* 1 = a link to lnk_target, -1 = not one, 0 = not read */
+  int lnk;          /* 1 = a link to lnk_target, -1 = not one, 0 = not read */
+  mode_t kern_ifmt; /* S_IFMT the kernel's inode was given (first entry), never changed */
   char *lnk_target;
   uint64_t lnk_size;
   struct timespec_smb3 lnk_mtime;
@@ -177,8 +178,14 @@ struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]);
 /* Attributes: cache st in `in` for actimeo, and convert to struct stat. */
 void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st);
 void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct stat *out);
-/* A FUSE entry for in (attributes from its cache). */
-void fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e);
+/* A FUSE entry for in (attributes from its cache). Returns 0, or -1 if the file now has another
+ * type than the kernel's inode was made with (a symlink file written or replaced: a FUSE inode
+ * must never change type; the caller gives the name a new inode). */
+int fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e);
+/* in->lock held: would attributes of type ifmt contradict the kernel's inode? */
+static inline int fs_type_changed(const struct fs_inode *in, mode_t ifmt) {
+  return in->kern_ifmt && in->kern_ifmt != ifmt;
+}
 double fs_now(void);
 /* Raise the kernel's read-ahead for this mount to FS_KERNEL_RA(fs) (main.c); once, after INIT. */
 void fs_tune_readahead(struct fs_ctx *fs);
@@ -320,9 +327,14 @@ int mfsl_candidate(const struct fs_ctx *fs, const struct smb3_stat *st);
 void mfsl_fill(const struct fs_inode *in, struct stat *a);
 /* The link's target (malloc'd), or NULL if in is not a link. */
 char *mfsl_target(struct fs_inode *in);
-/* then(arg) once it is known whether in (its current attributes) is a link: at once when it cannot
- * be one or is known, else after reading the file (on the I/O thread). */
-void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg), void *arg);
+/* then(arg, 0) once it is known whether in (its current attributes) is a link: at once when it
+ * cannot be one or is known, else after reading the file (on the I/O thread); then(arg, rc < 0)
+ * if the file could not be read for a reason that says nothing about it (a lost connection). */
+void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg, int rc), void *arg);
+/* in->lock held: in is the link to target that ln -s just wrote, in this version (0 or -ENOMEM). */
+int mfsl_set(struct fs_inode *in, const char *target);
+/* in->lock of both held: to (a new inode of the same file) learns what from knows. */
+int mfsl_copy(struct fs_inode *to, const struct fs_inode *from);
 /* Listings: is the entry name of dir with attributes st a link, known for that version? */
 int mfsl_entry_known(struct fs_ctx *fs, struct fs_inode *dir, const char *name, const struct smb3_stat *st);
 

@@ -479,14 +479,18 @@ void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct st
   a->st_ctim.tv_sec = st->ctime.sec, a->st_ctim.tv_nsec = st->ctime.nsec;
 }
 
-void fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e) {
+int fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e) {
   memset(e, 0, sizeof *e);
   e->ino = in->nodeid;
   e->generation = in->generation;
   pthread_mutex_lock(&in->lock);
   fs_fill_stat(fs, &in->st, &e->attr);
   mfsl_fill(in, &e->attr);
+  mode_t ifmt = e->attr.st_mode & S_IFMT;
+  int changed = fs_type_changed(in, ifmt);
+  if (!in->kern_ifmt) in->kern_ifmt = ifmt;
   pthread_mutex_unlock(&in->lock);
   e->attr_timeout = fs_attr_ttl(fs, in);
   e->entry_timeout = fs->actimeo;
+  return changed ? -1 : 0;
 }

@@ -126,9 +126,13 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
         break;
       }
       struct fuse_entry_param e;
-      fs_fill_entry(fs, in, &e);
+      if (fs_fill_entry(fs, in, &e)) { /* another type than the kernel's inode: let it look it up */
+        inode_forget(fs, in->nodeid, 1);
+        memset(&e, 0, sizeof e);
+        e.attr.st_ino = d->st.ino;
+      }
       len = fuse_add_direntry_plus(req, buf + pos, size - pos, d->name, &e, (off_t)i + 1);
-      if (len > size - pos) inode_forget(fs, in->nodeid, 1); /* did not fit: not passed on */
+      if (len > size - pos && e.ino) inode_forget(fs, in->nodeid, 1); /* did not fit: not passed on */
       inode_put(fs, in);
     } else {
       struct stat st;

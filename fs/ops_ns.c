@@ -137,11 +137,42 @@ static struct nsop *entry_op(fuse_req_t req, fuse_ino_t parent, const char *name
 }
 
 /* ---- lookup / mkdir: reply with an entry ---- */
-static void entry_reply(void *arg) {
+/* The file at o->name is no longer of the type the kernel's inode o->in has (a symlink file
+ * written through the mount, or replaced on the server): the name gets a new inode, which knows
+ * what the old one learned; the lookup counted on the old one is not passed on. 0 or -ENOMEM. */
+static int entry_retype(struct nsop *o) {
+  struct fs_inode *old = o->in;
+  pthread_mutex_lock(&old->lock);
+  struct smb3_stat st = old->st;
+  pthread_mutex_unlock(&old->lock);
+  inode_detach(o->fs, old);
+  struct fs_inode *in = inode_link(o->fs, o->parent, o->name, &st, o->asked);
+  inode_forget(o->fs, old->nodeid, 1);
+  if (!in) return -ENOMEM;
+  pthread_mutex_lock(&old->lock);
+  pthread_mutex_lock(&in->lock);
+  int rc = mfsl_copy(in, old);
+  pthread_mutex_unlock(&in->lock);
+  pthread_mutex_unlock(&old->lock);
+  inode_put(o->fs, old);
+  o->in = in;
+  return rc;
+}
+
+static void entry_reply(void *arg, int rc) {
   struct nsop *o = arg;
-  struct fs_inode *in = o->in; /* the entry's lookup, counted by inode_link */
+  if (rc) { /* whether it is a symlink could not be read: nothing is answered from a guess */
+    inode_forget(o->fs, o->in->nodeid, 1);
+    finish_smb(o, rc);
+    return;
+  }
   struct fuse_entry_param e;
-  fs_fill_entry(o->fs, in, &e);
+  if (fs_fill_entry(o->fs, o->in, &e) && (entry_retype(o) || fs_fill_entry(o->fs, o->in, &e))) {
+    inode_forget(o->fs, o->in->nodeid, 1);
+    finish_err(o, ENOMEM);
+    return;
+  }
+  struct fs_inode *in = o->in; /* the entry's lookup, counted by inode_link */
   pthread_mutex_lock(&in->lock);
   in->attr_lookup = fs_now();
   pthread_mutex_unlock(&in->lock);
@@ -160,8 +191,18 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
     finish_err(o, ENOMEM);
     return;
   }
-  inode_put(o->fs, o->in); /* a symlink's inode before the link was made (ll_symlink) */
+  inode_put(o->fs, o->in); /* from an earlier attempt, asked again after a reconnect */
   o->in = in;
+  if (o->newname && mfsl_candidate(o->fs, st)) { /* ln -s: what it wrote is what the file holds */
+    pthread_mutex_lock(&in->lock);
+    int mrc = mfsl_set(in, o->newname);
+    pthread_mutex_unlock(&in->lock);
+    if (mrc) {
+      inode_forget(o->fs, in->nodeid, 1);
+      finish_err(o, ENOMEM);
+      return;
+    }
+  }
   mfsl_check(o->fs, in, entry_reply, o);
 }
 
@@ -231,12 +272,30 @@ static void reply_attr_of(struct nsop *o) {
   pthread_mutex_lock(&o->in->lock);
   fs_fill_stat(o->fs, &o->in->st, &a);
   mfsl_fill(o->in, &a);
+  int changed = fs_type_changed(o->in, a.st_mode & S_IFMT);
+  if (changed) {
+    /* A FUSE inode cannot change type (the kernel would call it bad: EIO from then on); only a
+     * lookup can give the name an inode of the new type (entry_retype). A regular file that now
+     * holds a symlink file (written through an open descriptor, say) stays the regular file it is
+     * for this inode; a link that became something else cannot be answered for: ESTALE, which
+     * makes the kernel look the path up again. */
+    o->in->attr_expiry = 0;
+    if (o->in->kern_ifmt == S_IFREG) fs_fill_stat(o->fs, &o->in->st, &a), changed = 0;
+  }
   pthread_mutex_unlock(&o->in->lock);
+  if (changed) {
+    finish_err(o, ESTALE);
+    return;
+  }
   fuse_reply_attr(o->req, &a, fs_attr_ttl(o->fs, o->in));
   nsop_free(o);
 }
-static void reply_attr_cb(void *arg) {
-  reply_attr_of(arg);
+static void reply_attr_cb(void *arg, int rc) {
+  struct nsop *o = arg;
+  if (rc)
+    finish_smb(o, rc);
+  else
+    reply_attr_of(o);
 }
 
 static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
@@ -431,22 +490,29 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 }
 
 /* ---- symbolic links (mfsymlinks, symlink.c) ---- */
-static void ll_readlink(fuse_req_t req, fuse_ino_t ino) {
-  struct fs_ctx *fs = fuse_req_userdata(req);
-  struct fs_inode *in = inode_get(fs, ino);
-  char *t = mfsl_target(in);
-  inode_put(fs, in);
+static void readlink_checked(void *arg, int rc) {
+  struct nsop *o = arg;
+  char *t = rc ? NULL : mfsl_target(o->in);
   if (t)
-    fuse_reply_readlink(req, t);
+    fuse_reply_readlink(o->req, t);
   else
-    fuse_reply_err(req, EINVAL); /* not a link */
+    fuse_reply_err(o->req, rc ? (smb3_err_to_errno(rc) ?: EIO) : EINVAL); /* EINVAL: not a link */
   free(t);
+  nsop_free(o);
+}
+
+static void ll_readlink(fuse_req_t req, fuse_ino_t ino) {
+  struct nsop *o = nsop_new(req);
+  if (!o) return;
+  o->in = inode_get(o->fs, ino);
+  mfsl_check(o->fs, o->in, readlink_checked, o); /* (reads the file if this version was not) */
 }
 
 static void symlink_written(int64_t result, void *arg) {
   struct nsop *o = arg;
   free(o->dest); /* the file's content */
   o->dest = NULL;
+  if (result >= 0 && result != MFSL_SIZE) result = SMB3_EIO;
   if (result < 0) {
     finish_smb(o, (int)result); /* never sent again: a second create would find the first */
     return;
@@ -474,6 +540,11 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
     return;
   }
   o->dest = (char *)buf;
+  o->newname = strdup(link); /* entry_done: the new inode is that link */
+  if (!o->newname) {
+    finish_err(o, ENOMEM);
+    return;
+  }
   o->retry.conn = fs_conn(fs);
   o->asked = fs_now();
   rc = smb3_create_file_async(o->retry.conn, o->path, buf, MFSL_SIZE, symlink_written, o);

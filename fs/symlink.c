@@ -52,26 +52,51 @@ char *mfsl_target(struct fs_inode *in) {
   return t;
 }
 
+int mfsl_set(struct fs_inode *in, const char *target) {
+  char *t = strdup(target);
+  if (!t) return -ENOMEM;
+  free(in->lnk_target);
+  in->lnk_target = t;
+  in->lnk = 1;
+  in->lnk_size = in->st.size;
+  in->lnk_mtime = in->st.mtime;
+  return 0;
+}
+
+int mfsl_copy(struct fs_inode *to, const struct fs_inode *from) {
+  if (!from->lnk) return 0;
+  char *t = from->lnk_target ? strdup(from->lnk_target) : NULL;
+  if (from->lnk_target && !t) return -ENOMEM;
+  free(to->lnk_target);
+  to->lnk_target = t;
+  to->lnk = from->lnk;
+  to->lnk_size = from->lnk_size;
+  to->lnk_mtime = from->lnk_mtime;
+  return 0;
+}
+
 struct check {
   struct fs_ctx *fs;
   struct fs_inode *in; /* referenced */
   uint64_t size;
   struct timespec_smb3 mtime;
-  void (*then)(void *arg);
+  void (*then)(void *arg, int rc);
   void *arg;
   uint8_t buf[MFSL_SIZE];
 };
 
 static void checked(int64_t result, void *arg) {
   struct check *k = arg;
-  /* A read that failed (no read access, a lost connection) decides nothing: the file is shown as
-   * the regular file it is on the server, and asked about again next time. */
+  /* Read: a link or not. Not readable by us (access denied, opened exclusively elsewhere): not a
+   * link we could follow either, so a regular file, as for the kernel's cifs client. Anything else
+   * (a lost connection, the file gone) decides nothing: the operation fails with it. */
+  int decided = result >= 0 || result == SMB3_EACCES || result == SMB3_EBUSY;
   char target[SMB3_MFSYMLINK_MAX + 1];
   char *t =
       result == MFSL_SIZE && smb3_mfsymlink_parse(k->buf, MFSL_SIZE, target) > 0 ? strdup(target) : NULL;
   struct fs_inode *in = k->in;
   pthread_mutex_lock(&in->lock);
-  if (result >= 0) {
+  if (decided) {
     free(in->lnk_target);
     in->lnk_target = t;
     in->lnk = t ? 1 : -1;
@@ -82,30 +107,34 @@ static void checked(int64_t result, void *arg) {
   pthread_mutex_unlock(&in->lock);
   free(t);
   inode_put(k->fs, in);
-  void (*then)(void *) = k->then;
+  void (*then)(void *, int) = k->then;
   void *targ = k->arg;
   free(k);
-  then(targ);
+  then(targ, decided ? 0 : (int)result);
 }
 
-void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg), void *arg) {
+void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg, int rc), void *arg) {
   pthread_mutex_lock(&in->lock);
   int need = mfsl_candidate(fs, &in->st) && !same_version(in);
   uint64_t size = in->st.size;
   struct timespec_smb3 mtime = in->st.mtime;
   pthread_mutex_unlock(&in->lock);
-  char *path = need ? inode_path(fs, in) : NULL;
+  if (!need) {
+    then(arg, 0);
+    return;
+  }
+  char *path = inode_path(fs, in);
   struct check *k = path ? malloc(sizeof *k) : NULL;
+  int rc = path ? SMB3_ENOMEM : SMB3_ENOENT;
   if (k) {
     *k = (struct check){fs, in, size, mtime, then, arg, {0}};
     inode_ref(fs, in);
-    int rc = smb3_read_file_async(fs_conn(fs), path, k->buf, MFSL_SIZE, checked, k);
+    rc = smb3_read_file_async(fs_conn(fs), path, k->buf, MFSL_SIZE, checked, k);
     if (rc) {
       inode_put(fs, in);
       free(k);
-      k = NULL;
     }
   }
   free(path);
-  if (!k) then(arg); /* nothing to check, or it could not be asked: shown as a regular file */
+  if (rc) then(arg, rc);
 }

@@ -3,6 +3,7 @@
  * allows: the core queues the rest), completing out of order straight into the right place.
  * The first error stops new submissions; the engine waits for what is in flight and returns it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -417,10 +418,11 @@ int64_t smb3_write_from_fd(smb3_file *f, uint64_t off, int fd, uint64_t fd_off, 
                            smb3_progress_cb progress, void *parg) {
   if (!f) return SMB3_EBADF;
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || fd_off > (uint64_t)st.st_size ||
-      len > (uint64_t)st.st_size - fd_off || len > SSIZE_MAX)
-    return client_fail(f->c, SMB3_EINVAL, 0, "write '%s': the local range is not inside a regular file",
-                       f->path);
+  int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+  if (fl < 0 || (fl & O_ACCMODE) == O_WRONLY || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+      fd_off > (uint64_t)st.st_size || len > (uint64_t)st.st_size - fd_off || len > SSIZE_MAX)
+    return client_fail(f->c, SMB3_EINVAL, 0,
+                       "write '%s': the local range is not inside a regular file open for reading", f->path);
   if (!len) return 0;
   if (core_signing_active(f->c->core) || core_encryption_active(f->c->core)) {
     /* signing and sealing need the bytes in memory: read them into the stream's buffers */

@@ -108,11 +108,19 @@ struct small_async {
   char path[];
 };
 
+static void ignore_done(int rc, void *arg) {
+  (void)rc;
+  (void)arg;
+}
+
 static void small_done(struct smb3_chain *ch, int rc, void *arg) {
   struct small_async *a = arg;
   int64_t r = rc           ? rc
               : a->is_read ? small_read_result(a->c, ch, a->path)
                            : small_write_result(a->c, ch, a->path, a->s.len);
+  /* created, but the data did not get in: no half-made file is left under the name (best effort) */
+  if (!rc && !a->is_read && r < 0 && ch->msgs[0].status == NT_STATUS_SUCCESS)
+    (void)smb3_unlink_async(a->c, a->path, ignore_done, NULL);
   chain_free(ch);
   smb3_cb cb = a->cb;
   void *cbarg = a->arg;

@@ -248,6 +248,7 @@ static int chain_send(struct smb3_core *c, struct smb3_chain *ch) {
   struct out_frame *f = calloc(1, sizeof *f);
   if (!f) return SMB3_ENOMEM;
   uint32_t charge = 0;
+  uint64_t first_id = c->next_msg_id;
   for (int i = 0; i < ch->n; i++) {
     struct smb3_msg *m = &ch->msgs[i];
     m->msg_id = c->next_msg_id;
@@ -265,6 +266,9 @@ static int chain_send(struct smb3_core *c, struct smb3_chain *ch) {
       free(table_take(c, ch->msgs[i].msg_id, 1));
     free(f->owned);
     free(f);
+    /* Nothing left: the ids go to the next chain (a hole in the sequence would hold back the
+     * server's window, MS-SMB2 3.3.1.1, until it fills and the server drops the connection). */
+    c->next_msg_id = first_id;
     return rc;
   }
   frame_set_nbss(f, len);

@@ -55,6 +55,7 @@ fs_umount "$M"
 mount_into M "mfsymlinks"
 # a listing first (readdirplus), then each name
 expect "listed: the server's link" "$(ls -l "$M" | grep -c '^l.* srvlink -> target/of/server$')" "1"
+expect "listed again (the inode known): the server's link" "$(ls -l "$M" | grep -c '^l.* srvlink -> target/of/server$')" "1"
 expect "the server's link" "$(readlink "$M/srvlink")" "target/of/server"
 for f in notmagic badsum random1067; do
   expect "$f is a regular file" "$(type_of "$M/$f")" "regular file"
@@ -64,6 +65,36 @@ done
 sleep 0.2; mfsl "moved/elsewhere" >"$D/srvlink"; touch -d '+1 sec' "$D/srvlink"
 sleep 1.2
 expect "a link changed on the server" "$(readlink "$M/srvlink")" "moved/elsewhere"
+# a file the kernel knows as a regular file becomes a link (written through the mount in the
+# format), and a link becomes a regular file on the server: each name gets an inode of its new
+# type, never an EIO from an inode that changed type
+mfsl "made/by/writing" >"$M/written"
+sleep 1.2 # the kernel keeps the entry and attributes it has for actimeo
+expect "a regular file written in the format becomes a link" "$(type_of "$M/written")" "symbolic link"
+expect "its target" "$(readlink "$M/written")" "made/by/writing"
+cat >"$WORK/fd.py" <<'EOF'
+import os, stat, sys, time
+p, content = sys.argv[1], open(sys.argv[2], "rb").read()
+fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, content)
+os.fsync(fd)
+time.sleep(1.2)
+st = os.fstat(fd)  # the open file is the regular file it was (not EIO from a type change)
+ok = stat.S_ISREG(st.st_mode) and st.st_size == len(content)
+os.close(fd)
+time.sleep(1.2)
+ok = ok and stat.S_ISLNK(os.lstat(p).st_mode) and os.readlink(p) == "via/fd"
+sys.exit(0 if ok else 1)
+EOF
+mfsl "via/fd" >"$WORK/viafd"
+check "written through an open descriptor: fstat stays regular, then the name is a link" "$PYTHON" "$WORK/fd.py" "$M/viafd" "$WORK/viafd"
+ln -s somewhere "$M/becomes_file"
+expect "a link before the server rewrites it" "$(type_of "$M/becomes_file")" "symbolic link"
+head -c 1067 /dev/urandom >"$D/becomes_file"; touch -d '+2 sec' "$D/becomes_file"
+sleep 1.2
+expect "a link rewritten on the server as a file" "$(type_of "$M/becomes_file")" "regular file"
+check_fails "readlink of what is no longer a link" readlink "$M/becomes_file"
+expect "its bytes" "$(md5sum <"$M/becomes_file")" "$(md5sum <"$D/becomes_file")"
 fs_umount "$M"
 
 # without the option: no symlinks, and the format is just a file

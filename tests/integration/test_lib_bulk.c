@@ -466,6 +466,17 @@ static void from_fd(const char *opts, const char *tag, uint32_t wsize) {
   assert_int_equal(smb3_write_from_fd(f, 0, pp[0], 0, 1, NULL, NULL), SMB3_EINVAL);
   close(pp[0]);
   close(pp[1]);
+  /* a descriptor open for writing only cannot be read from */
+  char wname[] = "/tmp/smb3-fromfd-wo-XXXXXX";
+  int wfd = mkstemp(wname);
+  assert_true(wfd >= 0);
+  int wo = open(wname, O_WRONLY);
+  unlink(wname);
+  close(wfd);
+  assert_true(wo >= 0);
+  assert_int_equal(write(wo, "abc", 3), 3);
+  assert_int_equal(smb3_write_from_fd(f, 0, wo, 0, 3, NULL, NULL), SMB3_EINVAL);
+  close(wo);
   assert_int_equal(lt_close(f), 0);
   uint8_t *want = lt_calloc(1, roff + len);
   memcpy(want + roff, data + fd_off, (size_t)len);
@@ -511,7 +522,8 @@ static void test_from_fd_shrinks(void **s) {
   int64_t r = smb3_write_from_fd(f, 0, fd, 0, fsize, prog_cb, &p);
   if (r >= 0)
     fail_msg("write_from_fd of a file cut to 4 KiB during the transfer returned %lld", (long long)r);
-  print_message("write_from_fd of a file cut short: %s\n", smb3_last_error(c));
+  if (!strstr(smb3_last_error(c), "was cut to"))
+    fail_msg("write_from_fd of a file cut short: the error does not name the cause: %s", smb3_last_error(c));
   close(fd);
   lt_free(data);
   lt_close(f);

@@ -1015,7 +1015,12 @@ static void test_file_payload_refused_when_signing(void **s) {
   static const uint8_t key[16] = {1, 2, 3};
   core_set_session_key(c, key);
   assert_int_equal(core_session_established(c, 0), 0);
-  struct cbrec r = {0};
+  struct cbrec r = {0}, r0 = {0};
+  /* the message id an ECHO gets before: the refused chain must not use up any */
+  struct smb3_chain *e0 = chain_echo(1, &r0);
+  assert_int_equal(core_submit(c, e0, NOW), 0);
+  struct sent s0[2];
+  assert_int_equal(drain(c, s0, 2, NULL), 1);
   struct smb3_chain *ch = chain_file_write(10, 3, 0, &r);
   assert_int_equal(core_signing_active(c), 1);
   assert_int_equal(core_submit(c, ch, NOW), 0);
@@ -1030,8 +1035,10 @@ static void test_file_payload_refused_when_signing(void **s) {
   assert_int_equal(core_submit(c, echo, NOW), 0);
   struct sent sent[2];
   assert_int_equal(drain(c, sent, 2, NULL), 1);
+  assert_int_equal(sent[0].mid, s0[0].mid + 1); /* no hole in the sequence (MS-SMB2 3.3.1.1) */
   core_fail_all(c, SMB3_ECLOSED);
   pump(c);
+  chain_free(e0);
   chain_free(echo);
   core_free(c);
 }
