@@ -247,26 +247,11 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   lt_unguard();
 }
 
-static void test_bulk_202(void **s) {
-  (void)s;
-  bulk_dialect("2.0.2", 0x0202);
-}
-static void test_bulk_21(void **s) {
-  (void)s;
-  bulk_dialect("2.1", 0x0210);
-}
-static void test_bulk_30(void **s) {
-  (void)s;
-  bulk_dialect("3.0", 0x0300);
-}
-static void test_bulk_302(void **s) {
-  (void)s;
-  bulk_dialect("3.0.2", 0x0302);
-}
-static void test_bulk_311(void **s) {
-  (void)s;
-  bulk_dialect("3.1.1", 0x0311);
-}
+static void test_bulk_202(void **s) { (void)s; bulk_dialect("2.0.2", 0x0202); }
+static void test_bulk_21(void **s) { (void)s; bulk_dialect("2.1", 0x0210); }
+static void test_bulk_30(void **s) { (void)s; bulk_dialect("3.0", 0x0300); }
+static void test_bulk_302(void **s) { (void)s; bulk_dialect("3.0.2", 0x0302); }
+static void test_bulk_311(void **s) { (void)s; bulk_dialect("3.1.1", 0x0311); }
 
 /* ---- 64 MiB: request sizes and pipelining ---- */
 #define BIG (64u << 20)
@@ -385,22 +370,10 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
   lt_unguard();
 }
 
-static void test_big_21_1m(void **s) {
-  (void)s;
-  big_transfer("2.1", "1M", 1u << 20);
-}
-static void test_big_21_4m(void **s) {
-  (void)s;
-  big_transfer("2.1", "4M", 4u << 20);
-}
-static void test_big_311_1m(void **s) {
-  (void)s;
-  big_transfer("3.1.1", "1M", 1u << 20);
-}
-static void test_big_311_4m(void **s) {
-  (void)s;
-  big_transfer("3.1.1", "4M", 4u << 20);
-}
+static void test_big_21_1m(void **s) { (void)s; big_transfer("2.1", "1M", 1u << 20); }
+static void test_big_21_4m(void **s) { (void)s; big_transfer("2.1", "4M", 4u << 20); }
+static void test_big_311_1m(void **s) { (void)s; big_transfer("3.1.1", "1M", 1u << 20); }
+static void test_big_311_4m(void **s) { (void)s; big_transfer("3.1.1", "4M", 4u << 20); }
 
 /* ---- smb3_write_from_fd: a local file's range, sent with sendfile (or read, when signed) ---- */
 struct prog {
