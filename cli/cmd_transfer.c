@@ -44,8 +44,7 @@ static const char *base_name(const char *path) {
 }
 
 /* Open the remote file for reading; st gets its size. */
-static int open_remote(struct cli *cli, const char *cmd, const char *url, smb3_file **f,
-                       struct smb3_stat *st) {
+static int open_remote(struct cli *cli, const char *cmd, const char *url, smb3_file **f, struct smb3_stat *st) {
   if (cli_connect(cli, cmd, url)) return 1;
   if (!cli->opts.path[0]) return cli_error(cmd, "no file path in URL '%s'", url);
   int rc = smb3_open(cli->client, cli->opts.path, O_RDONLY, f, st);
@@ -63,8 +62,7 @@ int cmd_cat(struct cli *cli, int argc, char **argv) {
   struct smb3_stat st;
   if (open_remote(cli, "cat", argv[0], &f, &st)) return 1;
   struct fd_sink s = {1, 0};
-  int64_t n =
-      smb3_read_stream(f, 0, st.size, sink_fd, &s, NULL, NULL); /* size at open: no READs past the end */
+  int64_t n = smb3_read_stream(f, 0, st.size, sink_fd, &s, NULL, NULL); /* size at open: no READs past the end */
   int crc = smb3_close(f);
   if (n < 0 && s.err) return cli_error("cat", "standard output: %s", strerror(s.err));
   if (n < 0) return cli_fail(cli, "cat", (int)n);
@@ -101,19 +99,17 @@ int cmd_get(struct cli *cli, int argc, char **argv) {
   progress_end(&p, n > 0 ? (uint64_t)n : 0);
   int crc = smb3_close(f);
   int rc = 0;
-  if (n < 0 && s.err)
-    rc = cli_error("get", "%s: %s", local, strerror(s.err));
-  else if (n < 0)
-    rc = cli_fail(cli, "get", (int)n);
-  else if (crc)
-    rc = cli_fail(cli, "get", crc);
+  if (n < 0 && s.err) rc = cli_error("get", "%s: %s", local, strerror(s.err));
+  else if (n < 0) rc = cli_fail(cli, "get", (int)n);
+  else if (crc) rc = cli_fail(cli, "get", crc);
   else {
     mode_t um = umask(0); /* mkstemp made it 0600; give it the mode a new file would get */
     umask(um);
     if (fchmod(fd, 0666 & ~um) || fsync(fd)) rc = cli_error("get", "%s: %s", local, strerror(errno));
   }
   if (close(fd) && !rc) rc = cli_error("get", "%s: %s", local, strerror(errno));
-  if (!rc && rename(tmp, local)) rc = cli_error("get", "cannot rename to '%s': %s", local, strerror(errno));
+  if (!rc && rename(tmp, local))
+    rc = cli_error("get", "cannot rename to '%s': %s", local, strerror(errno));
   if (rc) unlink(tmp);
   return rc;
 }
@@ -145,8 +141,7 @@ static int put_target(struct cli *cli, const char *url, const char *local, char 
   const char *path = cli->opts.path;
   size_t ul = strlen(url);
   struct smb3_stat st;
-  int is_dir =
-      !path[0] || (ul && url[ul - 1] == '/') || (smb3_stat(cli->client, path, &st) == 0 && st.is_dir);
+  int is_dir = !path[0] || (ul && url[ul - 1] == '/') || (smb3_stat(cli->client, path, &st) == 0 && st.is_dir);
   if (is_dir)
     snprintf(out, n, "%s%s%s", path, path[0] ? "/" : "", base_name(local));
   else
@@ -193,14 +188,10 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
   close(fd);
   int crc = smb3_close(f); /* the server acknowledged every WRITE; close reports late failures */
   int out = 0;
-  if (n < 0 && s.err)
-    out = cli_error("put", "%s: %s", argv[0], strerror(s.err));
-  else if (n < 0)
-    out = cli_fail(cli, "put", (int)n);
-  else if (crc)
-    out = cli_fail(cli, "put", crc);
-  else if ((rc = smb3_rename(cli->client, tmp, target, 1)))
-    out = cli_fail(cli, "put", rc);
+  if (n < 0 && s.err) out = cli_error("put", "%s: %s", argv[0], strerror(s.err));
+  else if (n < 0) out = cli_fail(cli, "put", (int)n);
+  else if (crc) out = cli_fail(cli, "put", crc);
+  else if ((rc = smb3_rename(cli->client, tmp, target, 1))) out = cli_fail(cli, "put", rc);
   if (out) smb3_unlink(cli->client, tmp); /* best effort: no partial file left behind */
   return out;
 }

@@ -49,8 +49,7 @@ uint32_t cache_lease_want(const struct fs_ctx *fs, int flags) {
 }
 
 static int same_version(const struct fs_inode *in) {
-  return in->cached_valid && in->cached_size == in->st.size && in->cached_mtime.sec == in->st.mtime.sec &&
-         in->cached_mtime.nsec == in->st.mtime.nsec;
+  return in->cached_valid && fs_same_version(in->cached_size, in->cached_mtime, &in->st);
 }
 
 int cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, struct fuse_file_info *fi) {
@@ -109,8 +108,7 @@ static void flush_and_wait(struct fs_ctx *fs, struct fs_inode *in) {
   pthread_cond_init(&w.cv, NULL);
   wb_flush(fs, in, 0, flushed, &w);
   pthread_mutex_lock(&w.lock);
-  while (!w.done)
-    pthread_cond_wait(&w.cv, &w.lock);
+  while (!w.done) pthread_cond_wait(&w.cv, &w.lock);
   pthread_mutex_unlock(&w.lock);
   pthread_mutex_destroy(&w.lock);
   pthread_cond_destroy(&w.cv);
@@ -134,8 +132,8 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     int lost_read = (in->lease & SMB3_LEASE_READ) && !(b->state & SMB3_LEASE_READ);
     in->lease = b->state;
     if (!(b->state & SMB3_LEASE_READ)) {
-      in->data_gen++;       /* our read-ahead buffers are stale too */
-      in->cached_valid = 0; /* the next open starts with an empty page cache */
+      in->data_gen++;        /* our read-ahead buffers are stale too */
+      in->cached_valid = 0;  /* the next open starts with an empty page cache */
       in->attr_expiry = 0;
       in->attr_lookup = 0;
     }
@@ -157,8 +155,7 @@ static void *notifier_main(void *arg) {
   struct notifier *n = arg;
   pthread_mutex_lock(&n->lock);
   for (;;) {
-    while (!n->head && !n->stop)
-      pthread_cond_wait(&n->cv, &n->lock);
+    while (!n->head && !n->stop) pthread_cond_wait(&n->cv, &n->lock);
     if (!n->head) break;
     struct brk *b = n->head;
     n->head = b->next;

@@ -25,19 +25,19 @@
 
 /* ---- per-mount counters (stats.c) ---- */
 struct fs_counters {
-  atomic_uint_fast64_t ra_hits;         /* FUSE reads served from read-ahead buffers */
-  atomic_uint_fast64_t ra_misses;       /* FUSE reads that had to wait for / bypass read-ahead */
-  atomic_uint_fast64_t ra_wire_reads;   /* wire READs issued by read-ahead */
-  atomic_uint_fast64_t direct_reads;    /* wire READs issued for random reads */
-  atomic_uint_fast64_t wb_writes;       /* FUSE writes absorbed by write-back */
-  atomic_uint_fast64_t wb_wire_writes;  /* wire WRITEs issued by write-back */
-  atomic_uint_fast64_t wb_throttled;    /* FUSE writes whose reply waited for the dirty bound */
-  atomic_uint_fast64_t wb_errors;       /* failed wire WRITEs */
+  atomic_uint_fast64_t ra_hits;       /* FUSE reads served from read-ahead buffers */
+  atomic_uint_fast64_t ra_misses;     /* FUSE reads that had to wait for / bypass read-ahead */
+  atomic_uint_fast64_t ra_wire_reads; /* wire READs issued by read-ahead */
+  atomic_uint_fast64_t direct_reads;  /* wire READs issued for random reads */
+  atomic_uint_fast64_t wb_writes;     /* FUSE writes absorbed by write-back */
+  atomic_uint_fast64_t wb_wire_writes;/* wire WRITEs issued by write-back */
+  atomic_uint_fast64_t wb_throttled;  /* FUSE writes whose reply waited for the dirty bound */
+  atomic_uint_fast64_t wb_errors;     /* failed wire WRITEs */
   atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
-  atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */
-  atomic_uint_fast64_t invalidations;   /* kernel page-cache invalidations sent */
-  atomic_uint_fast64_t reconnects;      /* new connections after a lost one (reconnect.c) */
-  atomic_uint_fast64_t reopens;         /* open files reopened on a new connection */
+  atomic_uint_fast64_t lease_breaks;  /* lease breaks handled */
+  atomic_uint_fast64_t invalidations; /* kernel page-cache invalidations sent */
+  atomic_uint_fast64_t reconnects;    /* new connections after a lost one (reconnect.c) */
+  atomic_uint_fast64_t reopens;       /* open files reopened on a new connection */
 };
 
 struct fs_inode;
@@ -50,7 +50,7 @@ struct reconn;
 struct fs_ctx {
   smb3_client *c; /* the current connection: read it with fs_conn() (reconnect.c replaces it) */
   const char *mountpoint;
-  int ra_tuned; /* fs_tune_readahead() ran (atomic) */
+  int ra_tuned;             /* fs_tune_readahead() ran (atomic) */
   struct smb3_options o;
   struct fuse_session *se;
   uint32_t rsize, wsize;
@@ -62,7 +62,7 @@ struct fs_ctx {
   int ro;
   int mfsymlinks; /* symlinks as Minshall+French symlink files (symlink.c) */
   int debug;
-  int leases;   /* cache != none: opens ask for a lease (2.1+) or an oplock (2.0.2) */
+  int leases; /* cache != none: opens ask for a lease (2.1+) or an oplock (2.0.2) */
   int wb_cache; /* cache=loose: the kernel's write-back cache is on (set at FUSE init) */
   uint8_t lease_salt[8];
   struct inode_table *it;
@@ -78,7 +78,7 @@ struct wb_chunk;
 struct wb_waiter;
 struct wb_parked;
 struct wb_state {
-  struct wb_chunk *open; /* extents being filled (not yet on the wire), by offset */
+  struct wb_chunk *open;     /* extents being filled (not yet on the wire), by offset */
   int nopen;
   size_t open_bytes;
   struct wb_chunk *wire;     /* on the wire */
@@ -94,26 +94,26 @@ struct wb_state {
 /* ---- inodes (inode.c) ---- */
 struct fs_inode {
   /* guarded by the table lock */
-  uint64_t nodeid; /* what the kernel knows it by (FUSE_ROOT_ID for the root) */
+  uint64_t nodeid;          /* what the kernel knows it by (FUSE_ROOT_ID for the root) */
   uint64_t generation;
-  uint64_t srv_id;         /* the server's file id (IndexNumber): st_ino */
-  struct fs_inode *parent; /* holds a reference; NULL for the root and when detached */
-  char *name;              /* NULL when detached (unlinked or replaced) */
-  uint64_t nlookup;        /* kernel lookup count */
-  uint32_t refs;           /* internal references: children, open files, operations */
-  int hashed_id;           /* in the srv_id hash */
+  uint64_t srv_id;          /* the server's file id (IndexNumber): st_ino */
+  struct fs_inode *parent;  /* holds a reference; NULL for the root and when detached */
+  char *name;               /* NULL when detached (unlinked or replaced) */
+  uint64_t nlookup;         /* kernel lookup count */
+  uint32_t refs;            /* internal references: children, open files, operations */
+  int hashed_id;            /* in the srv_id hash */
   struct fs_inode *id_next, *name_next, *node_next;
   /* guarded by lock */
   pthread_mutex_t lock;
   struct smb3_stat st;
-  double attr_expiry;                /* monotonic seconds; 0 = invalid */
-  double attr_lookup;                /* when a LOOKUP reply carried them (one GETATTR may use them); 0 = no */
-  int nopen;                         /* open files */
-  int opening;                       /* opens of this inode in flight (ops_file.c) */
-  int unlinked;                      /* renamed to a hidden name and delete-pending (ops_ns.c) */
-  uint32_t lease;                    /* SMB3_LEASE_* currently held by the key */
-  uint8_t key[16];                   /* lease key, shared by every open of this inode */
-  uint64_t data_gen;                 /* bumped by every local change of the data (read-ahead coherence) */
+  double attr_expiry;       /* monotonic seconds; 0 = invalid */
+  double attr_lookup;       /* when a LOOKUP reply carried them (one GETATTR may use them); 0 = no */
+  int nopen;                /* open files */
+  int opening;              /* opens of this inode in flight (ops_file.c) */
+  int unlinked;             /* renamed to a hidden name and delete-pending (ops_ns.c) */
+  uint32_t lease;           /* SMB3_LEASE_* currently held by the key */
+  uint8_t key[16];          /* lease key, shared by every open of this inode */
+  uint64_t data_gen;        /* bumped by every local change of the data (read-ahead coherence) */
   struct timespec_smb3 cached_mtime; /* version of the data in the kernel page cache */
   uint64_t cached_size;
   int cached_valid;
@@ -131,7 +131,7 @@ struct fs_inode {
   uint64_t kern_size;
   struct timespec_smb3 kern_mtime;
   int kern_valid;
-  double kern_at; /* when the server was asked for that view (fs_now()) */
+  double kern_at;           /* when the server was asked for that view (fs_now()) */
   int local_mod;
   struct wb_state wb;
 };
@@ -148,8 +148,8 @@ void inode_put(struct fs_ctx *fs, struct fs_inode *in);
  * server id (moving it to parent/name if it was elsewhere) or creates it; counts one kernel lookup
  * and stores st. Returns a referenced inode or NULL (ENOMEM). asked: when the server was asked
  * (fs_now()), to tell an older answer from a newer one under cache=loose. */
-struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
-                            const struct smb3_stat *st, double asked);
+struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st,
+                            double asked);
 /* The same, giving a newly created inode the generation gen (from itab_new_gen(), so that its
  * lease key was known before the file existed). */
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
@@ -182,6 +182,11 @@ void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct st
  * type than the kernel's inode was made with (a symlink file written or replaced: a FUSE inode
  * must never change type; the caller gives the name a new inode). */
 int fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e);
+/* Is st the version of the file that (size, mtime) recorded? What the page cache (cache.c), the
+ * kernel's view under cache=loose (inode.c) and symlink files (symlink.c) are keyed on. */
+static inline int fs_same_version(uint64_t size, struct timespec_smb3 mtime, const struct smb3_stat *st) {
+  return size == st->size && mtime.sec == st->mtime.sec && mtime.nsec == st->mtime.nsec;
+}
 /* in->lock held: would attributes of type ifmt contradict the kernel's inode? */
 static inline int fs_type_changed(const struct fs_inode *in, mode_t ifmt) {
   return in->kern_ifmt && in->kern_ifmt != ifmt;
@@ -203,12 +208,12 @@ struct ra_buf;
 struct ra_wait;
 struct ra_state {
   pthread_mutex_t lock;
-  uint64_t next_off;   /* where a sequential reader reads next */
-  int started;         /* a stream was started on this file */
-  unsigned window;     /* buffers to keep ahead (grows while sequential) */
-  struct ra_buf *bufs; /* contiguous, ascending */
-  uint64_t gen;        /* inode data_gen the buffers were read at */
-  int inflight;        /* wire READs of this file not yet completed */
+  uint64_t next_off;     /* where a sequential reader reads next */
+  int started;           /* a stream was started on this file */
+  unsigned window;       /* buffers to keep ahead (grows while sequential) */
+  struct ra_buf *bufs;   /* contiguous, ascending */
+  uint64_t gen;          /* inode data_gen the buffers were read at */
+  int inflight;          /* wire READs of this file not yet completed */
   struct ra_wait *waiters;
   void (*drained)(struct fs_file *); /* set by release: run when inflight drops to 0 */
 };
@@ -226,19 +231,17 @@ struct fs_file {
   fuse_req_t release_req;
   double close_asked; /* cache=loose: when the closing CLOSE (with attributes) was sent */
   /* guarded by in->lock */
-  int refs;                       /* the open + a reopen in flight */
-  int released;                   /* release began: a reopen that completes now closes what it got */
+  int refs;            /* the open + a reopen in flight */
+  int released;        /* release began: a reopen that completes now closes what it got */
   smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
   int nstale;
-  int reopening;                    /* reopens in flight (two losses close together: two) */
+  int reopening;       /* reopens in flight (two losses close together: two) */
   struct fh_waiter *reopen_waiters; /* fh_when_current() callers waiting for it */
   /* guarded by fs->files_lock */
   struct fs_file *file_next, *file_prev;
 };
 /* The file's current server handle (may belong to a lost connection until reopened). */
-static inline smb3_file *fh_handle(struct fs_file *fh) {
-  return __atomic_load_n(&fh->f, __ATOMIC_ACQUIRE);
-}
+static inline smb3_file *fh_handle(struct fs_file *fh) { return __atomic_load_n(&fh->f, __ATOMIC_ACQUIRE); }
 /* After a reconnect (reconnect thread): every open file is marked as being reopened (before the
  * new connection is published, so that nothing sees a file between the two), then opened again
  * on the new connection. */
@@ -354,10 +357,10 @@ int fs_name_ok(const char *name);
 
 /* mount options split (opts.c) */
 struct fs_args {
-  const char *source; /* //HOST/SHARE[/path] or smb://... */
+  const char *source;     /* //HOST/SHARE[/path] or smb://... */
   const char *mountpoint;
   int foreground, debug;
-  char *fuse_opts; /* comma-separated options for libfuse (malloc'd) */
+  char *fuse_opts;        /* comma-separated options for libfuse (malloc'd) */
 };
 int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options *o, char *err, size_t errlen);
 

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -27,8 +27,7 @@
 
 static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   struct fs_ctx *fs = userdata;
-  unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS |
-                  FUSE_CAP_PARALLEL_DIROPS |
+  unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS | FUSE_CAP_PARALLEL_DIROPS |
                   FUSE_CAP_IOCTL_DIR; /* the stats ioctl is on the root directory */
   if (fs->cache != SMB3_CACHE_NONE) want |= FUSE_CAP_AUTO_INVAL_DATA;
   conn->want |= want & conn->capable;
@@ -82,8 +81,7 @@ static void settings_init(struct fs_ctx *fs) {
 static int wait_for_child(int rfd, pid_t pid) {
   unsigned char status = 1;
   ssize_t n;
-  do
-    n = read(rfd, &status, 1);
+  do n = read(rfd, &status, 1);
   while (n < 0 && errno == EINTR);
   if (n != 1 || status != 0) /* a failed mount: return only once the child is gone too */
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
@@ -121,8 +119,7 @@ static int connect_share(struct fs_ctx *fs, const char *source) {
   rc = smb3_stat(fs->c, fs->o.path ? fs->o.path : "", &st);
   if (!rc && !st.is_dir) rc = SMB3_ENOTDIR;
   if (rc) {
-    fprintf(stderr, "smb3fs: cannot mount %s: %s\n", source,
-            smb3_last_error(fs->c)[0] ? smb3_last_error(fs->c) : smb3_strerror(rc));
+    fprintf(stderr, "smb3fs: cannot mount %s: %s\n", source, smb3_last_error(fs->c)[0] ? smb3_last_error(fs->c) : smb3_strerror(rc));
     return -1;
   }
   fs->rsize = smb3_rsize(fs->c);
@@ -170,10 +167,8 @@ void fs_tune_readahead(struct fs_ctx *fs) {
   if (!fs->mountpoint || !realpath(fs->mountpoint, real)) return;
   size_t w = 0;
   for (const char *p = real; *p && w + 5 < sizeof want; p++) {
-    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\')
-      w += (size_t)snprintf(want + w, 5, "\\%03o", (unsigned char)*p);
-    else
-      want[w++] = *p;
+    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\') w += (size_t)snprintf(want + w, 5, "\\%03o", (unsigned char)*p);
+    else want[w++] = *p;
   }
   want[w] = 0;
   FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -183,8 +178,7 @@ void fs_tune_readahead(struct fs_ctx *fs) {
     char mm[32];
     const char *sep = strstr(line, " - ");
     if (!sep || sscanf(line, "%*s %*s %31s %*s %8191s", mm, mp) != 2) continue;
-    if (!strcmp(mp, want) && !strncmp(sep + 3, "fuse", 4))
-      snprintf(dev, sizeof dev, "%s", mm); /* the last one is ours */
+    if (!strcmp(mp, want) && !strncmp(sep + 3, "fuse", 4)) snprintf(dev, sizeof dev, "%s", mm); /* the last one is ours */
   }
   fclose(f);
   if (!dev[0]) return;

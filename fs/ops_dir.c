@@ -40,13 +40,12 @@ struct dirh {
   struct dent *v;
   size_t n;
   struct dir_wait *waiters;
-  double asked;          /* when the listing was asked for (inode_link) */
+  double asked; /* when the listing was asked for (inode_link) */
   struct fs_retry retry; /* listed once more after a lost connection (one listing at a time) */
 };
 
 static void clear_entries(struct dirh *dh) {
-  for (size_t i = 0; i < dh->n; i++)
-    free(dh->v[i].name);
+  for (size_t i = 0; i < dh->n; i++) free(dh->v[i].name);
   free(dh->v);
   dh->v = NULL;
   dh->n = 0;
@@ -113,26 +112,30 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
     }
     if (i - 2 >= dh->n) break;
     struct dent *d = &dh->v[i - 2];
-    if (plus && mfsl_candidate(fs, &d->st) && !mfsl_entry_known(fs, dir, d->name, &d->st)) {
-      /* maybe a symlink file: no attributes, so that the kernel looks it up (and we read it) */
+    if (plus) {
       struct fuse_entry_param e;
-      memset(&e, 0, sizeof e);
-      e.attr.st_ino = d->st.ino; /* type unknown (DT_UNKNOWN), no nodeid: no lookup counted */
-      len = fuse_add_direntry_plus(req, buf + pos, size - pos, d->name, &e, (off_t)i + 1);
-    } else if (plus) {
-      struct fs_inode *in = inode_link(fs, dir, d->name, &d->st, dh->asked); /* counts as a lookup */
-      if (!in) {
-        rc = SMB3_ENOMEM;
-        break;
+      struct fs_inode *in = NULL;
+      /* An entry without attributes (type unknown, no nodeid: no lookup counted) makes the kernel
+       * look the name up: for a possible symlink file not read in this version, and for a file of
+       * another type than the kernel's inode. */
+      if (!mfsl_candidate(fs, &d->st) || mfsl_entry_known(fs, dir, d->name, &d->st)) {
+        in = inode_link(fs, dir, d->name, &d->st, dh->asked); /* counts as a lookup */
+        if (!in) {
+          rc = SMB3_ENOMEM;
+          break;
+        }
+        if (fs_fill_entry(fs, in, &e)) {
+          inode_forget(fs, in->nodeid, 1);
+          inode_put(fs, in);
+          in = NULL;
+        }
       }
-      struct fuse_entry_param e;
-      if (fs_fill_entry(fs, in, &e)) { /* another type than the kernel's inode: let it look it up */
-        inode_forget(fs, in->nodeid, 1);
+      if (!in) {
         memset(&e, 0, sizeof e);
         e.attr.st_ino = d->st.ino;
       }
       len = fuse_add_direntry_plus(req, buf + pos, size - pos, d->name, &e, (off_t)i + 1);
-      if (len > size - pos && e.ino) inode_forget(fs, in->nodeid, 1); /* did not fit: not passed on */
+      if (in && len > size - pos) inode_forget(fs, in->nodeid, 1); /* did not fit: not passed on */
       inode_put(fs, in);
     } else {
       struct stat st;
@@ -157,10 +160,8 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
 
 static void list_resume(void *arg, int ok) {
   struct dirh *dh = arg;
-  if (ok)
-    list_start(dh);
-  else
-    listed(dh->retry.rc, NULL, 0, dh);
+  if (ok) list_start(dh);
+  else listed(dh->retry.rc, NULL, 0, dh);
 }
 
 static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *arg) {
@@ -197,8 +198,7 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
   if (release) dirh_free(dh);
 }
 
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi,
-                       int plus) {
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi, int plus) {
   struct dirh *dh = (struct dirh *)(uintptr_t)fi->fh;
   pthread_mutex_lock(&dh->lock);
   /* rewinddir() after a complete listing: list again (what ls -R, find and friends expect) */
@@ -237,8 +237,7 @@ static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   do_readdir(req, ino, size, off, fi, 0);
 }
 
-static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                           struct fuse_file_info *fi) {
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
   do_readdir(req, ino, size, off, fi, 1);
 }
 

@@ -17,9 +17,9 @@ struct fop {
   uint64_t gen;
   uint8_t key[16];
   int flags;
-  int asked;             /* the flags the application opened with (O_ACCMODE) */
-  int opening;           /* counted in in->opening */
-  struct fs_retry retry; /* open: sent once more after a lost connection */
+  int asked; /* the flags the application opened with (O_ACCMODE) */
+  int opening;            /* counted in in->opening */
+  struct fs_retry retry;  /* open: sent once more after a lost connection */
 };
 
 /* With the kernel's write-back cache the kernel reads pages of a file opened write-only to fill
@@ -101,10 +101,8 @@ static void file_put(struct fs_file *fh) {
   pthread_mutex_unlock(&in->lock);
   if (left) return;
   pthread_mutex_lock(&fs->files_lock);
-  if (fh->file_prev)
-    fh->file_prev->file_next = fh->file_next;
-  else
-    fs->files = fh->file_next;
+  if (fh->file_prev) fh->file_prev->file_next = fh->file_next;
+  else fs->files = fh->file_next;
   if (fh->file_next) fh->file_next->file_prev = fh->file_prev;
   pthread_mutex_unlock(&fs->files_lock);
   pthread_mutex_lock(&in->lock);
@@ -119,9 +117,7 @@ static void file_put(struct fs_file *fh) {
   free(fh);
 }
 
-void fh_unref(struct fs_file *fh) {
-  file_put(fh);
-}
+void fh_unref(struct fs_file *fh) { file_put(fh); }
 
 /* A new handle becomes an fs_file and the reply's file info (in->lock not held). */
 static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, int truncated) {
@@ -251,8 +247,7 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
 
 /* The CREATE of ll_create, with o->flags and the inode's lease key. */
 static int create_go(struct fop *o) {
-  return smb3_open_lease_async(fs_conn(o->fs), o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags),
-                               create_opened, o);
+  return smb3_open_lease_async(fs_conn(o->fs), o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags), create_opened, o);
 }
 
 static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
@@ -274,8 +269,7 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
   }
 }
 
-static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-                      struct fuse_file_info *fi) {
+static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi) {
   (void)mode; /* file_mode decides */
   if (!fs_name_ok(name)) {
     fuse_reply_err(req, EINVAL);
@@ -372,9 +366,7 @@ static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
   if (r) wb_flush(r->fh->fs, r->fh->in, 1, fsync_flushed, r);
 }
 
-static void quiet_done(int rc, void *arg) {
-  (void)rc, (void)arg;
-}
+static void quiet_done(int rc, void *arg) { (void)rc, (void)arg; }
 static void close_quietly(smb3_file *f) {
   if (f) smb3_close_async(f, quiet_done, NULL); /* frees f even when it cannot be sent */
 }
@@ -409,12 +401,10 @@ static void release_drained(struct fs_file *fh) {
   int nstale = fh->nstale;
   fh->nstale = 0;
   pthread_mutex_unlock(&fh->in->lock);
-  for (int i = 0; i < nstale; i++)
-    close_quietly(fh->stale[i]); /* lost connections: just freed */
+  for (int i = 0; i < nstale; i++) close_quietly(fh->stale[i]); /* lost connections: just freed */
   fh->close_asked = fs_now();
-  int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY
-               ? smb3_close_stat_async(f, release_closed_stat, fh)
-               : smb3_close_async(f, release_closed, fh);
+  int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY ? smb3_close_stat_async(f, release_closed_stat, fh)
+                                                                      : smb3_close_async(f, release_closed, fh);
   if (rc) release_closed(rc, fh);
 }
 
@@ -430,9 +420,7 @@ struct fh_waiter {
   void *arg;
 };
 
-static int fh_current(struct fs_file *fh) {
-  return smb3_file_client(fh_handle(fh)) == fs_conn(fh->fs);
-}
+static int fh_current(struct fs_file *fh) { return smb3_file_client(fh_handle(fh)) == fs_conn(fh->fs); }
 
 void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg) {
   struct fh_waiter *w = malloc(sizeof *w);
@@ -508,8 +496,7 @@ struct reopen_list {
 struct reopen_list *files_reopen_prepare(struct fs_ctx *fs) {
   pthread_mutex_lock(&fs->files_lock);
   size_t n = 0;
-  for (struct fs_file *fh = fs->files; fh; fh = fh->file_next)
-    n++;
+  for (struct fs_file *fh = fs->files; fh; fh = fh->file_next) n++;
   struct reopen_list *l = calloc(1, sizeof *l + (n ? n : 1) * sizeof l->fh[0]);
   for (struct fs_file *fh = fs->files; l && fh; fh = fh->file_next) {
     pthread_mutex_lock(&fh->in->lock);

@@ -77,16 +77,12 @@ static void finish_err(struct nsop *o, int err) { /* err: positive errno or 0 */
   nsop_free(o);
 }
 
-static void finish_rc(struct nsop *o, int rc) {
-  finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0);
-}
+static void finish_rc(struct nsop *o, int rc) { finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0); }
 
 static void resume(void *arg, int ok) {
   struct nsop *o = arg;
-  if (ok)
-    o->start(o);
-  else
-    finish_rc(o, o->retry.rc);
+  if (ok) o->start(o);
+  else finish_rc(o, o->retry.rc);
 }
 
 /* A lost connection: wait for the next one and ask again, once, if the operation has a start()
@@ -230,7 +226,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
 
 static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
-  o->sending = 0;      /* it left: never again */
+  o->sending = 0; /* it left: never again */
   if (rc || st->ino) { /* the CREATE's attributes, file id included: one round trip in all */
     entry_done(rc, st, o);
     return;
@@ -260,8 +256,7 @@ static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
 
 static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
   struct fs_ctx *fs = fuse_req_userdata(req);
-  for (size_t i = 0; i < count; i++)
-    inode_forget(fs, forgets[i].ino, forgets[i].nlookup);
+  for (size_t i = 0; i < count; i++) inode_forget(fs, forgets[i].ino, forgets[i].nlookup);
   fuse_reply_none(req);
 }
 
@@ -370,9 +365,7 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 /* ---- setattr: flush, truncate, times/attributes, then fresh attributes ---- */
 static void setattr_next(struct nsop *o, int rc);
-static void setattr_done_cb(int rc, void *arg) {
-  setattr_next(arg, rc);
-}
+static void setattr_done_cb(int rc, void *arg) { setattr_next(arg, rc); }
 static void setattr_flushed(int err, void *arg) {
   (void)err;
   setattr_next(arg, 0);
@@ -421,10 +414,8 @@ static int setattr_times(struct nsop *o, uint32_t attrs) {
   int nameless = !o->path || o->in->unlinked;
   pthread_mutex_unlock(&o->in->lock);
   if (nameless && o->fh)
-    return smb3_fsetattr_async(fh_handle(o->fh), has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
-                               setattr_done_cb, o);
-  return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
-                            setattr_done_cb, o);
+    return smb3_fsetattr_async(fh_handle(o->fh), has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+  return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
 }
 
 static void setattr_next(struct nsop *o, int rc) {
@@ -457,8 +448,7 @@ static void setattr_next(struct nsop *o, int rc) {
   }
 }
 
-static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-                       struct fuse_file_info *fi) {
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
   /* Ownership is the mount's (uid=/gid=): only a no-op chown succeeds. */
   if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs->uid) ||
@@ -669,8 +659,8 @@ static void rename_flushed(int err, void *arg) {
   rename_go(o);
 }
 
-static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-                      const char *newname, unsigned int flags) {
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
+                      unsigned int flags) {
   if (flags & ~RENAME_NOREPLACE) { /* RENAME_EXCHANGE / WHITEOUT have no SMB equivalent */
     fuse_reply_err(req, EINVAL);
     return;
@@ -731,8 +721,7 @@ static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
                      unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
   (void)arg, (void)fi, (void)in_buf, (void)in_bufsz;
   struct fs_ctx *fs = fuse_req_userdata(req);
-  if (cmd != SMB3FS_IOC_STATS || ino != FUSE_ROOT_ID || (flags & FUSE_IOCTL_COMPAT) ||
-      out_bufsz < SMB3FS_STATS_MAX) {
+  if (cmd != SMB3FS_IOC_STATS || ino != FUSE_ROOT_ID || (flags & FUSE_IOCTL_COMPAT) || out_bufsz < SMB3FS_STATS_MAX) {
     fuse_reply_err(req, ENOTTY);
     return;
   }

@@ -21,10 +21,22 @@ int mfsl_candidate(const struct fs_ctx *fs, const struct smb3_stat *st) {
   return fs->mfsymlinks && !st->is_dir && st->size == MFSL_SIZE;
 }
 
-/* in->lock held: what the inode knows applies to the version of the file it now has. */
+/* in->lock held: does what the inode knows apply to the version st of the file? */
+static int known_for(const struct fs_inode *in, const struct smb3_stat *st) {
+  return in->lnk && fs_same_version(in->lnk_size, in->lnk_mtime, st);
+}
 static int same_version(const struct fs_inode *in) {
-  return in->lnk && in->lnk_size == in->st.size && in->lnk_mtime.sec == in->st.mtime.sec &&
-         in->lnk_mtime.nsec == in->st.mtime.nsec;
+  return known_for(in, &in->st);
+}
+
+/* in->lock held: record what the version (size, mtime) is: a link to target (taken over, not
+ * NULL), or not one (target NULL). */
+static void lnk_record(struct fs_inode *in, char *target, uint64_t size, struct timespec_smb3 mtime) {
+  free(in->lnk_target);
+  in->lnk_target = target;
+  in->lnk = target ? 1 : -1;
+  in->lnk_size = size;
+  in->lnk_mtime = mtime;
 }
 
 void mfsl_fill(const struct fs_inode *in, struct stat *a) {
@@ -38,8 +50,7 @@ int mfsl_entry_known(struct fs_ctx *fs, struct fs_inode *dir, const char *name, 
   struct fs_inode *in = inode_find_child(fs, dir, name);
   if (!in) return 0;
   pthread_mutex_lock(&in->lock);
-  int known = in->lnk && in->lnk_size == st->size && in->lnk_mtime.sec == st->mtime.sec &&
-              in->lnk_mtime.nsec == st->mtime.nsec && (!in->srv_id || in->srv_id == st->ino);
+  int known = known_for(in, st) && (!in->srv_id || in->srv_id == st->ino);
   pthread_mutex_unlock(&in->lock);
   inode_put(fs, in);
   return known;
@@ -55,11 +66,7 @@ char *mfsl_target(struct fs_inode *in) {
 int mfsl_set(struct fs_inode *in, const char *target) {
   char *t = strdup(target);
   if (!t) return -ENOMEM;
-  free(in->lnk_target);
-  in->lnk_target = t;
-  in->lnk = 1;
-  in->lnk_size = in->st.size;
-  in->lnk_mtime = in->st.mtime;
+  lnk_record(in, t, in->st.size, in->st.mtime);
   return 0;
 }
 
@@ -67,11 +74,7 @@ int mfsl_copy(struct fs_inode *to, const struct fs_inode *from) {
   if (!from->lnk) return 0;
   char *t = from->lnk_target ? strdup(from->lnk_target) : NULL;
   if (from->lnk_target && !t) return -ENOMEM;
-  free(to->lnk_target);
-  to->lnk_target = t;
-  to->lnk = from->lnk;
-  to->lnk_size = from->lnk_size;
-  to->lnk_mtime = from->lnk_mtime;
+  lnk_record(to, t, from->lnk_size, from->lnk_mtime);
   return 0;
 }
 
@@ -97,11 +100,7 @@ static void checked(int64_t result, void *arg) {
   struct fs_inode *in = k->in;
   pthread_mutex_lock(&in->lock);
   if (decided) {
-    free(in->lnk_target);
-    in->lnk_target = t;
-    in->lnk = t ? 1 : -1;
-    in->lnk_size = k->size;
-    in->lnk_mtime = k->mtime;
+    lnk_record(in, t, k->size, k->mtime);
     t = NULL;
   }
   pthread_mutex_unlock(&in->lock);
@@ -114,6 +113,10 @@ static void checked(int64_t result, void *arg) {
 }
 
 void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg, int rc), void *arg) {
+  if (!fs->mfsymlinks) { /* (every getattr and lookup comes through here: no lock for nothing) */
+    then(arg, 0);
+    return;
+  }
   pthread_mutex_lock(&in->lock);
   int need = mfsl_candidate(fs, &in->st) && !same_version(in);
   uint64_t size = in->st.size;

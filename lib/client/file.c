@@ -39,14 +39,10 @@ void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st) {
 }
 
 void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
-  struct fscc_stat f = {.creation_time = r->creation_time,
-                        .last_access_time = r->last_access_time,
-                        .last_write_time = r->last_write_time,
-                        .change_time = r->change_time,
-                        .allocation_size = r->allocation_size,
-                        .end_of_file = r->end_of_file,
-                        .attributes = r->file_attributes,
-                        .file_id = r->have_disk_id ? r->disk_file_id : 0};
+  struct fscc_stat f = {.creation_time = r->creation_time, .last_access_time = r->last_access_time,
+                        .last_write_time = r->last_write_time, .change_time = r->change_time,
+                        .allocation_size = r->allocation_size, .end_of_file = r->end_of_file,
+                        .attributes = r->file_attributes, .file_id = r->have_disk_id ? r->disk_file_id : 0};
   stat_from_fscc(&f, st);
 }
 
@@ -126,8 +122,7 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
   ch->cb = io_done;
   ch->arg = x;
   uint64_t zero = 0;
-  if (!rc)
-    __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  if (!rc) __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
   if (!rc) rc = client_submit(c, ch);
   if (rc) {
     chain_free(ch);

@@ -26,10 +26,8 @@ int smb3_mfsymlink_format(const char *target, uint8_t buf[SMB3_MFSYMLINK_SIZE]) 
   size_t n = target ? strlen(target) : 0;
   if (n == 0) return SMB3_EINVAL;
   if (n > SMB3_MFSYMLINK_MAX) return SMB3_ENAMETOOLONG;
-  char head[TARGET_OFF + 1];
-  if (md5_hex(target, n, head + MD5_OFF)) return SMB3_EIO;
-  char hex[33];
-  memcpy(hex, head + MD5_OFF, 33);
+  char hex[33], head[TARGET_OFF + 1];
+  if (md5_hex(target, n, hex)) return SMB3_EIO;
   snprintf(head, sizeof head, "XSym\n%04zu\n%s\n", n, hex);
   memset(buf, ' ', SMB3_MFSYMLINK_SIZE);
   memcpy(buf, head, TARGET_OFF);

@@ -282,6 +282,15 @@ static inline void lt_assert_bytes(const char *what, const uint8_t *got, const u
       fail_msg("%s: byte at offset %llu differs (got 0x%02x, want 0x%02x)", what, (unsigned long long)(base + i),
                got[i], want[i]);
 }
+/* The share's file rel holds exactly want[0..len) (what: the test's tag for the message). */
+static inline void lt_check_local(const char *what, const char *rel, const uint8_t *want, size_t len) {
+  size_t n;
+  uint8_t *got = lt_read_local(rel, &n);
+  if (!got) fail_msg("%s: %s does not exist in the share", what, rel);
+  if (n != len) fail_msg("%s: %s has %zu bytes in the share, want %zu", what, rel, n, len);
+  lt_assert_bytes(rel, got, want, len, 0);
+  lt_free(got);
+}
 
 /* Run a shell command (with SMB3_TEST_* in its environment); returns its exit status. */
 static inline int lt_sh(const char *fmt, ...) {

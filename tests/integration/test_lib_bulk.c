@@ -32,12 +32,10 @@ struct sink {
 
 static int sink_collect(const void *buf, size_t n, uint64_t off, void *arg) {
   struct sink *s = arg;
-  if (off != s->next)
-    fail_msg("%s: sink called at offset %llu, want %llu (out of order or gap)", cur_tag,
-             (unsigned long long)off, (unsigned long long)s->next);
-  if (off - s->start + n > s->cap)
-    fail_msg("%s: sink got %zu bytes at %llu, beyond the range asked for", cur_tag, n,
-             (unsigned long long)off);
+  if (off != s->next) fail_msg("%s: sink called at offset %llu, want %llu (out of order or gap)", cur_tag,
+                               (unsigned long long)off, (unsigned long long)s->next);
+  if (off - s->start + n > s->cap) fail_msg("%s: sink got %zu bytes at %llu, beyond the range asked for", cur_tag, n,
+                                            (unsigned long long)off);
   memcpy(s->buf + (off - s->start), buf, n);
   s->next += n;
   s->calls++;
@@ -53,9 +51,8 @@ struct source {
 
 static ssize_t source_feed(void *buf, size_t n, uint64_t off, void *arg) {
   struct source *s = arg;
-  if (off != s->next)
-    fail_msg("%s: source asked for offset %llu, want %llu", cur_tag, (unsigned long long)off,
-             (unsigned long long)s->next);
+  if (off != s->next) fail_msg("%s: source asked for offset %llu, want %llu", cur_tag, (unsigned long long)off,
+                               (unsigned long long)s->next);
   size_t done = (size_t)(off - s->start);
   size_t k = s->len - done < n ? s->len - done : n;
   if (k == 0) s->calls_after_end++;
@@ -73,8 +70,7 @@ static smb3_file *open_or_fail(smb3_client *c, const char *path, int flags) {
 }
 
 /* Read [off, off+len) with read_range and read_stream; the file holds data[0..fsize). */
-static void check_read(smb3_client *c, smb3_file *f, const uint8_t *data, uint64_t fsize, uint64_t off,
-                       size_t len) {
+static void check_read(smb3_client *c, smb3_file *f, const uint8_t *data, uint64_t fsize, uint64_t off, size_t len) {
   uint64_t end = off + len < fsize ? off + len : fsize;
   size_t want = off < fsize ? (size_t)(end - off) : 0;
   /* read_range, with guard bytes around the caller's buffer */
@@ -85,14 +81,13 @@ static void check_read(smb3_client *c, smb3_file *f, const uint8_t *data, uint64
   ssize_t n = smb3_read_range(f, buf, len, off);
   if (n != (ssize_t)want)
     fail_msg("%s: read_range(off=%llu, len=%zu) = %zd, want %zu (file size %llu): %s", cur_tag,
-             (unsigned long long)off, len, n, want, (unsigned long long)fsize,
-             n < 0 ? smb3_last_error(c) : "");
+             (unsigned long long)off, len, n, want, (unsigned long long)fsize, n < 0 ? smb3_last_error(c) : "");
   const uint8_t *exp = want ? data + off : data;
   lt_assert_bytes(cur_tag, buf, exp, want, off);
   for (int i = 0; i < 32; i++)
     if (raw[i] != 0xA5 || raw[32 + len + (size_t)i] != 0xA5)
-      fail_msg("%s: read_range(off=%llu, len=%zu) wrote outside the caller's buffer", cur_tag,
-               (unsigned long long)off, len);
+      fail_msg("%s: read_range(off=%llu, len=%zu) wrote outside the caller's buffer", cur_tag, (unsigned long long)off,
+               len);
   /* read_stream */
   memset(buf, 0, len);
   struct sink s = {buf, len, off, off, 0};
@@ -105,15 +100,6 @@ static void check_read(smb3_client *c, smb3_file *f, const uint8_t *data, uint64
              (unsigned long long)off, len, (unsigned long long)(s.next - off), (long long)r);
   lt_assert_bytes(cur_tag, buf, exp, want, off);
   lt_free(raw);
-}
-
-static void check_local(const char *rel, const uint8_t *want, size_t len) {
-  size_t n;
-  uint8_t *got = lt_read_local(rel, &n);
-  if (!got) fail_msg("%s: %s does not exist in the share", cur_tag, rel);
-  if (n != len) fail_msg("%s: %s has %zu bytes in the share, want %zu", cur_tag, rel, n, len);
-  lt_assert_bytes(rel, got, want, len, 0);
-  lt_free(got);
 }
 
 /* ---- every dialect, rsize = wsize = 64 KiB ---- */
@@ -152,15 +138,14 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
       {0, fsize},
       {K64, K64},
       {K64 - 1, 2},
-      {fsize - 100, 1000},        /* past EOF: short count */
-      {fsize - K64 - 1, 3 * K64}, /* past EOF in the second request */
+      {fsize - 100, 1000},          /* past EOF: short count */
+      {fsize - K64 - 1, 3 * K64},   /* past EOF in the second request */
       {fsize - 1, 1},
-      {fsize, 10},             /* at EOF: 0 */
-      {fsize + 1000, K64 + 7}, /* beyond EOF: 0 */
-      {5, fsize + 3 * K64},    /* the whole file and more */
+      {fsize, 10},                  /* at EOF: 0 */
+      {fsize + 1000, K64 + 7},      /* beyond EOF: 0 */
+      {5, fsize + 3 * K64},         /* the whole file and more */
   };
-  for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++)
-    check_read(c, f, data, fsize, rd[i].off, rd[i].len);
+  for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++) check_read(c, f, data, fsize, rd[i].off, rd[i].len);
   assert_int_equal(lt_close(f), 0);
 
   /* a file smaller than one request, and an empty one */
@@ -187,15 +172,15 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
     size_t len;
     uint64_t seed;
   } wr[] = {
-      {13, 3 * K64 + 5, 1},       {7, K64 + 1, 2},  {3, K64 - 1, 3}, {1, 1, 4},
-      {2 * K64 + 11, 2 * K64, 5}, {400001, K64, 6}, /* beyond EOF: leaves a hole */
+      {13, 3 * K64 + 5, 1}, {7, K64 + 1, 2}, {3, K64 - 1, 3}, {1, 1, 4}, {2 * K64 + 11, 2 * K64, 5},
+      {400001, K64, 6}, /* beyond EOF: leaves a hole */
   };
   for (size_t i = 0; i < sizeof wr / sizeof wr[0]; i++) {
     uint8_t *piece = lt_random(wr[i].len, 1000 + wr[i].seed);
     ssize_t n = smb3_write_range(f, piece, wr[i].len, wr[i].off);
     if (n != (ssize_t)wr[i].len)
-      fail_msg("%s: write_range(off=%llu, len=%zu) = %zd: %s", tag, (unsigned long long)wr[i].off, wr[i].len,
-               n, n < 0 ? smb3_last_error(c) : "");
+      fail_msg("%s: write_range(off=%llu, len=%zu) = %zd: %s", tag, (unsigned long long)wr[i].off, wr[i].len, n,
+               n < 0 ? smb3_last_error(c) : "");
     memcpy(ref + wr[i].off, piece, wr[i].len);
     if (wr[i].off + wr[i].len > wlen) wlen = (size_t)(wr[i].off + wr[i].len);
     lt_free(piece);
@@ -203,7 +188,7 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   /* what the handle reads back is what the share holds */
   check_read(c, f, ref, wlen, 0, wlen + 10);
   assert_int_equal(lt_close(f), 0);
-  check_local(w, ref, wlen);
+  lt_check_local(cur_tag, w, ref, wlen);
   lt_free(ref);
 
   /* write_stream: 3*64K+5 bytes at offset 7 of a new file */
@@ -212,14 +197,13 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   f = open_or_fail(c, ws, O_RDWR | O_CREAT | O_TRUNC);
   struct source so = {sdata, slen, 7, 7, 0};
   int64_t r = smb3_write_stream(f, 7, source_feed, &so, NULL, NULL);
-  if (r != (int64_t)slen)
-    fail_msg("%s: write_stream(off=7, %zu bytes) = %lld: %s", tag, slen, (long long)r,
-             r < 0 ? smb3_last_error(c) : "");
+  if (r != (int64_t)slen) fail_msg("%s: write_stream(off=7, %zu bytes) = %lld: %s", tag, slen, (long long)r,
+                                   r < 0 ? smb3_last_error(c) : "");
   assert_int_equal(lt_close(f), 0);
   uint8_t *want = lt_calloc(1, slen + 7);
   assert_non_null(want);
   memcpy(want + 7, sdata, slen);
-  check_local(ws, want, slen + 7);
+  lt_check_local(cur_tag, ws, want, slen + 7);
   lt_free(want);
   /* exactly two requests' worth, into the middle of an existing file */
   uint8_t *base = lt_random(5 * K64, 300 + dialect);
@@ -227,12 +211,11 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   f = open_or_fail(c, ws2, O_RDWR);
   struct source so2 = {sdata, 2 * K64, K64 + 3, K64 + 3, 0};
   r = smb3_write_stream(f, K64 + 3, source_feed, &so2, NULL, NULL);
-  if (r != (int64_t)(2 * K64))
-    fail_msg("%s: write_stream(2 x 64K at 64K+3) = %lld: %s", tag, (long long)r,
-             r < 0 ? smb3_last_error(c) : "");
+  if (r != (int64_t)(2 * K64)) fail_msg("%s: write_stream(2 x 64K at 64K+3) = %lld: %s", tag, (long long)r,
+                                        r < 0 ? smb3_last_error(c) : "");
   assert_int_equal(lt_close(f), 0);
   memcpy(base + K64 + 3, sdata, 2 * K64);
-  check_local(ws2, base, 5 * K64);
+  lt_check_local(cur_tag, ws2, base, 5 * K64);
   lt_free(base);
   /* nothing to write */
   f = open_or_fail(c, ws0, O_RDWR | O_CREAT | O_TRUNC);
@@ -240,7 +223,7 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   r = smb3_write_stream(f, 0, source_feed, &so0, NULL, NULL);
   assert_int_equal(r, 0);
   assert_int_equal(lt_close(f), 0);
-  check_local(ws0, sdata, 0);
+  lt_check_local(cur_tag, ws0, sdata, 0);
   lt_free(sdata);
   lt_free(data);
   lt_disconnect(c);
@@ -258,8 +241,8 @@ static void test_bulk_311(void **s) { (void)s; bulk_dialect("3.1.1", 0x0311); }
 
 /* Sizes and counts of a 64 MiB transfer's wire requests, and that more than one was in flight at
  * once. With `overlapped` the last is not a failure: *overlapped tells whether it happened. */
-static void check_wire_overlap(const char *what, smb3_client *c, const struct smb3_stats *b, int is_read,
-                               uint32_t size, int *overlapped) {
+static void check_wire_overlap(const char *what, smb3_client *c, const struct smb3_stats *b, int is_read, uint32_t size,
+                               int *overlapped) {
   struct smb3_stats a = lt_stats(c);
   uint64_t n = is_read ? a.reads - b->reads : a.writes - b->writes;
   uint64_t cmd = is_read ? a.per_command[LT_CMD_READ] - b->per_command[LT_CMD_READ]
@@ -268,10 +251,8 @@ static void check_wire_overlap(const char *what, smb3_client *c, const struct sm
   uint32_t eff = is_read ? smb3_rsize(c) : smb3_wsize(c);
   print_message("%s %s: %llu requests, largest %u, credits in flight at most %u\n", cur_tag, what,
                 (unsigned long long)n, max, a.credits_max_in_flight);
-  if (eff != size)
-    fail_msg("%s: smb3_%csize() = %u, want the configured %u", cur_tag, is_read ? 'r' : 'w', eff, size);
-  if (max != size)
-    fail_msg("%s %s: largest wire request %u bytes, want the configured %u", cur_tag, what, max, size);
+  if (eff != size) fail_msg("%s: smb3_%csize() = %u, want the configured %u", cur_tag, is_read ? 'r' : 'w', eff, size);
+  if (max != size) fail_msg("%s %s: largest wire request %u bytes, want the configured %u", cur_tag, what, max, size);
   if (n != BIG / size || cmd != n)
     fail_msg("%s %s: %llu wire requests (%llu by command count) for 64 MiB, want %u", cur_tag, what,
              (unsigned long long)n, (unsigned long long)cmd, BIG / size);
@@ -284,8 +265,7 @@ static void check_wire_overlap(const char *what, smb3_client *c, const struct sm
              cur_tag, what, a.credits_max_in_flight, size, size / K64);
 }
 
-static void check_wire(const char *what, smb3_client *c, const struct smb3_stats *b, int is_read,
-                       uint32_t size) {
+static void check_wire(const char *what, smb3_client *c, const struct smb3_stats *b, int is_read, uint32_t size) {
   check_wire_overlap(what, c, b, is_read, size, NULL);
 }
 
@@ -309,7 +289,7 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
   check_wire("write_range", c, &b, 0, size);
   assert_int_equal(lt_close(f), 0);
   lt_disconnect(c);
-  check_local(rel, data, BIG);
+  lt_check_local(cur_tag, rel, data, BIG);
 
   /* read_stream */
   c = lt_connect(opts);
@@ -336,16 +316,14 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
     b = lt_stats(c);
     struct source so = {data, BIG, 0, 0, 0};
     r = smb3_write_stream(f, 0, source_feed, &so, NULL, NULL);
-    if (r != (int64_t)BIG)
-      fail_msg("%s: write_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
+    if (r != (int64_t)BIG) fail_msg("%s: write_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
     check_wire_overlap("write_stream", c, &b, 0, size, &overlapped);
     assert_int_equal(lt_close(f), 0);
     lt_disconnect(c);
-    check_local(rel2, data, BIG);
+    lt_check_local(cur_tag, rel2, data, BIG);
   }
   if (!overlapped)
-    fail_msg("%s write_stream: in three runs never more than one %u-byte request in flight at a time", tag,
-             size);
+    fail_msg("%s write_stream: in three runs never more than one %u-byte request in flight at a time", tag, size);
 
   c = lt_connect(opts);
   f = open_or_fail(c, rel2, O_RDONLY);
@@ -454,7 +432,7 @@ static void from_fd(const char *opts, const char *tag, uint32_t wsize) {
   uint8_t *want = lt_calloc(1, roff + len);
   memcpy(want + roff, data + fd_off, (size_t)len);
   memcpy(want, data, 100);
-  check_local(rel, want, (size_t)(roff + len));
+  lt_check_local(cur_tag, rel, want, (size_t)(roff + len));
   /* the local file's offset was not moved */
   assert_int_equal(lseek(fd, 0, SEEK_CUR), (off_t)fsize);
   close(fd);
