@@ -30,6 +30,18 @@ check_fails() {
 }
 # expect NAME ACTUAL EXPECTED
 expect() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', expected '$3'"; fi; }
+# expect_soon NAME EXPECTED CMD...: for what follows a close (the kernel sends RELEASE in the
+# background): CMD's output must become EXPECTED within 10 s.
+expect_soon() {
+  local name=$1 want=$2 got i
+  shift 2
+  for i in $(seq 100); do
+    got=$("$@")
+    [ "$got" = "$want" ] && break
+    sleep 0.1
+  done
+  expect "$name" "$got" "$want"
+}
 
 daemon_pids() { # the smb3fs process serving mount point $1 (a unique temp path on its command line)
   pgrep -f -- "smb3fs .*$1( |\$)" || true
