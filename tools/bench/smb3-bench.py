@@ -321,6 +321,7 @@ class Bench:
         self.port = int(e["SMB3_TEST_PORT"])
         self.user, self.pw, self.share = e["SMB3_TEST_USER"], e["SMB3_TEST_PASS"], e["SMB3_TEST_SHARE"]
         self.share_dir = e["SMB3_TEST_SHARE_DIR"]
+        self.smbd_pid = int(e.get("SMB3_TEST_SMBD_PID") or 0)
         pw = pwd.getpwnam(self.user)
         self.uid, self.gid = pw.pw_uid, pw.pw_gid
         self.secrets = {self.pw: "$SMB3_TEST_PASS"}
@@ -395,8 +396,11 @@ class Bench:
         cmd, stdout, local_out, remote_out = self.io_case_cmd(case, port, size)
         if remote_out:
             self.unlink_remote(remote_out)
+        srv0, nsrv = self.server_cpu()
         r = self.run(cmd, stdout_path=stdout, timeout=self.a.timeout)
-        sample = dict(wall=r.wall, cpu=r.cpu, stats=None, error=None, data_rate=None)
+        srv1, _ = self.server_cpu(nsrv)
+        sample = dict(wall=r.wall, cpu=r.cpu, stats=None, error=None, data_rate=None,
+                      server_cpu=srv1 - srv0 if srv0 is not None else None)
         if not r.ok:
             sample["error"] = r.why()
         else:
@@ -524,6 +528,10 @@ class Bench:
                 rec["mbps"] = median(mbps)
                 rec["min"], rec["max"] = min(mbps), max(mbps)
                 rec["cpu"] = median([s["cpu"] / (size / GiB) for s in good])
+                srv = [s for s in good if s.get("server_cpu") is not None]
+                if srv:
+                    rec["srv"] = median([s["server_cpu"] / (size / GiB) for s in srv])
+                    rec["busy"] = median([s["server_cpu"] / s["wall"] for s in srv])
                 dr = [s["data_rate"] for s in good if s.get("data_rate")]
                 if dr:
                     rec["data"] = median(dr)
@@ -551,7 +559,7 @@ class Bench:
               "iperf3 reports its steady state (-O 1 omits the first second), so the comparison is with the "
               "transfer itself, without connect, logon, open and close (*data MB/s*: smb3's `io_seconds` from "
               "--stats, first READ/WRITE sent to last answered; smbclient's own \"average\" rate). CPU: user+sys seconds of the "
-              "client process per GiB. Wire size and credits: max_read_size/max_write_size and "
+              "client process per GiB; *server CPU*: the same for every smbd process, and in brackets how busy that kept the server over the command's wall time (100% = one core: smbd serves a connection from one process, so a row near 100% is bounded by the server, not the client). Wire size and credits: max_read_size/max_write_size and "
               "credits_max_in_flight from `smb3 --stats`, READs/WRITEs and round trips per transfer; smbclient "
               "picks its own I/O size (not configurable, not reported). Neither client asks for signing or "
               "encryption (the server does not require them), and smbclient is pinned to the same dialect with -m "
@@ -569,8 +577,8 @@ class Bench:
                           f"{fmt_num(down) if down else 'failed'} |")
             md.append("")
         md += ["| tool | dialect | link | rsize/wsize | size | reps | MB/s | data MB/s | vs smbclient | of TCP | "
-               "CPU s/GiB | wire I/O size | credits in flight | READs or WRITEs / round trips |",
-               "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+               "CPU s/GiB | server CPU s/GiB (busy) | wire I/O size | credits in flight | READs or WRITEs / round trips |",
+               "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         tool_label = {"smb3-cat": "smb3 cat >/dev/null", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
                       "smbclient-get": "smbclient get", "smbclient-put": "smbclient put"}
         for link in links:
@@ -588,7 +596,7 @@ class Bench:
                     if mb is None:
                         status = "failed: " + "; ".join(sorted(set(rec["errors"])))[:200]
                         md.append(f"| {tool_label[tool]} | {dialect} | {link} | {rs} | {fmt_size(sizes[link])} | "
-                                  f"{rec['n']} | {status} | | | | | | | |")
+                                  f"{rec['n']} | {status} | | | | | | | | |")
                     else:
                         pm = peer(link, tool, dialect)
                         ratio = f"{mb / pm:.2f}x" if pm and tool.startswith("smb3-") else ""
@@ -600,9 +608,10 @@ class Bench:
                         wire = fmt_size(rec["wire"]) if rec.get("wire") else "-"
                         cred = str(rec["credits"]) if rec.get("credits") else "-"
                         ops = f"{rec['ops']:.0f} / {rec['rts']:.0f}" if "ops" in rec else "-"
+                        srv = f"{rec['srv']:.2f} ({100 * rec['busy']:.0f}%)" if "srv" in rec else "-"
                         md.append(f"| {tool_label[tool]} | {dialect} | {link} | {rs} | {fmt_size(sizes[link])} | "
                                   f"{rec['n']} | {fmt_num(mb)}{rng}{bad} | {fmt_num(dmb) if dmb else '-'} | {ratio} | "
-                                  f"{of_tcp} | {rec['cpu']:.2f} | "
+                                  f"{of_tcp} | {rec['cpu']:.2f} | {srv} | "
                                   f"{wire} | {cred} | {ops} |")
                     cmd, _, _, _ = self.io_case_cmd(key[1:], "PORT", sizes[link])
                     self.rows.append(dict(
@@ -616,6 +625,8 @@ class Bench:
                         ratio_vs_smbclient=(f"{mb / peer(link, tool, dialect):.3f}"
                                             if mb and tool.startswith("smb3-") and peer(link, tool, dialect) else ""),
                         cpu_s_per_GiB=f"{rec['cpu']:.3f}" if mb is not None else "",
+                        server_cpu_s_per_GiB=f"{rec['srv']:.3f}" if "srv" in rec else "",
+                        server_busy_pct=f"{100 * rec['busy']:.0f}" if "srv" in rec else "",
                         wire_io_size=rec.get("wire", ""), credits_max_in_flight=rec.get("credits", ""),
                         wire_ops=rec.get("ops", ""), round_trips=rec.get("rts", ""),
                         status="ok" if not rec["errors"] else "failed: " + "; ".join(sorted(set(rec["errors"]))),
@@ -825,6 +836,11 @@ class Bench:
 
     def proc_tree_cpu(self, pid):
         """user+sys seconds of pid and all its live descendants, plus reaped children (cutime/cstime)."""
+        return self.proc_tree(pid)[0]
+
+    def proc_tree(self, pid):
+        """(user+sys seconds, number of processes) of pid and all its live descendants; reaped children
+        count through their parent's cutime/cstime."""
         tick = os.sysconf("SC_CLK_TCK")
         stats = {}
         for entry in os.listdir("/proc"):
@@ -844,7 +860,21 @@ class Bench:
             seen.add(p)
             total += stats[p][1]
             todo += [c for c, (ppid, _) in stats.items() if ppid == p]
-        return total / tick
+        return total / tick, len(seen)
+
+    def server_cpu(self, nprocs=None):
+        """CPU seconds the throwaway smbd (every process of it) has used so far, and how many processes it has.
+        With nprocs (the count before a command): first waits up to 3 s for the command's connection
+        process to exit and be reaped, so its last CPU seconds are in the total."""
+        pid = self.smbd_pid
+        if not pid:
+            return None, 0
+        cpu, n = self.proc_tree(pid)
+        deadline = now() + 3
+        while nprocs is not None and n > nprocs and now() < deadline:
+            time.sleep(0.02)
+            cpu, n = self.proc_tree(pid)
+        return cpu, n
 
     def is_mounted(self, mnt):
         with open("/proc/self/mountinfo") as f:
@@ -945,7 +975,9 @@ class Bench:
                 else:
                     cmd = ["dd", "if=/dev/zero", f"of={os.path.join(root, wname)}", f"bs={fmt_size(bs)}",
                            f"count={size // bs}", "conv=fsync"]
+                srv0, _ = self.server_cpu()
                 r = self.run(cmd, timeout=self.a.mount_timeout, timeout_sig=signal.SIGINT)
+                srv1, _ = self.server_cpu()
                 m = re.search(r"^(\d+) bytes", r.err, re.M)
                 done = int(m.group(1)) if m else 0
                 if r.timed_out and done:
@@ -958,6 +990,9 @@ class Bench:
                     return res
                 res["mbps"] = done / 1e6 / r.wall
                 res["cpu"] = (self.proc_tree_cpu(p.pid) - cpu0 + r.cpu) / (max(done, 1) / GiB)
+                if srv0 is not None:
+                    res["srv"] = (srv1 - srv0) / (max(done, 1) / GiB)
+                    res["busy"] = (srv1 - srv0) / max(r.wall, 1e-9)
             else:
                 loop = os.path.join(self.ws, "statloop.py")
                 with open(loop, "w") as f:
@@ -1035,12 +1070,15 @@ class Bench:
         md = ["## FUSE mounts (issue 5)", "",
               "Fresh mount (and drop_caches) for every run. dd: MB/s of dd's wall time (writes with conv=fsync; bs=4k "
               "runs move a quarter of the size); "
-              "CPU = user+sys of the FUSE daemon and its children plus dd, per GiB. statfs/stat: "
+              "CPU = user+sys of the FUSE daemon and its children plus dd, per GiB; server CPU = the same for "
+              "every smbd process, and in brackets how busy that kept the server during dd (100% = one core). "
+              "statfs/stat: "
               f"{a.meta_n} calls of os.statvfs()/os.stat() after one warm-up call, ms per call, mounted with attribute "
               "caching off (see the options column) so the calls reach the client. 'partial' = dd stopped by the "
               "time limit (--mount-timeout), the rate is of what it copied.", "",
-              "| tool | test | link | size | reps | MB/s or ms/op | CPU s/GiB | mount options | status |",
-              "|---|---|---|---|---:|---:|---:|---|---|"]
+              "| tool | test | link | size | reps | MB/s or ms/op | CPU s/GiB | server CPU s/GiB (busy) | "
+              "mount options | status |",
+              "|---|---|---|---|---:|---:|---:|---:|---|---|"]
         for link in links:
             for test in a.mount_tests:
                 for tool in tools:
@@ -1053,11 +1091,14 @@ class Bench:
                     notes = sorted(set(s["note"] for s in good if s.get("note")))
                     status = "ok" if not errs and not partial and not notes else "; ".join(
                         [f"failed: {e}" for e in errs] + [f"partial: {p}" for p in partial[:1]] + notes)
-                    val, cpu, unit = "", "", ""
+                    val, cpu, unit, srv, busy, srv_cell = "", "", "", "", "", ""
                     if good and "mbps" in good[0]:
                         val = median([s["mbps"] for s in good])
                         cpu = median([s["cpu"] for s in good])
                         cell, cpu_cell = f"{fmt_num(val)} MB/s", f"{cpu:.2f}"
+                        if all("srv" in s for s in good):
+                            srv, busy = median([s["srv"] for s in good]), median([s["busy"] for s in good])
+                            srv_cell = f"{srv:.2f} ({100 * busy:.0f}%)"
                     elif good:
                         val = median([s["ms"] for s in good])
                         cell, cpu_cell = f"{val:.3f} ms/op", ""
@@ -1065,7 +1106,7 @@ class Bench:
                         cell, cpu_cell = f"failed: {errs[0][:160]}", ""
                     size = fmt_size(mount_test_size(test, sizes[link])) if test.startswith(("read", "write")) \
                         else f"{a.meta_n} calls"
-                    md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {cpu_cell} | "
+                    md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {cpu_cell} | {srv_cell} | "
                               f"{opts(tool, test)} | {status if good else 'failed'} |")
                     self.rows.append(dict(section="mount", tool=tool, op=test, dialect="", link=link, rsize="",
                                           size=mount_test_size(test, sizes[link])
@@ -1073,7 +1114,9 @@ class Bench:
                                           reps=len(ss),
                                           median_MBps=f"{val:.1f}" if good and "mbps" in good[0] else "",
                                           ms_per_op=f"{val:.4f}" if good and "ms" in good[0] else "",
-                                          cpu_s_per_GiB=f"{cpu:.3f}" if cpu != "" else "", status=status,
+                                          cpu_s_per_GiB=f"{cpu:.3f}" if cpu != "" else "",
+                                          server_cpu_s_per_GiB=f"{srv:.3f}" if srv != "" else "",
+                                          server_busy_pct=f"{100 * busy:.0f}" if srv != "" else "", status=status,
                                           command=opts(tool, test)))
         self.md += md + [""]
         if not any(t.startswith(("read", "write")) for t in a.mount_tests):
@@ -1134,7 +1177,7 @@ class Bench:
         with open(os.path.join(a.out, "report.md"), "w") as f:
             f.write(report)
         fields = ["section", "tool", "op", "dialect", "link", "rsize", "size", "reps", "median_MBps", "data_MBps", "min_MBps",
-                  "max_MBps", "samples_MBps", "ratio_vs_smbclient", "cpu_s_per_GiB", "wire_io_size",
+                  "max_MBps", "samples_MBps", "ratio_vs_smbclient", "cpu_s_per_GiB", "server_cpu_s_per_GiB", "server_busy_pct", "wire_io_size",
                   "credits_max_in_flight", "wire_ops", "round_trips", "ms_per_op", "round_trips_per_op", "status",
                   "command"]
         with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
