@@ -105,6 +105,7 @@ struct smb3_stats {
   uint64_t per_command[19]; /* indexed by SMB2 command code */
   uint64_t io_ns;           /* from the first READ/WRITE sent to the last one answered (the data
                              * phase of a transfer, without connect, logon, open and close) */
+  uint64_t bytes_copied;    /* by the server for smb3_copy_range (not in bytes_read/bytes_written) */
 };
 void smb3_get_stats(smb3_client *c, struct smb3_stats *s);
 /* One JSON object with the counters (malloc'd; caller frees). */
@@ -140,6 +141,16 @@ int smb3_fsync(smb3_file *f);
 typedef void (*smb3_cb)(int64_t result, void *arg);
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
 int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
+
+/* Server-side copy (FSCTL_SRV_COPYCHUNK_WRITE): len bytes of src from src_off to dst at dst_off,
+ * inside the server (the data never crosses the network). src must be open for reading and dst
+ * for writing, both on the same client (SMB3_EXDEV otherwise). Copies up to the source's end of
+ * file; returns the bytes copied (fewer than len at the source's end, or when the server stopped
+ * part way: call again for the rest), or SMB3_E* when nothing was copied (SMB3_ENOTSUP: the
+ * server cannot copy; the caller copies through the client instead). */
+int64_t smb3_copy_range(smb3_file *src, uint64_t src_off, smb3_file *dst, uint64_t dst_off, uint64_t len);
+int smb3_copy_range_async(smb3_file *src, uint64_t src_off, smb3_file *dst, uint64_t dst_off, uint64_t len,
+                          smb3_cb cb, void *arg);
 
 /* Bulk pipelined transfers: [off, off+len) in rsize/wsize pieces, several in flight (see max_inflight),
  * completing out of order into the right place. Stops at the first error and returns it; the

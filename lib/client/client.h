@@ -36,6 +36,7 @@ struct smb3_client {
   int closed;                     /* smb3_disconnect() ran: the struct lives on for open handles */
   int refs;                       /* the caller's reference + one per open smb3_file */
   uint64_t io_first_ns, io_last_ns; /* first READ/WRITE sent, last one answered (atomics) */
+  uint64_t bytes_copied;            /* server-side copies (copy.c; atomic) */
 };
 
 struct smb3_file {

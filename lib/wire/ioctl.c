@@ -1,5 +1,6 @@
-/* ioctl.c - SMB2 IOCTL: request MS-SMB2 2.2.31, response 2.2.32, and the
- * FSCTL_VALIDATE_NEGOTIATE_INFO input (2.2.31.4) and output (2.2.32.6). */
+/* ioctl.c - SMB2 IOCTL: request MS-SMB2 2.2.31, response 2.2.32, the
+ * FSCTL_VALIDATE_NEGOTIATE_INFO input (2.2.31.4) and output (2.2.32.6), and server-side copy:
+ * the resume key (2.2.32.3), SRV_COPYCHUNK_COPY (2.2.31.1) and its response (2.2.32.1). */
 #include <string.h>
 
 #include "smb3/smb3_errors.h"
@@ -77,4 +78,39 @@ int smb2_validate_negotiate_decode(const uint8_t *p, size_t len, struct smb2_val
   v->security_mode = le_u16(&r);
   v->dialect = le_u16(&r);
   return r.err ? SMB3_EPROTO : 0;
+}
+
+/* 2.2.32.3: ResumeKey (24 bytes), ContextLength, Context (ignored). */
+int smb2_resume_key_decode(const uint8_t *p, size_t len, uint8_t key[SMB2_RESUME_KEY_LEN]) {
+  if (!p || len < SMB2_RESUME_KEY_LEN + 4) return SMB3_EPROTO;
+  memcpy(key, p, SMB2_RESUME_KEY_LEN);
+  return 0;
+}
+
+/* 2.2.31.1: SourceKey, ChunkCount, Reserved, then ChunkCount SRV_COPYCHUNK entries (2.2.31.1.1). */
+int smb2_copychunk_encode(struct le_wr *w, const uint8_t key[SMB2_RESUME_KEY_LEN], const struct smb2_copychunk *c,
+                          int n) {
+  if (n < 1 || n > SMB2_COPYCHUNK_MAX) return SMB3_EINVAL;
+  le_put_bytes(w, key, SMB2_RESUME_KEY_LEN);
+  le_put_u32(w, (uint32_t)n);
+  le_put_u32(w, 0); /* Reserved */
+  for (int i = 0; i < n; i++) {
+    le_put_u64(w, c[i].src_off);
+    le_put_u64(w, c[i].dst_off);
+    le_put_u32(w, c[i].len);
+    le_put_u32(w, 0); /* Reserved */
+  }
+  return wire_wr_done(w);
+}
+
+/* 2.2.32.1: ChunksWritten, ChunkBytesWritten, TotalBytesWritten. */
+int smb2_copychunk_rsp_decode(const uint8_t *p, size_t len, struct smb2_copychunk_rsp *r) {
+  memset(r, 0, sizeof *r);
+  if (!p || len < 12) return SMB3_EPROTO;
+  struct le_rd rd;
+  le_rd_init(&rd, p, len);
+  r->chunks_written = le_u32(&rd);
+  r->chunk_bytes_written = le_u32(&rd);
+  r->total_bytes_written = le_u32(&rd);
+  return rd.err ? SMB3_EPROTO : 0;
 }

@@ -448,6 +448,8 @@ int smb2_query_dir_rsp_decode(const uint8_t *msg, size_t len, struct smb2_query_
 
 /* ---- IOCTL: 2.2.31 / 2.2.32 ---- ioctl.c */
 #define SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO 0x00140204u
+#define SMB2_FSCTL_SRV_REQUEST_RESUME_KEY 0x00140078u
+#define SMB2_FSCTL_SRV_COPYCHUNK_WRITE 0x001480F2u
 #define SMB2_0_IOCTL_IS_FSCTL 0x00000001u
 struct smb2_ioctl_req {
   uint32_t ctl_code;
@@ -465,6 +467,23 @@ struct smb2_ioctl_rsp {
   uint32_t output_len;
 };
 int smb2_ioctl_rsp_decode(const uint8_t *msg, size_t len, struct smb2_ioctl_rsp *r);
+/* Server-side copy: SRV_REQUEST_RESUME_KEY output (2.2.32.3), SRV_COPYCHUNK_COPY input (2.2.31.1)
+ * and SRV_COPYCHUNK_RESPONSE output (2.2.32.1). */
+#define SMB2_RESUME_KEY_LEN 24
+#define SMB2_COPYCHUNK_MAX 64 /* chunks we ever put in one request */
+struct smb2_copychunk {
+  uint64_t src_off, dst_off;
+  uint32_t len;
+};
+int smb2_resume_key_decode(const uint8_t *p, size_t len, uint8_t key[SMB2_RESUME_KEY_LEN]);
+int smb2_copychunk_encode(struct le_wr *w, const uint8_t key[SMB2_RESUME_KEY_LEN], const struct smb2_copychunk *c,
+                          int n);
+/* On success: what was copied. With STATUS_INVALID_PARAMETER: the server's limits (most chunks per
+ * request, bytes per chunk, bytes per request). */
+struct smb2_copychunk_rsp {
+  uint32_t chunks_written, chunk_bytes_written, total_bytes_written;
+};
+int smb2_copychunk_rsp_decode(const uint8_t *p, size_t len, struct smb2_copychunk_rsp *r);
 /* VALIDATE_NEGOTIATE_INFO request input (2.2.31.4) and response output (2.2.32.6). */
 struct smb2_validate_negotiate {
   uint32_t capabilities;

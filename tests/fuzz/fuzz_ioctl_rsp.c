@@ -1,5 +1,5 @@
 /* fuzz_ioctl_rsp.c - libFuzzer target: MS-SMB2 2.2.32: IOCTL response, then its output as
- * VALIDATE_NEGOTIATE_INFO (2.2.32.6). */
+ * VALIDATE_NEGOTIATE_INFO (2.2.32.6), a resume key (2.2.32.3) and a COPYCHUNK response (2.2.32.1). */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,5 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_check_in(r.output, r.output_len, data, size);
   struct smb2_validate_negotiate v;
   (void)smb2_validate_negotiate_decode(r.output, r.output_len, &v);
+  uint8_t key[SMB2_RESUME_KEY_LEN];
+  (void)smb2_resume_key_decode(r.output, r.output_len, key);
+  struct smb2_copychunk_rsp c;
+  (void)smb2_copychunk_rsp_decode(r.output, r.output_len, &c);
   return 0;
 }

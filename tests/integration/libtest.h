@@ -284,7 +284,7 @@ static inline void lt_assert_bytes(const char *what, const uint8_t *got, const u
 }
 /* The share's file rel holds exactly want[0..len) (what: the test's tag for the message). */
 static inline void lt_check_local(const char *what, const char *rel, const uint8_t *want, size_t len) {
-  size_t n;
+  size_t n = 0;
   uint8_t *got = lt_read_local(rel, &n);
   if (!got) fail_msg("%s: %s does not exist in the share", what, rel);
   if (n != len) fail_msg("%s: %s has %zu bytes in the share, want %zu", what, rel, n, len);

@@ -1,5 +1,5 @@
 /* test_wire_ioctl.c - IOCTL (MS-SMB2 2.2.31 / 2.2.32) with VALIDATE_NEGOTIATE_INFO (2.2.31.4 /
- * 2.2.32.6), and OPLOCK_BREAK notifications, acknowledgments and responses (2.2.23 - 2.2.25). */
+ * 2.2.32.6), server-side copy (2.2.31.1, 2.2.32.1, 2.2.32.3), and OPLOCK_BREAK notifications, acknowledgments and responses (2.2.23 - 2.2.25). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -96,6 +96,50 @@ static void test_ioctl_rsp(void **state) {
   assert_int_equal(smb2_ioctl_rsp_decode(bad, n, &r), SMB3_EPROTO);
 }
 
+/* Server-side copy: the SRV_COPYCHUNK_COPY layout byte for byte, the resume key and
+ * SRV_COPYCHUNK_RESPONSE outputs, and their short forms refused. */
+static void test_copychunk(void **state) {
+  (void)state;
+  uint8_t key[SMB2_RESUME_KEY_LEN];
+  for (int i = 0; i < SMB2_RESUME_KEY_LEN; i++)
+    key[i] = (uint8_t)(0x10 + i);
+  struct smb2_copychunk c[2] = {{0x0102030405060708ull, 0x1000, 0x100000}, {7, 0x100007, 3}};
+  uint8_t in[128];
+  struct le_wr w;
+  le_wr_init(&w, in, sizeof in);
+  assert_int_equal(smb2_copychunk_encode(&w, key, c, 2), 0);
+  assert_int_equal(w.off, 24 + 8 + 2 * 24);
+  assert_true(wt_hex_eq(in, w.off,
+                        "101112131415161718191a1b1c1d1e1f2021222324252627 02000000 00000000"
+                        "0807060504030201 0010000000000000 00001000 00000000"
+                        "0700000000000000 0700100000000000 03000000 00000000"));
+  le_wr_init(&w, in, sizeof in);
+  assert_int_equal(smb2_copychunk_encode(&w, key, c, 0), SMB3_EINVAL);
+  assert_int_equal(smb2_copychunk_encode(&w, key, c, SMB2_COPYCHUNK_MAX + 1), SMB3_EINVAL);
+  le_wr_init(&w, in, 40); /* no room for the second chunk */
+  assert_int_equal(smb2_copychunk_encode(&w, key, c, 2), SMB3_EINVAL);
+
+  uint8_t out[32];
+  for (int i = 0; i < 32; i++)
+    out[i] = (uint8_t)(0xa0 + i);
+  uint8_t got[SMB2_RESUME_KEY_LEN];
+  assert_int_equal(smb2_resume_key_decode(out, 32, got), 0);
+  assert_memory_equal(got, out, SMB2_RESUME_KEY_LEN);
+  assert_int_equal(smb2_resume_key_decode(out, 28, got), 0); /* ContextLength, no context */
+  for (size_t k = 0; k < 28; k++)
+    assert_int_equal(smb2_resume_key_decode(out, k, got), SMB3_EPROTO);
+  assert_int_equal(smb2_resume_key_decode(NULL, 32, got), SMB3_EPROTO);
+
+  uint8_t rsp[12] = {0x10, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0, 1};
+  struct smb2_copychunk_rsp r;
+  assert_int_equal(smb2_copychunk_rsp_decode(rsp, sizeof rsp, &r), 0);
+  assert_int_equal(r.chunks_written, 16);
+  assert_int_equal(r.chunk_bytes_written, 0x100000);
+  assert_int_equal(r.total_bytes_written, 0x1000000);
+  for (size_t k = 0; k < 12; k++)
+    assert_int_equal(smb2_copychunk_rsp_decode(rsp, k, &r), SMB3_EPROTO);
+}
+
 static int dec_break(const uint8_t *m, size_t n) {
   struct smb2_break b;
   return smb2_break_decode(m, n, &b);
@@ -170,6 +214,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ioctl_req_validate_negotiate),
       cmocka_unit_test(test_ioctl_rsp),
+      cmocka_unit_test(test_copychunk),
       cmocka_unit_test(test_break_decode),
       cmocka_unit_test(test_break_acks),
   };
