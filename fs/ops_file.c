@@ -548,6 +548,82 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   wb_flush(fh->fs, fh->in, 1, release_flushed, fh);
 }
 
+/* ---- copy_file_range(2): a server-side copy (cp uses it) ---- */
+#define FS_COPY_MAX (1u << 30) /* per call: the reply's count has 32 bits; callers ask again */
+struct copyop {
+  fuse_req_t req;
+  struct fs_file *src, *dst;
+  uint64_t src_off, dst_off, len;
+  int step;
+};
+
+static void copy_next(struct copyop *o, int err);
+static void copy_flushed(int err, void *arg) { copy_next(arg, err); }
+
+static void copy_done(int64_t r, void *arg) {
+  struct copyop *o = arg;
+  if (r >= 0) {
+    struct fs_inode *in = o->dst->in;
+    pthread_mutex_lock(&in->lock);
+    if (r > 0) {
+      in->data_gen++;     /* read-ahead buffers of the range are stale */
+      in->local_mod = 1;  /* cache=loose: the kernel's view comes from this change */
+      in->attr_expiry = 0; /* new size and mtime: from the server next time */
+      if (in->st.size < o->dst_off + (uint64_t)r) in->st.size = o->dst_off + (uint64_t)r;
+    }
+    pthread_mutex_unlock(&in->lock);
+    fuse_reply_write(o->req, (size_t)r); /* the kernel drops its pages of the range itself */
+  } else {
+    /* EOPNOTSUPP and EXDEV make the kernel copy through the page cache instead */
+    int e = r == SMB3_ENOTSUP ? EOPNOTSUPP : r == SMB3_EXDEV ? EXDEV : (smb3_err_to_errno((int)r) ?: EIO);
+    fuse_reply_err(o->req, e);
+  }
+  free(o);
+}
+
+/* Data this mount still holds for either file goes to the server first, then the copy. */
+static void copy_next(struct copyop *o, int err) {
+  struct fs_ctx *fs = o->src->fs;
+  if (err) {
+    fuse_reply_err(o->req, -err);
+    free(o);
+    return;
+  }
+  switch (o->step++) {
+  case 0:
+    wb_flush(fs, o->src->in, 0, copy_flushed, o);
+    return;
+  case 1:
+    if (o->dst->in != o->src->in) {
+      wb_flush(fs, o->dst->in, 0, copy_flushed, o);
+      return;
+    }
+    /* fall through */
+  default: {
+    int rc = smb3_copy_range_async(fh_handle(o->src), o->src_off, fh_handle(o->dst), o->dst_off, o->len, copy_done, o);
+    if (rc) copy_done(rc, o);
+  }
+  }
+}
+
+static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse_file_info *fi_in,
+                               fuse_ino_t ino_out, off_t off_out, struct fuse_file_info *fi_out, size_t len,
+                               int flags) {
+  (void)ino_in, (void)ino_out;
+  if (flags || off_in < 0 || off_out < 0) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  struct copyop *o = malloc(sizeof *o);
+  if (!o) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  *o = (struct copyop){req, (struct fs_file *)(uintptr_t)fi_in->fh, (struct fs_file *)(uintptr_t)fi_out->fh,
+                       (uint64_t)off_in, (uint64_t)off_out, len < FS_COPY_MAX ? len : FS_COPY_MAX, 0};
+  copy_next(o, 0);
+}
+
 void ops_file_fill(struct fuse_lowlevel_ops *op) {
   op->open = ll_open;
   op->create = ll_create;
@@ -556,4 +632,5 @@ void ops_file_fill(struct fuse_lowlevel_ops *op) {
   op->flush = ll_flush;
   op->fsync = ll_fsync;
   op->release = ll_release;
+  op->copy_file_range = ll_copy_file_range;
 }
