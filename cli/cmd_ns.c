@@ -16,28 +16,37 @@ int cmd_rm(struct cli *cli, int argc, char **argv) { return one_path(cli, "rm", 
 int cmd_mkdir(struct cli *cli, int argc, char **argv) { return one_path(cli, "mkdir", argc, argv, smb3_mkdir); }
 int cmd_rmdir(struct cli *cli, int argc, char **argv) { return one_path(cli, "rmdir", argc, argv, smb3_rmdir); }
 
-int cmd_mv(struct cli *cli, int argc, char **argv) {
-  if (argc != 2) return cli_error("mv", "usage: smb3 mv URL NEWPATH");
-  if (cli_connect(cli, "mv", argv[0])) return 1;
-  if (!cli->opts.path[0]) return cli_error("mv", "no path in URL '%s'", argv[0]);
-  const char *to = argv[1];
+/* A second path on the connected share: a path, or an smb:// URL naming the same server and share.
+ * Written to out without leading '/'; 1 (after the message) if it is none. */
+int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char *out, size_t n) {
+  const char *to = arg;
   struct smb3_options o;
   char err[512];
   smb3_options_init(&o);
   if (!strncmp(to, "smb://", 6)) {
     if (smb3_url_parse(&o, to, err, sizeof err)) {
       smb3_options_free(&o);
-      return cli_error("mv", "%s", err);
+      return cli_error(cmd, "%s", err);
     }
     if (strcmp(o.host, cli->opts.host) || strcmp(o.share, cli->opts.share)) {
       smb3_options_free(&o);
-      return cli_error("mv", "cannot move across servers or shares");
+      return cli_error(cmd, "cannot %s across servers or shares", strcmp(cmd, "mv") ? "copy" : "move");
     }
     to = o.path;
   }
   while (*to == '/') to++;
-  int rc = *to ? smb3_rename(cli->client, cli->opts.path, to, 0) : SMB3_EINVAL;
+  snprintf(out, n, "%s", to);
   smb3_options_free(&o);
-  if (rc == SMB3_EINVAL) return cli_error("mv", "empty target path");
+  return 0;
+}
+
+int cmd_mv(struct cli *cli, int argc, char **argv) {
+  if (argc != 2) return cli_error("mv", "usage: smb3 mv URL NEWPATH");
+  if (cli_connect(cli, "mv", argv[0])) return 1;
+  if (!cli->opts.path[0]) return cli_error("mv", "no path in URL '%s'", argv[0]);
+  char to[4096];
+  if (cli_same_share_path(cli, "mv", argv[1], to, sizeof to)) return 1;
+  if (!to[0]) return cli_error("mv", "empty target path");
+  int rc = smb3_rename(cli->client, cli->opts.path, to, 0);
   return rc ? cli_fail(cli, "mv", rc) : 0;
 }

@@ -1,4 +1,5 @@
-/* cmd_transfer.c - get, put, cat: whole-file transfers through the pipelined bulk engine. */
+/* cmd_transfer.c - get, put, cat: whole-file transfers through the pipelined bulk engine; cp: a
+ * copy inside the share by the server. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -149,6 +150,16 @@ static int put_target(struct cli *cli, const char *url, const char *local, char 
   return 0;
 }
 
+/* The temporary name a remote file is written under before it is renamed to target: hidden, in
+ * the same directory. */
+static void temp_name(const char *target, unsigned r, char *tmp, size_t n) {
+  const char *slash = strrchr(target, '/');
+  if (slash)
+    snprintf(tmp, n, "%.*s/.%s.smb3-%08x", (int)(slash - target), target, slash + 1, r);
+  else
+    snprintf(tmp, n, ".%s.smb3-%08x", target, r);
+}
+
 int cmd_put(struct cli *cli, int argc, char **argv) {
   if (argc != 2) return cli_error("put", "usage: smb3 put LOCAL URL");
   int fd = open(argv[0], O_RDONLY);
@@ -164,12 +175,7 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
   }
   char target[4096], tmp[4200];
   put_target(cli, argv[1], argv[0], target, sizeof target);
-  char *slash = strrchr(target, '/');
-  unsigned r = (unsigned)getpid() ^ (unsigned)ls.st_ino;
-  if (slash)
-    snprintf(tmp, sizeof tmp, "%.*s/.%s.smb3-%08x", (int)(slash - target), target, slash + 1, r);
-  else
-    snprintf(tmp, sizeof tmp, ".%s.smb3-%08x", target, r);
+  temp_name(target, (unsigned)getpid() ^ (unsigned)ls.st_ino, tmp, sizeof tmp);
   smb3_file *f;
   int rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &f, NULL);
   if (rc) {
@@ -192,6 +198,68 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
   else if (n < 0) out = cli_fail(cli, "put", (int)n);
   else if (crc) out = cli_fail(cli, "put", crc);
   else if ((rc = smb3_rename(cli->client, tmp, target, 1))) out = cli_fail(cli, "put", rc);
+  if (out) smb3_unlink(cli->client, tmp); /* best effort: no partial file left behind */
+  return out;
+}
+
+/* A copy through this client, for servers that cannot copy themselves. */
+static int sink_remote(const void *buf, size_t n, uint64_t off, void *arg) {
+  ssize_t w = smb3_write_range(arg, buf, n, off);
+  return w < 0 ? (int)w : 0;
+}
+
+#define CP_STEP (256u << 20) /* bytes per server-side copy call: the progress bar moves in these */
+
+int cmd_cp(struct cli *cli, int argc, char **argv) {
+  if (argc != 2) return cli_error("cp", "usage: smb3 cp URL NEWPATH");
+  smb3_file *src, *dst;
+  struct smb3_stat st, ts;
+  if (open_remote(cli, "cp", argv[0], &src, &st)) return 1;
+  char to[4096], target[4200], tmp[4400];
+  if (cli_same_share_path(cli, "cp", argv[1], to, sizeof to)) {
+    smb3_close(src);
+    return 1;
+  }
+  size_t al = strlen(argv[1]);
+  int is_dir = !to[0] || argv[1][al - 1] == '/' || (smb3_stat(cli->client, to, &ts) == 0 && ts.is_dir);
+  size_t tl = strlen(to);
+  while (tl && to[tl - 1] == '/') to[--tl] = 0;
+  if (is_dir)
+    snprintf(target, sizeof target, "%s%s%s", to, tl ? "/" : "", base_name(cli->opts.path));
+  else
+    snprintf(target, sizeof target, "%s", to);
+  if (!strcmp(target, cli->opts.path)) {
+    smb3_close(src);
+    return cli_error("cp", "'%s' and '%s' are the same file", cli->opts.path, target);
+  }
+  temp_name(target, (unsigned)getpid() ^ (unsigned)st.ino, tmp, sizeof tmp);
+  int rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &dst, NULL);
+  if (rc) {
+    smb3_close(src);
+    return cli_fail(cli, "cp", rc);
+  }
+  struct progress p;
+  progress_start(&p, cli, st.size);
+  uint64_t done = 0;
+  int64_t n = 0;
+  while (done < st.size) { /* the server copies; a source that shrank meanwhile ends it early (n == 0) */
+    n = smb3_copy_range(src, done, dst, done, st.size - done < CP_STEP ? st.size - done : CP_STEP);
+    if (n <= 0) break;
+    done += (uint64_t)n;
+    progress_update(done, &p);
+  }
+  if (n == SMB3_ENOTSUP && done == 0) { /* a server that cannot copy: through this client */
+    n = smb3_read_stream(src, 0, st.size, sink_remote, dst, progress_update, &p);
+    if (n > 0) done = (uint64_t)n;
+  }
+  progress_end(&p, done);
+  int src_rc = smb3_close(src);
+  int dst_rc = smb3_close(dst);
+  int out = 0;
+  if (n < 0) out = cli_fail(cli, "cp", (int)n);
+  else if (dst_rc) out = cli_fail(cli, "cp", dst_rc);
+  else if (src_rc) out = cli_fail(cli, "cp", src_rc);
+  else if ((rc = smb3_rename(cli->client, tmp, target, 1))) out = cli_fail(cli, "cp", rc);
   if (out) smb3_unlink(cli->client, tmp); /* best effort: no partial file left behind */
   return out;
 }

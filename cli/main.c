@@ -24,6 +24,7 @@ static const struct {
     {"rm", cmd_rm, "rm URL                  delete a file"},
     {"mkdir", cmd_mkdir, "mkdir URL               create a directory"},
     {"rmdir", cmd_rmdir, "rmdir URL               remove an empty directory"},
+    {"cp", cmd_cp, "cp URL NEWPATH          copy within the share, by the server (NEWPATH: path or smb:// URL)"},
     {"mv", cmd_mv, "mv URL NEWPATH          rename within the share (NEWPATH: path or smb:// URL)"},
     {"df", cmd_df, "df URL                  show the share's size and free space"},
     {"stats", cmd_stats, "stats MOUNTPOINT        counters of an smb3fs mount as JSON"},

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Directory listing of 2000 entries (several QUERY_DIRECTORY rounds), mkdir/rmdir/rm/mv,
-# get into a directory, put into a directory.
+# get into a directory, put into a directory, cp (a server-side copy).
 source "$(dirname "$0")/lib.sh"
 U=$SMB3_TEST_URL
 D=$SMB3_TEST_SHARE_DIR
@@ -37,6 +37,27 @@ check_fails "rm directory" "directory" $SMB3 rm "$U/many"
 mkdir -p "$WORK/dl"
 check "get into local directory" $SMB3 -q get "$U/many/entry-with-a-fairly-long-name-7.txt" "$WORK/dl"
 if [ -f "$WORK/dl/entry-with-a-fairly-long-name-7.txt" ]; then ok "get into dir"; else bad "get into dir"; fi
+# cp: by the server (no READ or WRITE on the wire), into a path, a URL and a directory
+head -c $(((20 << 20) + 3)) /dev/urandom >"$D/cpsrc"; chmod a+rw "$D/cpsrc"
+mkdir -p "$D/cpdir"; chmod a+rwx "$D/cpdir"
+$SMB3 --stats -q cp "$U/cpsrc" cpdst >"$WORK/out" 2>"$WORK/stats" && ok "cp" || bad "cp: $(cat "$WORK/stats")"
+if cmp -s "$D/cpsrc" "$D/cpdst"; then ok "cp: the copy on the server"; else bad "cp: the copy differs"; fi
+copied=$(grep -o '"bytes_copied":[0-9]*' "$WORK/stats" | cut -d: -f2)
+wr=$(grep -o '"bytes_written":[0-9]*' "$WORK/stats" | cut -d: -f2)
+rd=$(grep -o '"bytes_read":[0-9]*' "$WORK/stats" | cut -d: -f2)
+if [ "${copied:-0}" -eq $(((20 << 20) + 3)) ] && [ "${wr:-1}" -eq 0 ] && [ "${rd:-1}" -eq 0 ]; then
+  ok "cp: copied by the server ($copied bytes, none read or written by the client)"
+else bad "cp: bytes_copied ${copied:-?}, bytes_read ${rd:-?}, bytes_written ${wr:-?}"; fi
+check "cp with URL target" $SMB3 -q cp "$U/cpsrc" "$U/cpdst2"
+check "cp into a directory" $SMB3 -q cp "$U/cpsrc" cpdir/
+if cmp -s "$D/cpsrc" "$D/cpdir/cpsrc"; then ok "cp into a directory: the copy"; else bad "cp into a directory"; fi
+check "cp over an existing file" $SMB3 -q cp "$U/cpdst2" cpdst
+if cmp -s "$D/cpsrc" "$D/cpdst"; then ok "cp over an existing file: the copy"; else bad "cp over an existing file"; fi
+check_fails "cp of a missing file" "no such file" $SMB3 cp "$U/nothing-here" cpx
+check_fails "cp onto itself" "same file" $SMB3 cp "$U/cpsrc" cpsrc
+check_fails "cp across shares" "across" $SMB3 cp "$U/cpsrc" "smb://u@127.0.0.1/other/x"
+check_fails "cp into a missing directory" "no such file" $SMB3 cp "$U/cpsrc" nodir/x
+if ! ls -a "$D" "$D/cpdir" | grep -q smb3-; then ok "cp leaves no temporary file"; else bad "temporary files left: $(ls -a "$D" | grep smb3-)"; fi
 check "df" $SMB3 df "$U/"
 if grep -q "//127.0.0.1/$SMB3_TEST_SHARE" "$WORK/out"; then ok "df output"; else bad "df output: $(cat "$WORK/out")"; fi
 finish
