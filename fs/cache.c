@@ -32,6 +32,8 @@ struct notifier {
   pthread_cond_t cv;
   struct brk *head, **tail;
   int stop;
+  uint64_t queued, handled; /* entries so far (cache_drain waits for handled to catch up) */
+  pthread_cond_t handled_cv;
 };
 
 void cache_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]) {
@@ -164,6 +166,8 @@ static void *notifier_main(void *arg) {
     handle_break(n->fs, b);
     free(b);
     pthread_mutex_lock(&n->lock);
+    n->handled++;
+    pthread_cond_broadcast(&n->handled_cv);
   }
   pthread_mutex_unlock(&n->lock);
   return NULL;
@@ -173,6 +177,7 @@ static void enqueue(struct notifier *n, struct brk *b) {
   pthread_mutex_lock(&n->lock);
   *n->tail = b;
   n->tail = &b->next;
+  n->queued++;
   pthread_cond_signal(&n->cv);
   pthread_mutex_unlock(&n->lock);
 }
@@ -201,6 +206,21 @@ void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid) {
   enqueue(n, b);
 }
 
+void cache_drain(struct fs_ctx *fs, double timeout) {
+  struct notifier *n = fs->nt;
+  if (!n) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts); /* the condition variable's clock */
+  double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + timeout;
+  ts.tv_sec = (time_t)t;
+  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  pthread_mutex_lock(&n->lock);
+  uint64_t target = n->queued;
+  while (n->handled < target && !n->stop)
+    if (pthread_cond_timedwait(&n->handled_cv, &n->lock, &ts)) break;
+  pthread_mutex_unlock(&n->lock);
+}
+
 int notifier_start(struct fs_ctx *fs) {
   struct notifier *n = calloc(1, sizeof *n);
   if (!n) return -ENOMEM;
@@ -208,6 +228,7 @@ int notifier_start(struct fs_ctx *fs) {
   n->tail = &n->head;
   pthread_mutex_init(&n->lock, NULL);
   pthread_cond_init(&n->cv, NULL);
+  pthread_cond_init(&n->handled_cv, NULL);
   if (pthread_create(&n->thread, NULL, notifier_main, n)) {
     free(n);
     return -EAGAIN;
@@ -224,5 +245,6 @@ void notifier_stop(struct fs_ctx *fs) {
   fs->nt = NULL;
   pthread_mutex_destroy(&n->lock);
   pthread_cond_destroy(&n->cv);
+  pthread_cond_destroy(&n->handled_cv);
   free(n);
 }

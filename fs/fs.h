@@ -315,6 +315,8 @@ void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required,
 /* Drop the kernel's pages of an inode, later, on the notifier thread (an invalidation can wait for
  * reads in progress, which must not wait for the caller). */
 void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid);
+/* Wait until the notifier has handled everything queued so far, at most timeout seconds. */
+void cache_drain(struct fs_ctx *fs, double timeout);
 void cache_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);
 uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
 /* Decide direct_io / keep_cache for a new open (caller holds in->lock; in->nopen counts it).

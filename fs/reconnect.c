@@ -298,7 +298,15 @@ static void *reconnect_main(void *arg) {
       r->lost_at = 0;
       continue;
     }
-    if (!r->lost_at) r->lost_at = fs_now();
+    if (!r->lost_at) {
+      r->lost_at = fs_now();
+      /* What was cached over the lost connection goes now, while nothing can be read again: the
+       * kernel's pages of an open file must be gone before the new connection answers anything
+       * (a read that hits them after "the server is back" would return the old bytes). */
+      pthread_mutex_unlock(&r->lock);
+      itab_each(fs, forget_cache, fs);
+      pthread_mutex_lock(&r->lock);
+    }
     struct attempt *a = attempt_new(&fs->o);
     pthread_t at;
     if (!a || pthread_create(&at, NULL, attempt_main, a)) {
@@ -329,6 +337,9 @@ static void *reconnect_main(void *arg) {
     pthread_mutex_unlock(&r->lock);
     smb3_set_break_handler(nc, cache_break_cb, fs);
     smb3_set_break_handler(old, NULL, NULL);
+    /* The invalidations queued at the loss are done (bounded: one can wait for the page of a read
+     * that itself waits for this connection) */
+    cache_drain(fs, 0.5);
     struct reopen_list *reopen = files_reopen_prepare(fs);
     __atomic_store_n(&fs->c, nc, __ATOMIC_RELEASE);
     atomic_fetch_add(&fs->ctr.reconnects, 1);
