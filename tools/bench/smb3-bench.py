@@ -76,7 +76,8 @@ QUICK = dict(
 )
 IO_TOOLS = ["smb3-cat", "smb3-get", "smb3-put", "smbclient-get", "smbclient-put"]
 MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone"]
-MOUNT_TESTS = ["read-1M", "read-4k", "write-1M", "write-4k", "statfs", "stat"]
+MOUNT_TESTS = ["read-1M", "read-4k", "write-1M", "write-4k", "copy", "statfs", "stat"]
+DATA_TESTS = ("read", "write", "copy")  # tests that move a file's bytes (MB/s); the others time calls
 
 
 # ---- small helpers ----------------------------------------------------------------------------
@@ -154,7 +155,7 @@ def rsizes_for(dialect, rsizes, all_rsizes):
 def mount_test_size(test, size):
     """dd with bs=4k moves a quarter of the size: it measures per-call overhead, and a full-size run of a
     4 KiB-per-round-trip client through the 1 ms link would take minutes."""
-    return size if test.endswith("1M") else max(4 * KiB, size // 4)
+    return max(4 * KiB, size // 4) if test.endswith("4k") else size
 
 
 class Result:
@@ -876,6 +877,15 @@ class Bench:
             cpu, n = self.proc_tree(pid)
         return cpu, n
 
+    def same_bytes(self, a, b):
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            while True:
+                x, y = fa.read(16 * MiB), fb.read(16 * MiB)
+                if x != y:
+                    return False
+                if not x:
+                    return True
+
     def is_mounted(self, mnt):
         with open("/proc/self/mountinfo") as f:
             return any(line.split()[4] == mnt for line in f)
@@ -967,11 +977,13 @@ class Bench:
             if err:
                 return res
             cpu0 = self.proc_tree_cpu(p.pid)
-            if test.startswith(("read", "write")):
+            if test.startswith(DATA_TESTS):
                 bs = MiB if test.endswith("1M") else 4 * KiB
                 size = mount_test_size(test, size)
                 if test.startswith("read"):
                     cmd = ["dd", f"if={os.path.join(root, self.remote_name(size))}", "of=/dev/null", f"bs={fmt_size(bs)}"]
+                elif test == "copy":  # cp inside the mount (coreutils: copy_file_range, then read/write)
+                    cmd = ["cp", os.path.join(root, self.remote_name(size)), os.path.join(root, wname)]
                 else:
                     cmd = ["dd", "if=/dev/zero", f"of={os.path.join(root, wname)}", f"bs={fmt_size(bs)}",
                            f"count={size // bs}", "conv=fsync"]
@@ -980,13 +992,19 @@ class Bench:
                 srv1, _ = self.server_cpu()
                 m = re.search(r"^(\d+) bytes", r.err, re.M)
                 done = int(m.group(1)) if m else 0
+                if test == "copy" and r.ok:
+                    w = os.path.join(self.share_dir, wname)
+                    done = os.path.getsize(w) if os.path.exists(w) else 0
+                    if done == size and not self.same_bytes(os.path.join(self.share_dir, self.remote_name(size)), w):
+                        res["error"] = "the copy on the server differs from the source"
+                        return res
                 if r.timed_out and done:
                     res["partial"] = f"dd stopped after {self.a.mount_timeout} s at {done / MiB:.0f} MiB"
                 elif not r.ok:
                     res["error"] = r.why()
                     return res
                 elif done != size:
-                    res["error"] = f"dd copied {done} bytes, expected {size}"
+                    res["error"] = f"{cmd[0]} copied {done} bytes, expected {size}"
                     return res
                 res["mbps"] = done / 1e6 / r.wall
                 res["cpu"] = (self.proc_tree_cpu(p.pid) - cpu0 + r.cpu) / (max(done, 1) / GiB)
@@ -1069,8 +1087,10 @@ class Bench:
                     "rclone": "--vfs-cache-mode off" + (" --attr-timeout 0s --dir-cache-time 0s" if nc else "")}[tool]
         md = ["## FUSE mounts (issue 5)", "",
               "Fresh mount (and drop_caches) for every run. dd: MB/s of dd's wall time (writes with conv=fsync; bs=4k "
-              "runs move a quarter of the size); "
-              "CPU = user+sys of the FUSE daemon and its children plus dd, per GiB; server CPU = the same for "
+              "runs move a quarter of the size); copy: MB/s of `cp` of the read file to a new name in the same "
+              "mount, checked byte for byte on the server (cp asks copy_file_range first: smb3fs makes it a "
+              "server-side copy, a mount without it has the kernel copy through the client); "
+              "CPU = user+sys of the FUSE daemon and its children plus dd (or cp), per GiB; server CPU = the same for "
               "every smbd process, and in brackets how busy that kept the server during dd (100% = one core). "
               "statfs/stat: "
               f"{a.meta_n} calls of os.statvfs()/os.stat() after one warm-up call, ms per call, mounted with attribute "
@@ -1104,13 +1124,13 @@ class Bench:
                         cell, cpu_cell = f"{val:.3f} ms/op", ""
                     else:
                         cell, cpu_cell = f"failed: {errs[0][:160]}", ""
-                    size = fmt_size(mount_test_size(test, sizes[link])) if test.startswith(("read", "write")) \
+                    size = fmt_size(mount_test_size(test, sizes[link])) if test.startswith(DATA_TESTS) \
                         else f"{a.meta_n} calls"
                     md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {cpu_cell} | {srv_cell} | "
                               f"{opts(tool, test)} | {status if good else 'failed'} |")
                     self.rows.append(dict(section="mount", tool=tool, op=test, dialect="", link=link, rsize="",
                                           size=mount_test_size(test, sizes[link])
-                                          if test.startswith(("read", "write")) else a.meta_n,
+                                          if test.startswith(DATA_TESTS) else a.meta_n,
                                           reps=len(ss),
                                           median_MBps=f"{val:.1f}" if good and "mbps" in good[0] else "",
                                           ms_per_op=f"{val:.4f}" if good and "ms" in good[0] else "",
@@ -1119,14 +1139,14 @@ class Bench:
                                           server_busy_pct=f"{100 * busy:.0f}" if srv != "" else "", status=status,
                                           command=opts(tool, test)))
         self.md += md + [""]
-        if not any(t.startswith(("read", "write")) for t in a.mount_tests):
+        if not any(t.startswith(DATA_TESTS) for t in a.mount_tests):
             return
         files = []
         for link in links:
             path = os.path.join(a.out, f"mount-{link}.dat")
             with open(path, "w") as f:
                 f.write("# test " + " ".join(tools) + "\n")
-                for test in [t for t in a.mount_tests if t.startswith(("read", "write"))]:
+                for test in [t for t in a.mount_tests if t.startswith(DATA_TESTS)]:
                     vals = []
                     for tool in tools:
                         good = [s for s in samples.get((link, test, tool), []) if not s.get("error")]
@@ -1137,7 +1157,7 @@ class Bench:
              f"set output '{os.path.join(a.out, 'mount.png')}'", "set datafile missing 'NaN'",
              "set style data histograms", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
              "set grid ytics", "set yrange [0:*]", "set ylabel 'MB/s (median)'", "set key outside right top",
-             f"set multiplot layout {len(files)},1 title 'dd through FUSE mounts'"]
+             f"set multiplot layout {len(files)},1 title 'dd and cp through FUSE mounts'"]
         for link, path in files:
             g.append(f"set title '{LINKS[link][0]}, {fmt_size(sizes[link])} (bs=4k: "
                      f"{fmt_size(mount_test_size('read-4k', sizes[link]))})'")
