@@ -43,6 +43,7 @@ int cmd_mkdir(struct cli *cli, int argc, char **argv);
 int cmd_rmdir(struct cli *cli, int argc, char **argv);
 int cmd_mv(struct cli *cli, int argc, char **argv);
 int cmd_cp(struct cli *cli, int argc, char **argv);
+int cmd_ln(struct cli *cli, int argc, char **argv);
 /* A second path on the connected share (a path or an smb:// URL of the same share), without its
  * leading '/'; nonzero after printing why it is not one. */
 int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char *out, size_t n);

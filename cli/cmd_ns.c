@@ -1,4 +1,4 @@
-/* cmd_ns.c - namespace changes: rm, mkdir, rmdir, mv. */
+/* cmd_ns.c - namespace changes: rm, mkdir, rmdir, mv, ln. */
 #include <stdio.h>
 #include <string.h>
 
@@ -30,7 +30,7 @@ int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char 
     }
     if (strcmp(o.host, cli->opts.host) || strcmp(o.share, cli->opts.share)) {
       smb3_options_free(&o);
-      return cli_error(cmd, "cannot %s across servers or shares", strcmp(cmd, "mv") ? "copy" : "move");
+      return cli_error(cmd, "cannot %s across servers or shares", !strcmp(cmd, "mv") ? "move" : !strcmp(cmd, "ln") ? "link" : "copy");
     }
     to = o.path;
   }
@@ -40,13 +40,19 @@ int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char 
   return 0;
 }
 
-int cmd_mv(struct cli *cli, int argc, char **argv) {
-  if (argc != 2) return cli_error("mv", "usage: smb3 mv URL NEWPATH");
-  if (cli_connect(cli, "mv", argv[0])) return 1;
-  if (!cli->opts.path[0]) return cli_error("mv", "no path in URL '%s'", argv[0]);
+/* mv and ln: the URL's file gets the second argument's path (as its new name, or as one more). */
+static int two_names(struct cli *cli, const char *cmd, int argc, char **argv,
+                     int (*fn)(smb3_client *, const char *, const char *)) {
+  if (argc != 2) return cli_error(cmd, "usage: smb3 %s URL NEWPATH", cmd);
+  if (cli_connect(cli, cmd, argv[0])) return 1;
+  if (!cli->opts.path[0]) return cli_error(cmd, "no path in URL '%s'", argv[0]);
   char to[4096];
-  if (cli_same_share_path(cli, "mv", argv[1], to, sizeof to)) return 1;
-  if (!to[0]) return cli_error("mv", "empty target path");
-  int rc = smb3_rename(cli->client, cli->opts.path, to, 0);
-  return rc ? cli_fail(cli, "mv", rc) : 0;
+  if (cli_same_share_path(cli, cmd, argv[1], to, sizeof to)) return 1;
+  if (!to[0]) return cli_error(cmd, "empty target path");
+  int rc = fn(cli->client, cli->opts.path, to);
+  return rc ? cli_fail(cli, cmd, rc) : 0;
 }
+
+static int rename_keep(smb3_client *c, const char *from, const char *to) { return smb3_rename(c, from, to, 0); }
+int cmd_mv(struct cli *cli, int argc, char **argv) { return two_names(cli, "mv", argc, argv, rename_keep); }
+int cmd_ln(struct cli *cli, int argc, char **argv) { return two_names(cli, "ln", argc, argv, smb3_link); }

@@ -26,6 +26,7 @@ static const struct {
     {"rmdir", cmd_rmdir, "rmdir URL               remove an empty directory"},
     {"cp", cmd_cp, "cp URL NEWPATH          copy within the share, by the server (NEWPATH: path or smb:// URL)"},
     {"mv", cmd_mv, "mv URL NEWPATH          rename within the share (NEWPATH: path or smb:// URL)"},
+    {"ln", cmd_ln, "ln URL NEWPATH          a hard link: NEWPATH becomes a second name of the file"},
     {"df", cmd_df, "df URL                  show the share's size and free space"},
     {"stats", cmd_stats, "stats MOUNTPOINT        counters of an smb3fs mount as JSON"},
 };

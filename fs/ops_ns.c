@@ -541,6 +541,38 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
   if (rc) symlink_written(rc, o);
 }
 
+/* ---- hard links: the new name's entry is the same inode (found by its server file id) ---- */
+static void link_done(int rc, void *arg) {
+  struct nsop *o = arg;
+  o->sending = 0; /* it left: never again */
+  if (rc) {
+    finish_smb(o, rc);
+    return;
+  }
+  o->asked = fs_now();
+  submitted(o, smb3_stat_async(fs_conn(o->fs), o->path, entry_done, o));
+}
+
+static void link_start(struct nsop *o) {
+  if (entry_again(o)) return;
+  free(o->dest);
+  o->dest = inode_path(o->fs, o->in); /* the file's name now (it may have been renamed meanwhile) */
+  if (!o->dest) {
+    finish_err(o, ESTALE);
+    return;
+  }
+  o->retry.conn = fs_conn(o->fs);
+  o->sending = 1;
+  submitted(o, smb3_link_async(o->retry.conn, o->dest, o->path, link_done, o));
+}
+
+static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
+  struct nsop *o = entry_op(req, newparent, newname, EINVAL);
+  if (!o) return;
+  o->in = inode_get(o->fs, ino);
+  run_unsent(o, link_start);
+}
+
 /* ---- unlink / rmdir ---- */
 static void unlink_done(int rc, void *arg) {
   struct nsop *o = arg;
@@ -747,6 +779,7 @@ void ops_ns_fill(struct fuse_lowlevel_ops *op) {
   op->unlink = ll_unlink;
   op->rmdir = ll_rmdir;
   op->rename = ll_rename;
+  op->link = ll_link;
   op->statfs = ll_statfs;
   op->readlink = ll_readlink;
   op->symlink = ll_symlink;

@@ -188,6 +188,8 @@ int smb3_rmdir(smb3_client *c, const char *path);
 int smb3_unlink(smb3_client *c, const char *path);
 /* Rename within the share; replaces an existing file at `to` when replace is non-zero. */
 int smb3_rename(smb3_client *c, const char *from, const char *to, int replace);
+/* A hard link: newpath becomes a second name of the file existing (SMB3_EEXIST if it exists). */
+int smb3_link(smb3_client *c, const char *existing, const char *newpath);
 int smb3_truncate(smb3_client *c, const char *path, uint64_t size);
 /* Set times (NULL = unchanged) and/or the read-only attribute (readonly < 0 = unchanged). */
 int smb3_utimens(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
@@ -256,6 +258,7 @@ int smb3_mkdir_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, voi
 int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
 int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
 int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb, void *arg);
+int smb3_link_async(smb3_client *c, const char *existing, const char *newpath, smb3_done_cb cb, void *arg);
 int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_done_cb cb, void *arg);
 /* Set times (NULL = unchanged) and attributes (0 = unchanged) in one compound. */
 int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,

@@ -181,6 +181,13 @@ static int prepare_path(struct pathop *op) {
     op->info_class = FSCC_FILE_RENAME_INFORMATION;
     triple(op, enc_set_info);
     return 0;
+  case OP_LINK: /* a second name for the file: SET_INFO FileLinkInformation on a handle of it */
+    op->what = "link";
+    meta_create(op, SMB2_FILE_READ_ATTRIBUTES | SMB2_FILE_WRITE_ATTRIBUTES);
+    op->ca.options = SMB2_FILE_NON_DIRECTORY_FILE;
+    op->info_class = FSCC_FILE_LINK_INFORMATION;
+    triple(op, enc_set_info);
+    return 0;
   case OP_TRUNCATE:
     op->what = "truncate";
     meta_create(op, SMB2_FILE_WRITE_DATA | SMB2_FILE_READ_ATTRIBUTES);

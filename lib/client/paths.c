@@ -50,7 +50,7 @@ static int rename_buf(struct pathop *op, const char *to, int replace) {
   op->buf = malloc(cap);
   if (!op->buf) return SMB3_ENOMEM;
   int len = fscc_rename_info_encode(op->buf, cap, replace, to);
-  if (len < 0) return client_fail(op->c, SMB3_ENAMETOOLONG, 0, "rename: bad target name '%s'", to);
+  if (len < 0) return client_fail(op->c, SMB3_ENAMETOOLONG, 0, "%s: bad target name '%s'", op->kind == OP_LINK ? "link" : "rename", to);
   op->buflen = (uint32_t)len;
   return 0;
 }
@@ -105,12 +105,19 @@ int smb3_rmdir(smb3_client *c, const char *path) {
 }
 int smb3_unlink(smb3_client *c, const char *path) { return simple_sync(c, OP_UNLINK, path); }
 
-int smb3_rename(smb3_client *c, const char *from, const char *to, int replace) {
+static int rename_or_link(smb3_client *c, enum pathop_kind kind, const char *from, const char *to, int replace) {
+  if (!to) return SMB3_EINVAL;
   int rc;
-  struct pathop *op = op_make(c, OP_RENAME, from, &rc);
-  if (op && to && !(rc = rename_buf(op, to, replace))) rc = op_sync(op);
+  struct pathop *op = op_make(c, kind, from, &rc);
+  if (op && !(rc = rename_buf(op, to, replace))) rc = op_sync(op);
   pathop_free(op);
-  return to ? rc : SMB3_EINVAL;
+  return rc;
+}
+int smb3_rename(smb3_client *c, const char *from, const char *to, int replace) {
+  return rename_or_link(c, OP_RENAME, from, to, replace);
+}
+int smb3_link(smb3_client *c, const char *existing, const char *newpath) {
+  return rename_or_link(c, OP_LINK, existing, newpath, 0);
 }
 
 int smb3_truncate(smb3_client *c, const char *path, uint64_t size) {
@@ -264,11 +271,18 @@ int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *ar
   return rc ? rc : with_buf_async(op, set_buf(op, &one, 1));
 }
 
-int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb, void *arg) {
+static int rename_or_link_async(smb3_client *c, enum pathop_kind kind, const char *from, const char *to, int replace,
+                                smb3_done_cb cb, void *arg) {
   if (!to) return SMB3_EINVAL;
   struct pathop *op;
-  int rc = done_async(c, OP_RENAME, from, cb, arg, &op);
+  int rc = done_async(c, kind, from, cb, arg, &op);
   return rc ? rc : with_buf_async(op, rename_buf(op, to, replace));
+}
+int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb, void *arg) {
+  return rename_or_link_async(c, OP_RENAME, from, to, replace, cb, arg);
+}
+int smb3_link_async(smb3_client *c, const char *existing, const char *newpath, smb3_done_cb cb, void *arg) {
+  return rename_or_link_async(c, OP_LINK, existing, newpath, 0, cb, arg);
 }
 
 int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_done_cb cb, void *arg) {

@@ -95,7 +95,8 @@ int fscc_disposition_info_encode(uint8_t *out, size_t cap, int delete_pending) {
   return wr_result(&w);
 }
 
-/* 2.4.37.2: ReplaceIfExists, Reserved(7), RootDirectory(8) = 0, FileNameLength, FileName.
+/* 2.4.37.2: ReplaceIfExists, Reserved(7), RootDirectory(8) = 0, FileNameLength, FileName. FileLinkInformation
+ * (2.4.27.2, FILE_LINK_INFORMATION_TYPE_2) has the same layout.
  * The name is relative to the share root ('/' -> '\\', leading separators dropped). After it
  * we add a UTF-16 NUL that FileNameLength does not count, as cifs.ko does, which also keeps
  * the buffer at least sizeof(FILE_RENAME_INFORMATION) = 24 bytes as Windows requires. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every namespace and attribute operation on a real mount: create, read, write, mkdir, rmdir,
-# unlink (also of an open file), rename (also over an existing and over an open file),
+# unlink (also of an open file), rename (also over an existing and over an open file), hard links,
 # truncate/ftruncate, utimens, statfs, chmod as the read-only attribute, stable inode numbers,
 # readdir of 2000 entries with attributes, names the server cannot take.
 source "$(dirname "$0")/lib.sh"
@@ -107,6 +107,33 @@ assert open(m + "/open-del").read() == "new file\n"
 PY
 expect_soon "no hidden file left" 0 hidden_count
 expect "server sees the new file" "$(cat "$D/open-del")" "new file"
+
+# ---- hard links ----
+echo linked >"$M/l1"
+check "ln (a hard link)" ln "$M/l1" "$M/l2"
+expect "the server has one file under two names" "$(stat -c %i "$D/l2")" "$(stat -c %i "$D/l1")"
+expect "link count on the server" "$(stat -c %h "$D/l1")" 2
+expect "link count through the mount" "$(stat -c %h "$M/l2")" 2
+expect "one inode through the mount" "$(stat -c %i "$M/l2")" "$(stat -c %i "$M/l1")"
+echo "through the second name" >>"$M/l2"
+expect "a write through one name is read through the other" "$(cat "$M/l1")" "linked
+through the second name"
+mkdir -p "$M/ldir"
+check "ln into another directory" ln "$M/l1" "$M/ldir/l3"
+expect "link count after the third name" "$(stat -c %h "$M/l1")" 3
+check_fails "ln onto an existing name" ln "$M/l1" "$M/l2"
+check_fails "ln of a directory" ln "$M/ldir" "$M/ldir-link"
+check "rm of one name" rm "$M/l2"
+expect "the other names still read" "$(cat "$M/l1"; cat "$M/ldir/l3")" "linked
+through the second name
+linked
+through the second name"
+expect "link count after rm" "$(stat -c %h "$M/l1")" 2
+check "rm of another" rm "$M/ldir/l3"
+expect "the last name reads" "$(cat "$M/l1")" "linked
+through the second name"
+expect "link count on the server at the end" "$(stat -c %h "$D/l1")" 1
+[ ! -e "$D/l2" ] && [ ! -e "$D/ldir/l3" ] && ok "removed names gone on the server" || bad "removed names still on the server"
 
 # ---- truncate / ftruncate ----
 printf '0123456789' >"$M/t"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Directory listing of 2000 entries (several QUERY_DIRECTORY rounds), mkdir/rmdir/rm/mv,
-# get into a directory, put into a directory, cp (a server-side copy).
+# get into a directory, put into a directory, cp (a server-side copy), ln (a hard link).
 source "$(dirname "$0")/lib.sh"
 U=$SMB3_TEST_URL
 D=$SMB3_TEST_SHARE_DIR
@@ -58,6 +58,13 @@ check_fails "cp onto itself" "same file" $SMB3 cp "$U/cpsrc" cpsrc
 check_fails "cp across shares" "across" $SMB3 cp "$U/cpsrc" "smb://u@127.0.0.1/other/x"
 check_fails "cp into a missing directory" "no such file" $SMB3 cp "$U/cpsrc" nodir/x
 if ! ls -a "$D" "$D/cpdir" | grep -q smb3-; then ok "cp leaves no temporary file"; else bad "temporary files left: $(ls -a "$D" | grep smb3-)"; fi
+# ln: a hard link
+echo linked >"$D/lnsrc"; chmod a+rw "$D/lnsrc"
+check "ln" $SMB3 ln "$U/lnsrc" lndst
+if [ "$(stat -c %i "$D/lnsrc")" = "$(stat -c %i "$D/lndst")" ] && [ "$(stat -c %h "$D/lnsrc")" = 2 ]; then
+  ok "ln: one file, two names"; else bad "ln: not a hard link"; fi
+check_fails "ln onto an existing name" "exists" $SMB3 ln "$U/lnsrc" lndst
+check_fails "ln of a missing file" "no such file" $SMB3 ln "$U/nothing-here" lnx
 check "df" $SMB3 df "$U/"
 if grep -q "//127.0.0.1/$SMB3_TEST_SHARE" "$WORK/out"; then ok "df output"; else bad "df output: $(cat "$WORK/out")"; fi
 finish
