@@ -88,6 +88,9 @@ static const struct status_row status_table[] = {
     ROW(INFO_LENGTH_MISMATCH, SMB3_EINVAL),
     ROW(END_OF_FILE, SMB3_EIO), /* READ callers turn it into a 0-byte read first */
     ROW(FILE_INVALID, SMB3_EIO),
+    ROW(INVALID_VIEW_SIZE, SMB3_ERANGE), /* a copy range past the source's end */
+    ROW(INTERNAL_ERROR, SMB3_EIO),
+    ROW(OBJECT_TYPE_MISMATCH, SMB3_EINVAL), /* e.g. a handle of the wrong kind */
     /* unsupported */
     ROW(NOT_SUPPORTED, SMB3_ENOTSUP),
     ROW(NOT_IMPLEMENTED, SMB3_ENOTSUP),
