@@ -2,6 +2,7 @@
  * Data goes through readahead.c and writeback.c; opens ask for a lease (cache.c). */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -548,6 +549,99 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   wb_flush(fh->fs, fh->in, 1, release_flushed, fh);
 }
 
+/* ---- fallocate(2): reserve (mode 0, KEEP_SIZE), punch a hole, zero a range ---- */
+struct fallocop {
+  fuse_req_t req;
+  struct fs_file *fh;
+  int mode;
+  uint64_t off, end, size; /* size: the server's, asked after the flush */
+  int step;
+};
+
+static void falloc_next(struct fallocop *o, int rc);
+static void falloc_flushed(int err, void *arg) { falloc_next(arg, err); }
+static void falloc_done(int rc, void *arg) { falloc_next(arg, rc ? -(smb3_err_to_errno(rc) ?: EIO) : 0); }
+static void falloc_keep_going(int rc, void *arg) { /* mode 0's reservation is a wish, not a must */
+  (void)rc;
+  falloc_next(arg, 0);
+}
+static void falloc_stat(int rc, const struct smb3_stat *st, void *arg) {
+  struct fallocop *o = arg;
+  if (!rc) o->size = st->size;
+  falloc_done(rc, o);
+}
+
+/* err: 0 or a negative errno. Each step either submits (and returns) or falls through. */
+static void falloc_next(struct fallocop *o, int err) {
+  struct fs_inode *in = o->fh->in;
+  int keep = o->mode & FALLOC_FL_KEEP_SIZE, zero = o->mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE);
+  int rc = 0;
+  if (err) goto out;
+  switch (o->step++) {
+  case 0: /* what this mount holds goes first: the server then has every byte the range may cover */
+    wb_flush(o->fh->fs, in, 0, falloc_flushed, o);
+    return;
+  case 1:
+    rc = smb3_fstat_async(fh_handle(o->fh), falloc_stat, o);
+    break;
+  case 2: /* zeros: within the file (a hole past its end is no change) */
+    if (zero && o->off < o->size) {
+      rc = smb3_punch_hole_async(fh_handle(o->fh), o->off, (o->end < o->size ? o->end : o->size) - o->off, falloc_done, o);
+      break;
+    }
+    o->step++;
+    /* fall through */
+  case 3: /* space past the end (best effort for mode 0: most servers grant it lazily anyway) */
+    if (!(o->mode & FALLOC_FL_ZERO_RANGE) && !(o->mode & FALLOC_FL_PUNCH_HOLE) && o->end > o->size) {
+      rc = smb3_fallocate_async(fh_handle(o->fh), o->end, keep ? falloc_done : falloc_keep_going, o);
+      break;
+    }
+    o->step++;
+    /* fall through */
+  case 4: /* the new size */
+    if (!keep && o->end > o->size) {
+      rc = smb3_ftruncate_async(fh_handle(o->fh), o->end, falloc_done, o);
+      break;
+    }
+    /* fall through */
+  default:
+    goto out;
+  }
+  if (!rc) return;
+  err = -(smb3_err_to_errno(rc) ?: EIO);
+out:
+  if (!err) {
+    pthread_mutex_lock(&in->lock);
+    in->data_gen++;      /* read-ahead buffers of the range are stale */
+    in->local_mod = 1;
+    in->attr_expiry = 0; /* size, allocation, mtime: from the server next time */
+    if (!keep && in->st.size < o->end) in->st.size = o->end;
+    pthread_mutex_unlock(&in->lock);
+  }
+  fuse_reply_err(o->req, -err); /* the kernel drops its pages of a zeroed range and sets the size */
+  free(o);
+}
+
+static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len, struct fuse_file_info *fi) {
+  (void)ino;
+  int punch = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+  if (mode != 0 && mode != FALLOC_FL_KEEP_SIZE && mode != punch && (mode & ~FALLOC_FL_KEEP_SIZE) != FALLOC_FL_ZERO_RANGE) {
+    fuse_reply_err(req, EOPNOTSUPP); /* collapse, insert, unshare: SMB has no such operation */
+    return;
+  }
+  if (off < 0 || len <= 0 || off > INT64_MAX - len) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  struct fallocop *o = malloc(sizeof *o);
+  if (!o) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  *o = (struct fallocop){req, (struct fs_file *)(uintptr_t)fi->fh, mode, (uint64_t)off, (uint64_t)off + (uint64_t)len, 0, 0};
+  falloc_next(o, 0);
+}
+
 /* ---- copy_file_range(2): a server-side copy (cp uses it) ---- */
 #define FS_COPY_MAX (1u << 30) /* per call: the reply's count has 32 bits; callers ask again */
 struct copyop {
@@ -633,4 +727,5 @@ void ops_file_fill(struct fuse_lowlevel_ops *op) {
   op->fsync = ll_fsync;
   op->release = ll_release;
   op->copy_file_range = ll_copy_file_range;
+  op->fallocate = ll_fallocate;
 }

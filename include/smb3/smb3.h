@@ -265,6 +265,12 @@ int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_s
                        const struct timespec_smb3 *mtime, uint32_t attributes, smb3_done_cb cb, void *arg);
 /* The same through an open handle (one SET_INFO; works after the file lost its name). The handle
  * needs write-attributes access: a file opened for writing has it. */
+/* Space: smb3_fallocate_async asks the server to reserve alloc_size bytes for the file
+ * (FileAllocationInformation; pass at least the file's size: a smaller value cuts the file);
+ * smb3_punch_hole_async makes [off, off+len) read as zeros and, where the server can, free
+ * (FSCTL_SET_ZERO_DATA; the size does not change). */
+int smb3_fallocate_async(smb3_file *f, uint64_t alloc_size, smb3_done_cb cb, void *arg);
+int smb3_punch_hole_async(smb3_file *f, uint64_t off, uint64_t len, smb3_done_cb cb, void *arg);
 int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
                         uint32_t attributes, smb3_done_cb cb, void *arg);
 

@@ -43,6 +43,16 @@ static int enc_h_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id f
   const struct pathop *op = arg;
   return build_close(c, m, op->fid, op->close_stat);
 }
+static int enc_h_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)fid;
+  const struct pathop *op = arg;
+  struct smb2_ioctl_req r = {.ctl_code = op->ctl_code, .file_id = op->fid, .input = op->buf, .input_len = op->buflen,
+                             .flags = SMB2_0_IOCTL_IS_FSCTL};
+  struct le_wr w;
+  int rc = msg_body_begin(m, SMB2_IOCTL, c->tree_id, 64 + op->buflen, &w);
+  if (!rc) rc = smb2_ioctl_req_encode(&w, &r);
+  return rc ? rc : msg_body_done(m, &w);
+}
 static int enc_h_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;
   return build_flush(c, m, ((const struct pathop *)arg)->fid);
@@ -233,6 +243,16 @@ int pathop_prepare(struct pathop *op) {
     op->what = "setattr";
     op->info_class = FSCC_FILE_BASIC_INFORMATION;
     add(op, enc_h_set_info);
+    return 0;
+  case OP_FALLOCATE:
+    op->what = "fallocate";
+    op->info_class = FSCC_FILE_ALLOCATION_INFORMATION;
+    add(op, enc_h_set_info);
+    return 0;
+  case OP_ZERO_DATA:
+    op->what = "punch hole";
+    op->ctl_code = SMB2_FSCTL_SET_ZERO_DATA;
+    add(op, enc_h_ioctl);
     return 0;
   case OP_CLOSE:
     op->what = "close";

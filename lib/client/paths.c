@@ -380,6 +380,25 @@ int smb3_ftruncate_async(smb3_file *f, uint64_t size, smb3_done_cb cb, void *arg
   return rc ? rc : with_buf_async(op, eof_buf(op, size));
 }
 
+int smb3_fallocate_async(smb3_file *f, uint64_t alloc_size, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = handle_async(f, OP_FALLOCATE, cb, arg, &op);
+  return rc ? rc : with_buf_async(op, eof_buf(op, alloc_size)); /* the same 8 bytes: AllocationSize */
+}
+
+int smb3_punch_hole_async(smb3_file *f, uint64_t off, uint64_t len, smb3_done_cb cb, void *arg) {
+  if (off > INT64_MAX || len > INT64_MAX - off) return SMB3_ERANGE;
+  struct pathop *op;
+  int rc = handle_async(f, OP_ZERO_DATA, cb, arg, &op);
+  if (rc) return rc;
+  uint8_t b[16]; /* FILE_ZERO_DATA_INFORMATION: FileOffset, BeyondFinalZero */
+  struct le_wr w;
+  le_wr_init(&w, b, sizeof b);
+  le_put_u64(&w, off);
+  le_put_u64(&w, off + len);
+  return with_buf_async(op, set_buf(op, b, sizeof b));
+}
+
 int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
                         uint32_t attributes, smb3_done_cb cb, void *arg) {
   struct pathop *op;

@@ -450,6 +450,7 @@ int smb2_query_dir_rsp_decode(const uint8_t *msg, size_t len, struct smb2_query_
 #define SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO 0x00140204u
 #define SMB2_FSCTL_SRV_REQUEST_RESUME_KEY 0x00140078u
 #define SMB2_FSCTL_SRV_COPYCHUNK_WRITE 0x001480F2u
+#define SMB2_FSCTL_SET_ZERO_DATA 0x000980C8u /* input: FILE_ZERO_DATA_INFORMATION (MS-FSCC 2.3.85) */
 #define SMB2_0_IOCTL_IS_FSCTL 0x00000001u
 struct smb2_ioctl_req {
   uint32_t ctl_code;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every namespace and attribute operation on a real mount: create, read, write, mkdir, rmdir,
 # unlink (also of an open file), rename (also over an existing and over an open file), hard links,
+# fallocate (reserve, punch a hole, zero a range),
 # truncate/ftruncate, utimens, statfs, chmod as the read-only attribute, stable inode numbers,
 # readdir of 2000 entries with attributes, names the server cannot take.
 source "$(dirname "$0")/lib.sh"
@@ -134,6 +135,44 @@ expect "the last name reads" "$(cat "$M/l1")" "linked
 through the second name"
 expect "link count on the server at the end" "$(stat -c %h "$D/l1")" 1
 [ ! -e "$D/l2" ] && [ ! -e "$D/ldir/l3" ] && ok "removed names gone on the server" || bad "removed names still on the server"
+
+# ---- fallocate: reserve, punch a hole, zero a range ----
+head -c $((4 << 20)) /dev/urandom >"$M/fa"
+check "fallocate (mode 0) past the end" fallocate -l 8M "$M/fa"
+expect "fallocate extends: size through the mount" "$(stat -c %s "$M/fa")" $((8 << 20))
+expect "fallocate extends: size on the server" "$(stat -c %s "$D/fa")" $((8 << 20))
+check "fallocate --keep-size" fallocate -n -l 16M "$M/fa"
+expect "--keep-size keeps the size" "$(stat -c %s "$M/fa")" $((8 << 20))
+"$PYTHON" - "$M/fa" <<'PY' >"$WORK/py" 2>&1 && ok "$(tail -1 "$WORK/py")" || bad "punch hole: $(cat "$WORK/py")"
+import os, sys
+p = sys.argv[1]
+fd = os.open(p, os.O_RDWR)
+before = os.pread(fd, 8 << 20, 0)               # the kernel caches these pages
+os.pwrite(fd, b"\xff" * 4096, (1 << 20) + 8192)  # and this write is not on the server yet
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE = 1, 2, 16
+def fa(mode, off, ln):
+    if libc.fallocate(fd, mode, ctypes.c_long(off), ctypes.c_long(ln)):
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+fa(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 1 << 20, 2 << 20)
+got = os.pread(fd, 8 << 20, 0)
+assert len(got) == 8 << 20, "punch changed the size"
+assert got[:1 << 20] == before[:1 << 20] and got[3 << 20:] == before[3 << 20:], "punch touched bytes outside"
+assert got[1 << 20:3 << 20] == bytes(2 << 20), "the hole does not read as zeros (stale page or late write)"
+fa(FALLOC_FL_ZERO_RANGE, 7 << 20, 3 << 20)      # zeros, past the end: the file grows
+assert os.fstat(fd).st_size == 10 << 20, "zero range did not extend: %d" % os.fstat(fd).st_size
+assert os.pread(fd, 3 << 20, 7 << 20) == bytes(3 << 20), "zero range: not zeros"
+try:
+    fa(8, 0, 1 << 20)                           # FALLOC_FL_COLLAPSE_RANGE: SMB has no such thing
+    raise SystemExit("collapse range succeeded")
+except OSError as e:
+    assert e.errno == 95, "collapse range: %s" % e
+os.close(fd)
+print("punch hole and zero range: zeros through the mount, bytes around them kept, size; collapse refused")
+PY
+expect "after the punch, on the server: the hole is zeros" "$(dd if="$D/fa" bs=1M skip=1 count=2 status=none | tr -d '\0' | wc -c)" 0
+expect "after zero range, size on the server" "$(stat -c %s "$D/fa")" $((10 << 20))
 
 # ---- truncate / ftruncate ----
 printf '0123456789' >"$M/t"
