@@ -150,6 +150,13 @@ static int put_target(struct cli *cli, const char *url, const char *local, char 
   return 0;
 }
 
+/* A failed create of the temporary name, told with the name the user asked for (the library's message
+ * names the temporary one: "open '<tmp>': <reason>"; the reason is kept). */
+static int create_failed(struct cli *cli, const char *cmd, const char *target, int rc) {
+  const char *msg = smb3_last_error(cli->client), *r = msg ? strstr(msg, "': ") : NULL;
+  return cli_error(cmd, "cannot create '%s': %s", target, r ? r + 3 : smb3_strerror(rc));
+}
+
 /* The temporary name a remote file is written under before it is renamed to target: hidden, in
  * the same directory. */
 static void temp_name(const char *target, unsigned r, char *tmp, size_t n) {
@@ -180,7 +187,7 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
   int rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &f, NULL);
   if (rc) {
     close(fd);
-    return cli_fail(cli, "put", rc);
+    return create_failed(cli, "put", target, rc);
   }
   struct progress p;
   progress_start(&p, cli, (uint64_t)ls.st_size);
@@ -236,7 +243,7 @@ int cmd_cp(struct cli *cli, int argc, char **argv) {
   int rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &dst, NULL);
   if (rc) {
     smb3_close(src);
-    return cli_fail(cli, "cp", rc);
+    return create_failed(cli, "cp", target, rc);
   }
   struct progress p;
   progress_start(&p, cli, st.size);

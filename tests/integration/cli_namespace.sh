@@ -56,7 +56,7 @@ if cmp -s "$D/cpsrc" "$D/cpdst"; then ok "cp over an existing file: the copy"; e
 check_fails "cp of a missing file" "no such file" $SMB3 cp "$U/nothing-here" cpx
 check_fails "cp onto itself" "same file" $SMB3 cp "$U/cpsrc" cpsrc
 check_fails "cp across shares" "across" $SMB3 cp "$U/cpsrc" "smb://u@127.0.0.1/other/x"
-check_fails "cp into a missing directory" "no such file" $SMB3 cp "$U/cpsrc" nodir/x
+check_fails "cp into a missing directory" "cannot create 'nodir/x': no such file" $SMB3 cp "$U/cpsrc" nodir/x
 if ! ls -a "$D" "$D/cpdir" | grep -q smb3-; then ok "cp leaves no temporary file"; else bad "temporary files left: $(ls -a "$D" | grep smb3-)"; fi
 # ln: a hard link
 echo linked >"$D/lnsrc"; chmod a+rw "$D/lnsrc"
