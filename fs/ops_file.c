@@ -1,10 +1,12 @@
-/* ops_file.c - FUSE operations on open files: create, open, read, write, flush, fsync, release.
+/* ops_file.c - FUSE operations on open files: create, open, read, write, flush, fsync, release,
+ * lseek (SEEK_DATA/SEEK_HOLE), fallocate, copy_file_range.
  * Data goes through readahead.c and writeback.c; opens ask for a lease (cache.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fs.h"
 
@@ -549,6 +551,104 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   wb_flush(fh->fs, fh->in, 1, release_flushed, fh);
 }
 
+/* ---- lseek(2) SEEK_DATA / SEEK_HOLE: from the server's allocated ranges ---- */
+struct seekop {
+  fuse_req_t req;
+  struct fs_file *fh;
+  int whence, step;
+  uint64_t pos, size; /* pos: where the search goes on; size: the server's, after the flush */
+};
+
+static void seek_reply(struct seekop *o, int err, uint64_t at) { /* err: positive errno or 0 */
+  if (err) fuse_reply_err(o->req, err);
+  else fuse_reply_lseek(o->req, (off_t)at);
+  free(o);
+}
+
+static void seek_ranges(int rc, const struct smb3_range *r, size_t n, int more, void *arg);
+
+static void seek_query(struct seekop *o) {
+  if (o->pos >= o->size) { /* past the last data: SEEK_HOLE finds the end, SEEK_DATA nothing */
+    seek_reply(o, o->whence == SEEK_DATA ? ENXIO : 0, o->size);
+    return;
+  }
+  int rc = smb3_allocated_ranges_async(fh_handle(o->fh), o->pos, o->size - o->pos, seek_ranges, o);
+  if (rc) seek_reply(o, smb3_err_to_errno(rc) ?: EIO, 0);
+}
+
+static void seek_ranges(int rc, const struct smb3_range *r, size_t n, int more, void *arg) {
+  struct seekop *o = arg;
+  if (rc) {
+    seek_reply(o, smb3_err_to_errno(rc) ?: EIO, 0);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint64_t end = r[i].off + r[i].len;
+    if (end <= o->pos) continue;
+    if (o->whence == SEEK_DATA) { /* the first data at or after pos */
+      uint64_t at = r[i].off > o->pos ? r[i].off : o->pos;
+      seek_reply(o, at < o->size ? 0 : ENXIO, at);
+      return;
+    }
+    if (r[i].off > o->pos) { /* a gap before this range: the hole */
+      seek_reply(o, 0, o->pos);
+      return;
+    }
+    o->pos = end; /* data up to here */
+  }
+  if (more && n) { /* the answer was cut: ask again after what it covered */
+    uint64_t end = r[n - 1].off + r[n - 1].len;
+    if (end > o->pos) o->pos = end;
+    seek_query(o);
+    return;
+  }
+  if (o->whence == SEEK_DATA) seek_reply(o, ENXIO, 0);      /* only holes up to the end */
+  else seek_reply(o, 0, o->pos < o->size ? o->pos : o->size); /* the end is a hole */
+}
+
+static void seek_next(struct seekop *o, int err);
+static void seek_flushed(int err, void *arg) { seek_next(arg, err); }
+static void seek_stat(int rc, const struct smb3_stat *st, void *arg) {
+  struct seekop *o = arg;
+  if (!rc) o->size = st->size;
+  seek_next(o, rc ? -(smb3_err_to_errno(rc) ?: EIO) : 0);
+}
+
+static void seek_next(struct seekop *o, int err) { /* err: 0 or a negative errno */
+  if (err) {
+    seek_reply(o, -err, 0);
+    return;
+  }
+  switch (o->step++) {
+  case 0: /* data this mount still holds is data too: on the server first */
+    wb_flush(o->fh->fs, o->fh->in, 0, seek_flushed, o);
+    return;
+  case 1: {
+    int rc = smb3_fstat_async(fh_handle(o->fh), seek_stat, o);
+    if (rc) seek_reply(o, smb3_err_to_errno(rc) ?: EIO, 0);
+    return;
+  }
+  default:
+    if (o->pos >= o->size) seek_reply(o, ENXIO, 0); /* lseek(2): an offset at or past the end */
+    else seek_query(o);
+  }
+}
+
+static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi) {
+  (void)ino;
+  if ((whence != SEEK_DATA && whence != SEEK_HOLE) || off < 0) {
+    fuse_reply_err(req, EINVAL); /* the kernel answers SEEK_SET/CUR/END itself */
+    return;
+  }
+  struct seekop *o = malloc(sizeof *o);
+  if (!o) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  *o = (struct seekop){req, (struct fs_file *)(uintptr_t)fi->fh, whence, 0, (uint64_t)off, 0};
+  seek_next(o, 0);
+}
+
 /* ---- fallocate(2): reserve (mode 0, KEEP_SIZE), punch a hole, zero a range ---- */
 struct fallocop {
   fuse_req_t req;
@@ -584,21 +684,28 @@ static void falloc_next(struct fallocop *o, int err) {
   case 1:
     rc = smb3_fstat_async(fh_handle(o->fh), falloc_stat, o);
     break;
-  case 2: /* zeros: within the file (a hole past its end is no change) */
+  case 2: /* a hole: the file is sparse first, so that the server frees it and reports it as a hole */
+    if ((o->mode & FALLOC_FL_PUNCH_HOLE) && o->off < o->size) {
+      rc = smb3_set_sparse_async(fh_handle(o->fh), falloc_keep_going, o); /* a server without: zeros anyway */
+      break;
+    }
+    o->step++;
+    /* fall through */
+  case 3: /* zeros: within the file (a hole past its end is no change) */
     if (zero && o->off < o->size) {
       rc = smb3_punch_hole_async(fh_handle(o->fh), o->off, (o->end < o->size ? o->end : o->size) - o->off, falloc_done, o);
       break;
     }
     o->step++;
     /* fall through */
-  case 3: /* space past the end (best effort for mode 0: most servers grant it lazily anyway) */
+  case 4: /* space past the end (best effort for mode 0: most servers grant it lazily anyway) */
     if (!(o->mode & FALLOC_FL_ZERO_RANGE) && !(o->mode & FALLOC_FL_PUNCH_HOLE) && o->end > o->size) {
       rc = smb3_fallocate_async(fh_handle(o->fh), o->end, keep ? falloc_done : falloc_keep_going, o);
       break;
     }
     o->step++;
     /* fall through */
-  case 4: /* the new size */
+  case 5: /* the new size */
     if (!keep && o->end > o->size) {
       rc = smb3_ftruncate_async(fh_handle(o->fh), o->end, falloc_done, o);
       break;
@@ -728,4 +835,5 @@ void ops_file_fill(struct fuse_lowlevel_ops *op) {
   op->release = ll_release;
   op->copy_file_range = ll_copy_file_range;
   op->fallocate = ll_fallocate;
+  op->lseek = ll_lseek;
 }

@@ -270,7 +270,18 @@ int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_s
  * smb3_punch_hole_async makes [off, off+len) read as zeros and, where the server can, free
  * (FSCTL_SET_ZERO_DATA; the size does not change). */
 int smb3_fallocate_async(smb3_file *f, uint64_t alloc_size, smb3_done_cb cb, void *arg);
+/* Where f has data in [off, off+len) (FSCTL_QUERY_ALLOCATED_RANGES): cb gets the ranges in order
+ * (valid during the call only) and more = 1 when the server had more than one answer holds (ask
+ * again from the end of the last one). What lies between them reads as zeros. A server may answer
+ * a file that is not sparse with the whole range. */
+struct smb3_range {
+  uint64_t off, len;
+};
+typedef void (*smb3_ranges_cb)(int rc, const struct smb3_range *r, size_t n, int more, void *arg);
+int smb3_allocated_ranges_async(smb3_file *f, uint64_t off, uint64_t len, smb3_ranges_cb cb, void *arg);
 int smb3_punch_hole_async(smb3_file *f, uint64_t off, uint64_t len, smb3_done_cb cb, void *arg);
+/* Mark f sparse (FSCTL_SET_SPARSE): the server may then free zeroed ranges and report them as holes. */
+int smb3_set_sparse_async(smb3_file *f, smb3_done_cb cb, void *arg);
 int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
                         uint32_t attributes, smb3_done_cb cb, void *arg);
 

@@ -254,6 +254,11 @@ int pathop_prepare(struct pathop *op) {
     op->ctl_code = SMB2_FSCTL_SET_ZERO_DATA;
     add(op, enc_h_ioctl);
     return 0;
+  case OP_SET_SPARSE:
+    op->what = "set sparse";
+    op->ctl_code = SMB2_FSCTL_SET_SPARSE;
+    add(op, enc_h_ioctl);
+    return 0;
   case OP_CLOSE:
     op->what = "close";
     add(op, enc_h_close);

@@ -386,6 +386,12 @@ int smb3_fallocate_async(smb3_file *f, uint64_t alloc_size, smb3_done_cb cb, voi
   return rc ? rc : with_buf_async(op, eof_buf(op, alloc_size)); /* the same 8 bytes: AllocationSize */
 }
 
+int smb3_set_sparse_async(smb3_file *f, smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = handle_async(f, OP_SET_SPARSE, cb, arg, &op);
+  return rc ? rc : op_async(op);
+}
+
 int smb3_punch_hole_async(smb3_file *f, uint64_t off, uint64_t len, smb3_done_cb cb, void *arg) {
   if (off > INT64_MAX || len > INT64_MAX - off) return SMB3_ERANGE;
   struct pathop *op;

@@ -1,6 +1,7 @@
 /* ioctl.c - SMB2 IOCTL: request MS-SMB2 2.2.31, response 2.2.32, the
  * FSCTL_VALIDATE_NEGOTIATE_INFO input (2.2.31.4) and output (2.2.32.6), and server-side copy:
- * the resume key (2.2.32.3), SRV_COPYCHUNK_COPY (2.2.31.1) and its response (2.2.32.1). */
+ * the resume key (2.2.32.3), SRV_COPYCHUNK_COPY (2.2.31.1) and its response (2.2.32.1), and the
+ * allocated ranges of a file (MS-FSCC 2.3.38). */
 #include <string.h>
 
 #include "smb3/smb3_errors.h"
@@ -113,4 +114,20 @@ int smb2_copychunk_rsp_decode(const uint8_t *p, size_t len, struct smb2_copychun
   r->chunk_bytes_written = le_u32(&rd);
   r->total_bytes_written = le_u32(&rd);
   return rd.err ? SMB3_EPROTO : 0;
+}
+
+/* MS-FSCC 2.3.38: FileOffset, Length (signed 64-bit each), repeated. */
+int smb2_alloc_ranges_decode(const uint8_t *p, size_t len, struct smb2_range *out, size_t max, size_t *n) {
+  *n = 0;
+  if ((!p && len) || len % 16) return SMB3_EPROTO;
+  struct le_rd r;
+  le_rd_init(&r, p, len);
+  uint64_t prev_end = 0;
+  for (size_t i = 0; i < len / 16; i++) {
+    uint64_t off = le_u64(&r), l = le_u64(&r);
+    if (r.err || off > INT64_MAX || l > INT64_MAX - off || off < prev_end) return SMB3_EPROTO;
+    prev_end = off + l;
+    if (*n < max) out[(*n)++] = (struct smb2_range){off, l};
+  }
+  return 0;
 }

@@ -451,6 +451,8 @@ int smb2_query_dir_rsp_decode(const uint8_t *msg, size_t len, struct smb2_query_
 #define SMB2_FSCTL_SRV_REQUEST_RESUME_KEY 0x00140078u
 #define SMB2_FSCTL_SRV_COPYCHUNK_WRITE 0x001480F2u
 #define SMB2_FSCTL_SET_ZERO_DATA 0x000980C8u /* input: FILE_ZERO_DATA_INFORMATION (MS-FSCC 2.3.85) */
+#define SMB2_FSCTL_QUERY_ALLOCATED_RANGES 0x000940CFu /* MS-FSCC 2.3.37/2.3.38 */
+#define SMB2_FSCTL_SET_SPARSE 0x000900C4u /* no input: SetSparse = TRUE (MS-FSCC 2.3.64) */
 #define SMB2_0_IOCTL_IS_FSCTL 0x00000001u
 struct smb2_ioctl_req {
   uint32_t ctl_code;
@@ -485,6 +487,12 @@ struct smb2_copychunk_rsp {
   uint32_t chunks_written, chunk_bytes_written, total_bytes_written;
 };
 int smb2_copychunk_rsp_decode(const uint8_t *p, size_t len, struct smb2_copychunk_rsp *r);
+/* FSCTL_QUERY_ALLOCATED_RANGES output (MS-FSCC 2.3.38): FILE_ALLOCATED_RANGE_BUFFERs, ascending and
+ * not overlapping (checked). At most max go to out; *n is how many. */
+struct smb2_range {
+  uint64_t off, len;
+};
+int smb2_alloc_ranges_decode(const uint8_t *p, size_t len, struct smb2_range *out, size_t max, size_t *n);
 /* VALIDATE_NEGOTIATE_INFO request input (2.2.31.4) and response output (2.2.32.6). */
 struct smb2_validate_negotiate {
   uint32_t capabilities;

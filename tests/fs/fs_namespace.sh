@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every namespace and attribute operation on a real mount: create, read, write, mkdir, rmdir,
 # unlink (also of an open file), rename (also over an existing and over an open file), hard links,
-# fallocate (reserve, punch a hole, zero a range),
+# fallocate (reserve, punch a hole, zero a range), SEEK_DATA/SEEK_HOLE,
 # truncate/ftruncate, utimens, statfs, chmod as the read-only attribute, stable inode numbers,
 # readdir of 2000 entries with attributes, names the server cannot take.
 source "$(dirname "$0")/lib.sh"
@@ -170,6 +170,26 @@ except OSError as e:
     assert e.errno == 95, "collapse range: %s" % e
 os.close(fd)
 print("punch hole and zero range: zeros through the mount, bytes around them kept, size; collapse refused")
+PY
+"$PYTHON" - "$M/fa" <<'PY' >"$WORK/py" 2>&1 && ok "$(tail -1 "$WORK/py")" || bad "SEEK_DATA/SEEK_HOLE: $(cat "$WORK/py")"
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+assert os.lseek(fd, 0, os.SEEK_DATA) == 0, "SEEK_DATA from 0"
+assert os.lseek(fd, 0, os.SEEK_HOLE) == 1 << 20, "SEEK_HOLE from 0: %d" % os.lseek(fd, 0, os.SEEK_HOLE)
+assert os.lseek(fd, (1 << 20) + 5, os.SEEK_HOLE) == (1 << 20) + 5, "SEEK_HOLE inside the hole"
+assert os.lseek(fd, 1 << 20, os.SEEK_DATA) == 3 << 20, "SEEK_DATA from the hole: %d" % os.lseek(fd, 1 << 20, os.SEEK_DATA)
+assert os.lseek(fd, 3 << 20, os.SEEK_HOLE) > 3 << 20, "SEEK_HOLE from data"
+# the zeroed range at the end may be a hole too (a sparse file): then the last byte is in a hole
+assert os.lseek(fd, size - 1, os.SEEK_HOLE) in (size - 1, size), "SEEK_HOLE near the end"
+for wh in (os.SEEK_DATA, os.SEEK_HOLE):
+    try:
+        os.lseek(fd, size, wh)
+        raise SystemExit("lseek at the end succeeded")
+    except OSError as e:
+        assert e.errno == errno.ENXIO, "at the end: %s" % e
+os.close(fd)
+print("SEEK_DATA/SEEK_HOLE find the punched hole, the end, and ENXIO past it")
 PY
 expect "after the punch, on the server: the hole is zeros" "$(dd if="$D/fa" bs=1M skip=1 count=2 status=none | tr -d '\0' | wc -c)" 0
 expect "after zero range, size on the server" "$(stat -c %s "$D/fa")" $((10 << 20))

@@ -1,5 +1,6 @@
 /* fuzz_ioctl_rsp.c - libFuzzer target: MS-SMB2 2.2.32: IOCTL response, then its output as
- * VALIDATE_NEGOTIATE_INFO (2.2.32.6), a resume key (2.2.32.3) and a COPYCHUNK response (2.2.32.1). */
+ * VALIDATE_NEGOTIATE_INFO (2.2.32.6), a resume key (2.2.32.3), a COPYCHUNK response (2.2.32.1) and
+ * allocated ranges (MS-FSCC 2.3.38). */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,5 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   (void)smb2_resume_key_decode(r.output, r.output_len, key);
   struct smb2_copychunk_rsp c;
   (void)smb2_copychunk_rsp_decode(r.output, r.output_len, &c);
+  struct smb2_range ranges[4];
+  size_t n;
+  (void)smb2_alloc_ranges_decode(r.output, r.output_len, ranges, 4, &n);
   return 0;
 }

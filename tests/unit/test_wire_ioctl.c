@@ -140,6 +140,40 @@ static void test_copychunk(void **state) {
     assert_int_equal(smb2_copychunk_rsp_decode(rsp, k, &r), SMB3_EPROTO);
 }
 
+/* FSCTL_QUERY_ALLOCATED_RANGES output: ranges in order; a cut, overlapping, descending or overflowing
+ * one is refused; more than fit are counted but not stored. */
+static void test_alloc_ranges(void **state) {
+  (void)state;
+  uint8_t b[64];
+  struct le_wr w;
+  le_wr_init(&w, b, sizeof b);
+  le_put_u64(&w, 0), le_put_u64(&w, 4096), le_put_u64(&w, 1 << 20), le_put_u64(&w, 7);
+  le_put_u64(&w, 2 << 20), le_put_u64(&w, 1);
+  struct smb2_range r[3];
+  size_t n;
+  assert_int_equal(smb2_alloc_ranges_decode(b, 48, r, 3, &n), 0);
+  assert_int_equal(n, 3);
+  assert_int_equal(r[1].off, 1 << 20);
+  assert_int_equal(r[1].len, 7);
+  assert_int_equal(smb2_alloc_ranges_decode(b, 48, r, 2, &n), 0); /* more than fit */
+  assert_int_equal(n, 2);
+  assert_int_equal(smb2_alloc_ranges_decode(b, 0, r, 3, &n), 0); /* no data at all */
+  assert_int_equal(n, 0);
+  for (size_t k = 1; k < 48; k++)
+    if (k % 16) assert_int_equal(smb2_alloc_ranges_decode(b, k, r, 3, &n), SMB3_EPROTO);
+  uint8_t bad[32];
+  memcpy(bad, b, 32);
+  le64_put(bad + 16, 100); /* starts inside the first one */
+  assert_int_equal(smb2_alloc_ranges_decode(bad, 32, r, 3, &n), SMB3_EPROTO);
+  memcpy(bad, b, 32);
+  le64_put(bad + 24, UINT64_MAX - 5); /* negative length */
+  assert_int_equal(smb2_alloc_ranges_decode(bad, 32, r, 3, &n), SMB3_EPROTO);
+  memcpy(bad, b, 32);
+  le64_put(bad + 16, (uint64_t)INT64_MAX - 2); /* end past INT64_MAX */
+  le64_put(bad + 24, 10);
+  assert_int_equal(smb2_alloc_ranges_decode(bad, 32, r, 3, &n), SMB3_EPROTO);
+}
+
 static int dec_break(const uint8_t *m, size_t n) {
   struct smb2_break b;
   return smb2_break_decode(m, n, &b);
@@ -215,6 +249,7 @@ int main(void) {
       cmocka_unit_test(test_ioctl_req_validate_negotiate),
       cmocka_unit_test(test_ioctl_rsp),
       cmocka_unit_test(test_copychunk),
+      cmocka_unit_test(test_alloc_ranges),
       cmocka_unit_test(test_break_decode),
       cmocka_unit_test(test_break_acks),
   };
