@@ -350,6 +350,7 @@ char *stats_json(struct fs_ctx *fs);
 void ops_ns_fill(struct fuse_lowlevel_ops *o);
 void ops_file_fill(struct fuse_lowlevel_ops *o);
 void ops_dir_fill(struct fuse_lowlevel_ops *o);
+void ops_xattr_fill(struct fuse_lowlevel_ops *o); /* xattr.c */
 /* Reply to a FUSE request with an SMB3_E* code. */
 void fs_reply_smb_err(fuse_req_t req, int rc);
 /* Reject names the server can't represent or we never pass on ('/', '\\', NUL, ".", ".."). */

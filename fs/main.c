@@ -140,6 +140,7 @@ static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args
   ops_ns_fill(&ops);
   ops_file_fill(&ops);
   ops_dir_fill(&ops);
+  ops_xattr_fill(&ops);
   char *fargv[5];
   int fargc = 0;
   fargv[fargc++] = (char *)argv0;

@@ -288,6 +288,18 @@ int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const s
 /* Whole-directory listing in the background: CREATE + QUERY_DIRECTORY (one compound), more
  * QUERY_DIRECTORY rounds until the end, CLOSE. The callback gets every entry except "." and
  * ".." (names valid only during the callback; copy what you keep). */
+/* Extended attributes (FILE_FULL_EA_INFORMATION): all of a file's in one compound, or one set
+ * (value of length 0: removed). Names are ASCII, 1-255 bytes, compared without regard to case;
+ * values at most 65535 bytes. The list given to cb is valid during the call only. */
+struct smb3_ea {
+  const char *name;
+  const void *value;
+  size_t len;
+};
+typedef void (*smb3_eas_cb)(int rc, const struct smb3_ea *eas, size_t n, void *arg);
+int smb3_get_eas_async(smb3_client *c, const char *path, smb3_eas_cb cb, void *arg);
+int smb3_set_ea_async(smb3_client *c, const char *path, const char *name, const void *value, size_t len,
+                      smb3_done_cb cb, void *arg);
 typedef void (*smb3_list_cb)(int rc, const struct smb3_dirent *entries, size_t n, void *arg);
 int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg);
 

@@ -73,6 +73,8 @@ struct pathop *pathop_new(smb3_client *c, enum pathop_kind kind, const char *pat
 
 void pathop_free(struct pathop *op) {
   if (!op) return;
+  free(op->eas);
+  free(op->ea_buf);
   free(op->path);
   free(op->buf);
   free(op);
@@ -196,6 +198,18 @@ static int prepare_path(struct pathop *op) {
     meta_create(op, SMB2_FILE_READ_ATTRIBUTES | SMB2_FILE_WRITE_ATTRIBUTES);
     op->ca.options = SMB2_FILE_NON_DIRECTORY_FILE;
     op->info_class = FSCC_FILE_LINK_INFORMATION;
+    triple(op, enc_set_info);
+    return 0;
+  case OP_GET_EAS: /* all of them in one QUERY_INFO: 64 KiB is the most a file can have */
+    op->what = "list extended attributes of";
+    meta_create(op, SMB2_FILE_READ_EA | SMB2_FILE_READ_ATTRIBUTES);
+    op->info_type = SMB2_0_INFO_FILE, op->info_class = FSCC_FILE_FULL_EA_INFORMATION, op->outlen = 65536;
+    triple(op, enc_query_info);
+    return 0;
+  case OP_SET_EA:
+    op->what = "set an extended attribute of";
+    meta_create(op, SMB2_FILE_WRITE_EA | SMB2_FILE_READ_ATTRIBUTES);
+    op->info_class = FSCC_FILE_FULL_EA_INFORMATION;
     triple(op, enc_set_info);
     return 0;
   case OP_TRUNCATE:
@@ -350,9 +364,49 @@ static int finish_open(struct pathop *op, struct smb3_msg *m) {
   return 0;
 }
 
+/* The attribute list of a QUERY_INFO FileFullEaInformation answer, kept in op (a file without
+ * any is answered STATUS_NO_EAS_ON_FILE by some servers: an empty list). */
+struct ea_collect {
+  struct smb3_ea *v;
+  size_t n;
+};
+static int ea_take(const struct fscc_ea *ea, void *arg) {
+  struct ea_collect *c = arg;
+  c->v[c->n++] = (struct smb3_ea){ea->name, ea->value, ea->value_len};
+  return 0;
+}
+static int ea_count(const struct fscc_ea *ea, void *arg) {
+  (void)ea;
+  (*(size_t *)arg)++;
+  return 0;
+}
+static int finish_eas(struct pathop *op, struct smb3_chain *ch) {
+  struct smb3_msg *m = &ch->msgs[1];
+  if (m->status == NT_STATUS_NO_EAS_ON_FILE) return 0;
+  struct smb2_query_info_rsp r;
+  size_t n = 0;
+  if (smb2_query_info_rsp_decode(m->rsp, m->rsp_len, &r) || fscc_ea_list_decode(r.buf, r.len, ea_count, &n))
+    return client_fail(op->c, SMB3_EPROTO, 0, "%s '%s': malformed extended attributes", op->what, op->path);
+  if (!n) return 0;
+  op->ea_buf = malloc(r.len); /* the list outlives the response: names and values point into this copy */
+  op->eas = calloc(n, sizeof *op->eas);
+  if (!op->ea_buf || !op->eas) return SMB3_ENOMEM;
+  memcpy(op->ea_buf, r.buf, r.len);
+  struct ea_collect c = {op->eas, 0};
+  fscc_ea_list_decode(op->ea_buf, r.len, ea_take, &c);
+  op->neas = c.n;
+  return 0;
+}
+
 /* Turn a completed chain into op's result; frees the chain. */
 static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
+  if (!rc && op->kind == OP_GET_EAS && ch->msgs[0].status == NT_STATUS_SUCCESS &&
+      ch->msgs[1].status == NT_STATUS_NO_EAS_ON_FILE && ch->msgs[2].status == NT_STATUS_SUCCESS) {
+    chain_free(ch); /* none: an empty list */
+    return 0;
+  }
   if (!rc) rc = first_failure(op, ch);
+  if (!rc && op->kind == OP_GET_EAS) rc = finish_eas(op, ch);
   if (op->kind == OP_STATVFS) root_update(op, ch, rc);
   if (!rc && op->kind == OP_STATVFS) rc = finish_query(op, &ch->msgs[op->root_use == ROOT_CACHED ? 0 : 1]);
   if (!rc && op->kind == OP_STAT) rc = finish_query(op, &ch->msgs[1]);
@@ -386,6 +440,7 @@ static void async_done(struct smb3_chain *ch, int rc, void *arg) {
   case OP_FSTAT: op->cb.stat(rc, rc ? NULL : &op->st, op->arg); break;
   case OP_STATVFS: op->cb.statvfs(rc, rc ? NULL : &op->sv, op->arg); break;
   case OP_OPEN: op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg); break;
+  case OP_GET_EAS: op->cb.eas(rc, rc ? NULL : op->eas, rc ? 0 : op->neas, op->arg); break;
   case OP_CLOSE:
     if (op->close_stat) op->cb.stat(rc, rc || op->no_attrs ? NULL : &op->st, op->arg);
     else op->cb.done(rc, op->arg);

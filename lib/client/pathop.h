@@ -10,7 +10,7 @@
 
 enum pathop_kind {
   OP_STAT, OP_STATVFS, OP_MKDIR, OP_RMDIR, OP_UNLINK, OP_RENAME, OP_TRUNCATE, OP_SETATTR, OP_OPEN,
-  OP_FSTAT, OP_CLOSE, OP_FSYNC, OP_FTRUNCATE, OP_FSETATTR, OP_LINK, OP_FALLOCATE, OP_ZERO_DATA, OP_SET_SPARSE
+  OP_FSTAT, OP_CLOSE, OP_FSYNC, OP_FTRUNCATE, OP_FSETATTR, OP_LINK, OP_FALLOCATE, OP_ZERO_DATA, OP_SET_SPARSE, OP_GET_EAS, OP_SET_EA
 };
 
 struct pathop {
@@ -38,12 +38,16 @@ struct pathop {
   struct smb3_statvfs sv;
   smb3_file *file;             /* OP_OPEN */
   smb3_file *closing;          /* OP_CLOSE: freed when finished */
+  struct smb3_ea *eas;         /* OP_GET_EAS: the attributes (owned, pointing into ea_buf) */
+  size_t neas;
+  uint8_t *ea_buf;
   /* async completion */
   union {
     smb3_done_cb done;
     smb3_stat_cb stat;
     smb3_open_cb open;
     smb3_statvfs_cb statvfs;
+    smb3_eas_cb eas;
   } cb;
   void *arg;
   /* one-by-one runner state */

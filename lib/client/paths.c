@@ -264,6 +264,27 @@ static int with_buf_async(struct pathop *op, int rc) {
   return op_async(op);
 }
 
+int smb3_get_eas_async(smb3_client *c, const char *path, smb3_eas_cb cb, void *arg) {
+  ASYNC_OP(OP_GET_EAS, path, eas, cb);
+  return op_async(op);
+}
+
+int smb3_set_ea_async(smb3_client *c, const char *path, const char *name, const void *value, size_t len,
+                      smb3_done_cb cb, void *arg) {
+  struct pathop *op;
+  int rc = done_async(c, OP_SET_EA, path, cb, arg, &op);
+  if (rc) return rc;
+  uint8_t *b = malloc(8 + 256 + 65536);
+  int n = b ? fscc_ea_encode(b, 8 + 256 + 65536, name, value, len) : SMB3_ENOMEM;
+  if (n >= 0) {
+    op->buf = b;
+    op->buflen = (uint32_t)n;
+  } else {
+    free(b);
+  }
+  return with_buf_async(op, n < 0 ? n : 0);
+}
+
 int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg) {
   struct pathop *op;
   uint8_t one = 1;

@@ -20,6 +20,7 @@ enum fscc_file_class {
   FSCC_FILE_LINK_INFORMATION = 11,
   FSCC_FILE_NAMES_INFORMATION = 12,
   FSCC_FILE_DISPOSITION_INFORMATION = 13,
+  FSCC_FILE_FULL_EA_INFORMATION = 15,
   FSCC_FILE_ALL_INFORMATION = 18,
   FSCC_FILE_ALLOCATION_INFORMATION = 19,
   FSCC_FILE_END_OF_FILE_INFORMATION = 20,
@@ -62,6 +63,18 @@ int fscc_disposition_info_encode(uint8_t *out, size_t cap, int delete_pending);
 /* FileRenameInformation for SMB2 (2.4.37.2): ReplaceIfExists, RootDirectory=0, UTF-16 name
  * (path relative to the share root, '/' converted to '\\'). Returns bytes written. */
 int fscc_rename_info_encode(uint8_t *out, size_t cap, int replace, const char *new_name);
+/* FILE_FULL_EA_INFORMATION (2.4.15): extended attributes. The decoder checks every entry (header,
+ * name with its NUL, value, NextEntryOffset inside the buffer and past the entry) before the first
+ * callback; cb gets each in order (name NUL-terminated in place); a non-zero return stops it. The
+ * encoder writes one entry: a value of length 0 removes the attribute (that is how SMB says it). */
+struct fscc_ea {
+  const char *name;
+  size_t name_len;
+  const uint8_t *value;
+  size_t value_len;
+};
+int fscc_ea_list_decode(const uint8_t *p, size_t len, int (*cb)(const struct fscc_ea *ea, void *arg), void *arg);
+int fscc_ea_encode(uint8_t *out, size_t cap, const char *name, const void *value, size_t value_len);
 
 /* FileFsFullSizeInformation (2.5.4). */
 struct fscc_fs_full_size {

@@ -97,6 +97,10 @@ static const struct status_row status_table[] = {
     ROW(INVALID_DEVICE_REQUEST, SMB3_ENOTSUP),
     ROW(INVALID_INFO_CLASS, SMB3_ENOTSUP),
     ROW(EAS_NOT_SUPPORTED, SMB3_ENOTSUP),
+    ROW(NO_EAS_ON_FILE, SMB3_ENOENT), /* callers listing attributes take it as none */
+    ROW(INVALID_EA_NAME, SMB3_EINVAL),
+    ROW(EA_TOO_LARGE, SMB3_ERANGE),
+    ROW(NONEXISTENT_EA_ENTRY, SMB3_ENOENT),
 };
 
 static const struct status_row *status_find(uint32_t status) {

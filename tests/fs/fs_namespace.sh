@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every namespace and attribute operation on a real mount: create, read, write, mkdir, rmdir,
 # unlink (also of an open file), rename (also over an existing and over an open file), hard links,
-# fallocate (reserve, punch a hole, zero a range), SEEK_DATA/SEEK_HOLE,
+# fallocate (reserve, punch a hole, zero a range), SEEK_DATA/SEEK_HOLE, user.* xattrs,
 # truncate/ftruncate, utimens, statfs, chmod as the read-only attribute, stable inode numbers,
 # readdir of 2000 entries with attributes, names the server cannot take.
 source "$(dirname "$0")/lib.sh"
@@ -193,6 +193,38 @@ print("SEEK_DATA/SEEK_HOLE find the punched hole, the end, and ENXIO past it")
 PY
 expect "after the punch, on the server: the hole is zeros" "$(dd if="$D/fa" bs=1M skip=1 count=2 status=none | tr -d '\0' | wc -c)" 0
 expect "after zero range, size on the server" "$(stat -c %s "$D/fa")" $((10 << 20))
+
+# ---- extended attributes: user.* are the file's SMB EAs ----
+echo x >"$M/xa"
+"$PYTHON" - "$M/xa" "$D/xa" <<'PY' >"$WORK/py" 2>&1 && ok "$(tail -1 "$WORK/py")" || bad "xattrs: $(cat "$WORK/py")"
+import errno, os, sys
+f, srv = sys.argv[1], sys.argv[2]
+def err(fn, *a):
+    try:
+        fn(*a)
+    except OSError as e:
+        return e.errno
+    return 0
+assert os.listxattr(f) == [], "a new file has attributes: %r" % os.listxattr(f)
+os.setxattr(f, "user.color", b"blue")
+big = os.urandom(3000)
+os.setxattr(f, "user.big", big)
+assert os.getxattr(f, "user.color") == b"blue" and os.getxattr(f, "user.big") == big, "read back"
+assert sorted(os.listxattr(f)) == ["user.big", "user.color"], "list: %r" % os.listxattr(f)
+assert os.getxattr(srv, "user.color") == b"blue", "not on the server (Samba keeps EA NAME as user.NAME)"
+assert err(os.setxattr, f, "user.color", b"red", os.XATTR_CREATE) == errno.EEXIST, "XATTR_CREATE on an existing one"
+assert err(os.setxattr, f, "user.none", b"red", os.XATTR_REPLACE) == errno.ENODATA, "XATTR_REPLACE on a missing one"
+os.setxattr(f, "user.color", b"red", os.XATTR_REPLACE)
+assert os.getxattr(f, "user.color") == b"red", "replaced"
+os.removexattr(f, "user.color")
+assert err(os.getxattr, f, "user.color") == errno.ENODATA, "removed"
+assert err(os.removexattr, f, "user.color") == errno.ENODATA, "remove a missing one"
+assert os.listxattr(f) == ["user.big"], "list after remove"
+assert err(os.setxattr, f, "security.x", b"1") == errno.EOPNOTSUPP, "security.* refused"
+assert err(os.getxattr, f, "system.posix_acl_access") == errno.EOPNOTSUPP, "no ACLs"
+assert err(os.getxattr, f, "user." + "n" * 256) == errno.ERANGE, "a name too long"
+print("user.* xattrs as SMB EAs: set, get, list, XATTR_CREATE/REPLACE, remove; other namespaces refused")
+PY
 
 # ---- truncate / ftruncate ----
 printf '0123456789' >"$M/t"

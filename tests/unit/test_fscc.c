@@ -267,8 +267,66 @@ static void test_mfsymlink(void **state) {
   assert_int_equal(smb3_mfsymlink_parse(b, sizeof b, t), SMB3_EPROTO);
 }
 
+/* FILE_FULL_EA_INFORMATION: one entry byte for byte, a list of two read back, and every field of
+ * a broken list refused before any entry is reported. */
+static int ea_seen(const struct fscc_ea *ea, void *arg) {
+  int *n = arg;
+  if (*n == 0) assert_true(ea->name_len == 5 && !memcmp(ea->name, "color", 6) && ea->value_len == 4);
+  if (*n == 1) assert_true(ea->name_len == 1 && ea->value_len == 0);
+  (*n)++;
+  return 0;
+}
+
+static void test_ea(void **state) {
+  (void)state;
+  uint8_t b[64];
+  int n = fscc_ea_encode(b, sizeof b, "color", "blue", 4);
+  assert_int_equal(n, 8 + 5 + 1 + 4);
+  static const uint8_t want[] = {0, 0, 0, 0, 0, 5, 4, 0, 'c', 'o', 'l', 'o', 'r', 0, 'b', 'l', 'u', 'e'};
+  assert_memory_equal(b, want, sizeof want);
+  assert_int_equal(fscc_ea_encode(b, sizeof b, "", "x", 1), SMB3_EINVAL);
+  assert_int_equal(fscc_ea_encode(b, 10, "color", "blue", 4), SMB3_EINVAL);
+  char longname[300];
+  memset(longname, 'a', sizeof longname - 1);
+  longname[sizeof longname - 1] = 0;
+  assert_int_equal(fscc_ea_encode(b, sizeof b, longname, "x", 1), SMB3_EINVAL);
+  /* a list: "color"="blue" (padded to 20), then "x" with no value */
+  uint8_t l[40] = {0};
+  memcpy(l, want, sizeof want);
+  l[0] = 20;
+  static const uint8_t second[] = {0, 0, 0, 0, 0, 1, 0, 0, 'x', 0};
+  memcpy(l + 20, second, sizeof second);
+  int seen = 0;
+  assert_int_equal(fscc_ea_list_decode(l, 30, ea_seen, &seen), 0);
+  assert_int_equal(seen, 2);
+  assert_int_equal(fscc_ea_list_decode(NULL, 0, ea_seen, &seen), 0); /* no attributes */
+  for (size_t k = 1; k < 30; k++) { /* cut anywhere (at 18 the first is whole but points past the end) */
+    seen = 0;
+    assert_int_equal(fscc_ea_list_decode(l, k, ea_seen, &seen), SMB3_EPROTO);
+    assert_int_equal(seen, 0);
+  }
+  uint8_t bad[40];
+  struct { size_t off; uint8_t val; } cases[] = {
+      {0, 3},      /* NextEntryOffset not aligned */
+      {0, 8},      /* ... inside the entry */
+      {0, 40},     /* ... past the buffer */
+      {5, 0},      /* an empty name */
+      {5, 200},    /* a name past the end */
+      {13, 'z'},   /* no NUL after the name */
+      {10, 0},     /* a NUL inside the name */
+      {6, 200},    /* a value past the end */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    memcpy(bad, l, 30);
+    bad[cases[i].off] = cases[i].val;
+    seen = 0;
+    if (fscc_ea_list_decode(bad, 30, ea_seen, &seen) != SMB3_EPROTO || seen) fail_msg("EA case %zu decoded", i);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ea),
       cmocka_unit_test(test_all_info),          cmocka_unit_test(test_network_open_info),
       cmocka_unit_test(test_set_info_encoders), cmocka_unit_test(test_rename_info),
       cmocka_unit_test(test_fs_full_size),      cmocka_unit_test(test_dir_iter),
