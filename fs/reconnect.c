@@ -45,6 +45,7 @@ struct reconn {
   int nretired;
   struct parked *parked; /* operations waiting for a new connection */
   double lost_at;        /* when the current outage was first seen (0: none) */
+  int dropped;           /* this outage's cache drop is done (reconnect thread only) */
 };
 
 smb3_client *fs_conn(struct fs_ctx *fs) { return __atomic_load_n(&fs->c, __ATOMIC_ACQUIRE); }
@@ -298,8 +299,9 @@ static void *reconnect_main(void *arg) {
       r->lost_at = 0;
       continue;
     }
-    if (!r->lost_at) {
-      r->lost_at = fs_now();
+    if (!r->lost_at) r->lost_at = fs_now(); /* (or fs_park set it: an operation saw it first) */
+    if (!r->dropped) {
+      r->dropped = 1;
       /* What was cached over the lost connection goes now, while nothing can be read again: the
        * kernel's pages of an open file must be gone before the new connection answers anything
        * (a read that hits them after "the server is back" would return the old bytes). */
@@ -349,6 +351,7 @@ static void *reconnect_main(void *arg) {
     syslog(LOG_NOTICE, "smb3fs: reconnected to %s", fs->o.host ? fs->o.host : "the server");
     pthread_mutex_lock(&r->lock);
     r->lost_at = 0;
+    r->dropped = 0; /* the next loss drops what this connection cached */
     struct parked *waiting = take_parked(fs, r, 0, 1);
     pthread_mutex_unlock(&r->lock);
     resume_all(waiting, 1); /* sent again on the new connection */
