@@ -240,50 +240,40 @@ static int prepare_path(struct pathop *op) {
   }
 }
 
+/* Handle operations of one request on op->fid (FSTAT, which also sets what it asks, is below). */
+static const struct {
+  enum pathop_kind kind;
+  const char *what;
+  uint8_t info_class; /* SET_INFO */
+  uint32_t ctl_code;  /* IOCTL */
+  int (*enc)(smb3_client *, struct smb3_msg *, struct smb2_file_id, const void *);
+} handle_ops[] = {
+    {OP_FTRUNCATE, "truncate", FSCC_FILE_END_OF_FILE_INFORMATION, 0, enc_h_set_info},
+    {OP_FSETATTR, "setattr", FSCC_FILE_BASIC_INFORMATION, 0, enc_h_set_info},
+    {OP_FALLOCATE, "fallocate", FSCC_FILE_ALLOCATION_INFORMATION, 0, enc_h_set_info},
+    {OP_ZERO_DATA, "punch hole", 0, SMB2_FSCTL_SET_ZERO_DATA, enc_h_ioctl},
+    {OP_SET_SPARSE, "set sparse", 0, SMB2_FSCTL_SET_SPARSE, enc_h_ioctl},
+    {OP_CLOSE, "close", 0, 0, enc_h_close},
+    {OP_FSYNC, "fsync", 0, 0, enc_h_flush},
+};
+
 int pathop_prepare(struct pathop *op) {
   op->n = 0;
-  switch (op->kind) {
-  case OP_FSTAT:
+  if (op->kind == OP_FSTAT) {
     op->what = "fstat";
     op->info_type = SMB2_0_INFO_FILE, op->info_class = FSCC_FILE_ALL_INFORMATION, op->outlen = 4096;
     add(op, enc_h_query_info);
     return 0;
-  case OP_FTRUNCATE:
-    op->what = "truncate";
-    op->info_class = FSCC_FILE_END_OF_FILE_INFORMATION;
-    add(op, enc_h_set_info);
-    return 0;
-  case OP_FSETATTR:
-    op->what = "setattr";
-    op->info_class = FSCC_FILE_BASIC_INFORMATION;
-    add(op, enc_h_set_info);
-    return 0;
-  case OP_FALLOCATE:
-    op->what = "fallocate";
-    op->info_class = FSCC_FILE_ALLOCATION_INFORMATION;
-    add(op, enc_h_set_info);
-    return 0;
-  case OP_ZERO_DATA:
-    op->what = "punch hole";
-    op->ctl_code = SMB2_FSCTL_SET_ZERO_DATA;
-    add(op, enc_h_ioctl);
-    return 0;
-  case OP_SET_SPARSE:
-    op->what = "set sparse";
-    op->ctl_code = SMB2_FSCTL_SET_SPARSE;
-    add(op, enc_h_ioctl);
-    return 0;
-  case OP_CLOSE:
-    op->what = "close";
-    add(op, enc_h_close);
-    return 0;
-  case OP_FSYNC:
-    op->what = "fsync";
-    add(op, enc_h_flush);
-    return 0;
-  default:
-    return prepare_path(op);
   }
+  for (size_t i = 0; i < sizeof handle_ops / sizeof handle_ops[0]; i++)
+    if (handle_ops[i].kind == op->kind) {
+      op->what = handle_ops[i].what;
+      op->info_class = handle_ops[i].info_class;
+      op->ctl_code = handle_ops[i].ctl_code;
+      add(op, handle_ops[i].enc);
+      return 0;
+    }
+  return prepare_path(op);
 }
 
 /* ---- results ---- */
