@@ -92,6 +92,9 @@ int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *a
 int build_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, int postquery);
 int build_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
                      uint32_t outlen);
+/* An FSCTL on fid with input (may be NULL/0), asking for at most max_out bytes of output. */
+int build_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint32_t ctl_code, const uint8_t *input,
+                uint32_t input_len, uint32_t max_out);
 int build_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
                    const uint8_t *buf, uint32_t len);
 int build_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, void *buf, uint32_t len, uint64_t off);

@@ -213,15 +213,11 @@ static int do_validate_negotiate(smb3_client *c) {
   struct le_wr iw;
   le_wr_init(&iw, in, sizeof in);
   int rc = smb2_validate_negotiate_encode(&iw, &v);
-  struct smb2_ioctl_req r = {.ctl_code = SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO, .file_id = {UINT64_MAX, UINT64_MAX},
-                             .input = in, .input_len = (uint32_t)iw.off, .max_output_response = 24,
-                             .flags = SMB2_0_IOCTL_IS_FSCTL};
   struct smb3_chain *ch = chain_new(1);
   if (!ch) return SMB3_ENOMEM;
-  struct le_wr w;
-  if (!rc) rc = msg_body_begin(&ch->msgs[0], SMB2_IOCTL, c->tree_id, 256, &w);
-  if (!rc) rc = smb2_ioctl_req_encode(&w, &r);
-  if (!rc) rc = msg_body_done(&ch->msgs[0], &w);
+  if (!rc)
+    rc = build_ioctl(c, &ch->msgs[0], (struct smb2_file_id){UINT64_MAX, UINT64_MAX}, SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO,
+                     in, (uint32_t)iw.off, 24);
   if (!rc) rc = client_run(c, ch);
   struct smb2_ioctl_rsp ir;
   struct smb2_validate_negotiate got;

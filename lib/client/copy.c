@@ -48,12 +48,7 @@ struct copy_req {
 
 /* ---- the first round trip: resume key + source size ---- */
 static int enc_resume_key(smb3_client *c, struct smb3_msg *m, const struct copy_op *op) {
-  struct smb2_ioctl_req r = {.ctl_code = SMB2_FSCTL_SRV_REQUEST_RESUME_KEY, .file_id = op->sfid,
-                             .max_output_response = 32, .flags = SMB2_0_IOCTL_IS_FSCTL};
-  struct le_wr w;
-  int rc = msg_body_begin(m, SMB2_IOCTL, c->tree_id, 64, &w);
-  if (!rc) rc = smb2_ioctl_req_encode(&w, &r);
-  return rc ? rc : msg_body_done(m, &w);
+  return build_ioctl(c, m, op->sfid, SMB2_FSCTL_SRV_REQUEST_RESUME_KEY, NULL, 0, 32);
 }
 
 static int enc_source_size(smb3_client *c, struct smb3_msg *m, const struct copy_op *op) {
@@ -176,9 +171,6 @@ static int copy_send(struct copy_op *op, uint64_t off, uint32_t len) {
   le_wr_init(&iw, in, sizeof in);
   int rc = smb2_copychunk_encode(&iw, op->key, chunks, n);
   if (rc) return rc;
-  struct smb2_ioctl_req r = {.ctl_code = SMB2_FSCTL_SRV_COPYCHUNK_WRITE, .file_id = op->dfid, .input = in,
-                             .input_len = (uint32_t)iw.off, .max_output_response = 12,
-                             .flags = SMB2_0_IOCTL_IS_FSCTL};
   struct smb3_chain *ch = chain_new(1);
   struct copy_req *q = malloc(sizeof *q);
   if (!ch || !q) {
@@ -187,10 +179,7 @@ static int copy_send(struct copy_op *op, uint64_t off, uint32_t len) {
     return SMB3_ENOMEM;
   }
   *q = (struct copy_req){op, off, len};
-  struct le_wr w;
-  rc = msg_body_begin(&ch->msgs[0], SMB2_IOCTL, op->c->tree_id, 128 + iw.off, &w);
-  if (!rc) rc = smb2_ioctl_req_encode(&w, &r);
-  if (!rc) rc = msg_body_done(&ch->msgs[0], &w);
+  rc = build_ioctl(op->c, &ch->msgs[0], op->dfid, SMB2_FSCTL_SRV_COPYCHUNK_WRITE, in, (uint32_t)iw.off, 12);
   ch->cb = copy_chunk_done;
   ch->arg = q;
   if (!rc) rc = client_submit(op->c, ch);

@@ -46,12 +46,7 @@ static int enc_h_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id f
 static int enc_h_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;
   const struct pathop *op = arg;
-  struct smb2_ioctl_req r = {.ctl_code = op->ctl_code, .file_id = op->fid, .input = op->buf, .input_len = op->buflen,
-                             .flags = SMB2_0_IOCTL_IS_FSCTL};
-  struct le_wr w;
-  int rc = msg_body_begin(m, SMB2_IOCTL, c->tree_id, 64 + op->buflen, &w);
-  if (!rc) rc = smb2_ioctl_req_encode(&w, &r);
-  return rc ? rc : msg_body_done(m, &w);
+  return build_ioctl(c, m, op->fid, op->ctl_code, op->buf, op->buflen, 0);
 }
 static int enc_h_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;

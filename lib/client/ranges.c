@@ -56,14 +56,7 @@ int smb3_allocated_ranges_async(smb3_file *f, uint64_t off, uint64_t len, smb3_r
   le_wr_init(&iw, in, sizeof in);
   le_put_u64(&iw, off);
   le_put_u64(&iw, len);
-  struct smb2_ioctl_req r = {.ctl_code = SMB2_FSCTL_QUERY_ALLOCATED_RANGES, .file_id = f->fid, .input = in,
-                             .input_len = 16, .max_output_response = RANGES_MAX * 16,
-                             .flags = SMB2_0_IOCTL_IS_FSCTL};
-  struct le_wr w;
-  int rc = msg_body_begin(&ch->msgs[0], SMB2_IOCTL, f->c->tree_id, 128, &w);
-  if (!rc) rc = smb2_ioctl_req_encode(&w, &r);
-  if (!rc) rc = msg_body_done(&ch->msgs[0], &w);
-  ch->msgs[0].expect_rsp_len = RANGES_MAX * 16;
+  int rc = build_ioctl(f->c, &ch->msgs[0], f->fid, SMB2_FSCTL_QUERY_ALLOCATED_RANGES, in, 16, RANGES_MAX * 16);
   ch->cb = ranges_done;
   ch->arg = op;
   if (!rc) rc = client_submit(f->c, ch);

@@ -45,6 +45,17 @@ int build_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid
   return rc ? rc : msg_body_done(m, &w);
 }
 
+int build_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint32_t ctl_code, const uint8_t *input,
+                uint32_t input_len, uint32_t max_out) {
+  struct smb2_ioctl_req r = {.ctl_code = ctl_code, .file_id = fid, .input = input, .input_len = input_len,
+                             .max_output_response = max_out, .flags = SMB2_0_IOCTL_IS_FSCTL};
+  struct le_wr w;
+  int rc = msg_body_begin(m, SMB2_IOCTL, c->tree_id, 64 + input_len, &w);
+  if (!rc) rc = smb2_ioctl_req_encode(&w, &r);
+  m->expect_rsp_len = max_out;
+  return rc ? rc : msg_body_done(m, &w);
+}
+
 int build_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
                    const uint8_t *buf, uint32_t len) {
   struct smb2_set_info_req r = {.info_type = type, .file_info_class = cls, .file_id = fid, .buf = buf, .len = len};
