@@ -15,6 +15,7 @@
 #define SMB3FS_FS_H
 
 #define FUSE_USE_VERSION 314
+#include <errno.h>
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -351,6 +352,8 @@ void ops_ns_fill(struct fuse_lowlevel_ops *o);
 void ops_file_fill(struct fuse_lowlevel_ops *o);
 void ops_dir_fill(struct fuse_lowlevel_ops *o);
 void ops_xattr_fill(struct fuse_lowlevel_ops *o); /* xattr.c */
+/* The errno for an SMB3_E* code (EIO for one with no closer errno), 0 for 0. */
+static inline int fs_errno(int rc) { return rc ? (smb3_err_to_errno(rc) ?: EIO) : 0; }
 /* Reply to a FUSE request with an SMB3_E* code. */
 void fs_reply_smb_err(fuse_req_t req, int rc);
 /* Reject names the server can't represent or we never pass on ('/', '\\', NUL, ".", ".."). */

@@ -349,7 +349,7 @@ static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
 
 static void fsync_done(int rc, void *arg) {
   struct reqctx *r = arg;
-  fuse_reply_err(r->req, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0);
+  fuse_reply_err(r->req, fs_errno(rc));
   free(r);
 }
 
@@ -573,13 +573,13 @@ static void seek_query(struct seekop *o) {
     return;
   }
   int rc = smb3_allocated_ranges_async(fh_handle(o->fh), o->pos, o->size - o->pos, seek_ranges, o);
-  if (rc) seek_reply(o, smb3_err_to_errno(rc) ?: EIO, 0);
+  if (rc) seek_reply(o, fs_errno(rc), 0);
 }
 
 static void seek_ranges(int rc, const struct smb3_range *r, size_t n, int more, void *arg) {
   struct seekop *o = arg;
   if (rc) {
-    seek_reply(o, smb3_err_to_errno(rc) ?: EIO, 0);
+    seek_reply(o, fs_errno(rc), 0);
     return;
   }
   for (size_t i = 0; i < n; i++) {
@@ -611,7 +611,7 @@ static void seek_flushed(int err, void *arg) { seek_next(arg, err); }
 static void seek_stat(int rc, const struct smb3_stat *st, void *arg) {
   struct seekop *o = arg;
   if (!rc) o->size = st->size;
-  seek_next(o, rc ? -(smb3_err_to_errno(rc) ?: EIO) : 0);
+  seek_next(o, -fs_errno(rc));
 }
 
 static void seek_next(struct seekop *o, int err) { /* err: 0 or a negative errno */
@@ -625,7 +625,7 @@ static void seek_next(struct seekop *o, int err) { /* err: 0 or a negative errno
     return;
   case 1: {
     int rc = smb3_fstat_async(fh_handle(o->fh), seek_stat, o);
-    if (rc) seek_reply(o, smb3_err_to_errno(rc) ?: EIO, 0);
+    if (rc) seek_reply(o, fs_errno(rc), 0);
     return;
   }
   default:
@@ -660,7 +660,7 @@ struct fallocop {
 
 static void falloc_next(struct fallocop *o, int rc);
 static void falloc_flushed(int err, void *arg) { falloc_next(arg, err); }
-static void falloc_done(int rc, void *arg) { falloc_next(arg, rc ? -(smb3_err_to_errno(rc) ?: EIO) : 0); }
+static void falloc_done(int rc, void *arg) { falloc_next(arg, -fs_errno(rc)); }
 static void falloc_keep_going(int rc, void *arg) { /* mode 0's reservation is a wish, not a must */
   (void)rc;
   falloc_next(arg, 0);
@@ -715,7 +715,7 @@ static void falloc_next(struct fallocop *o, int err) {
     goto out;
   }
   if (!rc) return;
-  err = -(smb3_err_to_errno(rc) ?: EIO);
+  err = -fs_errno(rc);
 out:
   if (!err) {
     pthread_mutex_lock(&in->lock);
@@ -775,9 +775,8 @@ static void copy_done(int64_t r, void *arg) {
     pthread_mutex_unlock(&in->lock);
     fuse_reply_write(o->req, (size_t)r); /* the kernel drops its pages of the range itself */
   } else {
-    /* EOPNOTSUPP and EXDEV make the kernel copy through the page cache instead */
-    int e = r == SMB3_ENOTSUP ? EOPNOTSUPP : r == SMB3_EXDEV ? EXDEV : (smb3_err_to_errno((int)r) ?: EIO);
-    fuse_reply_err(o->req, e);
+    /* SMB3_ENOTSUP and SMB3_EXDEV give EOPNOTSUPP and EXDEV: the kernel then copies through the page cache */
+    fuse_reply_err(o->req, fs_errno((int)r));
   }
   free(o);
 }

@@ -16,10 +16,7 @@
 #define ATTR_READONLY 0x1u
 #define ATTR_NORMAL 0x80u
 
-void fs_reply_smb_err(fuse_req_t req, int rc) {
-  int e = smb3_err_to_errno(rc);
-  fuse_reply_err(req, e ? e : EIO);
-}
+void fs_reply_smb_err(fuse_req_t req, int rc) { fuse_reply_err(req, rc ? fs_errno(rc) : EIO); }
 
 int fs_name_ok(const char *name) {
   if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) return 0;
@@ -77,7 +74,7 @@ static void finish_err(struct nsop *o, int err) { /* err: positive errno or 0 */
   nsop_free(o);
 }
 
-static void finish_rc(struct nsop *o, int rc) { finish_err(o, rc ? (smb3_err_to_errno(rc) ?: EIO) : 0); }
+static void finish_rc(struct nsop *o, int rc) { finish_err(o, fs_errno(rc)); }
 
 static void resume(void *arg, int ok) {
   struct nsop *o = arg;
@@ -486,7 +483,7 @@ static void readlink_checked(void *arg, int rc) {
   if (t)
     fuse_reply_readlink(o->req, t);
   else
-    fuse_reply_err(o->req, rc ? (smb3_err_to_errno(rc) ?: EIO) : EINVAL); /* EINVAL: not a link */
+    fuse_reply_err(o->req, rc ? fs_errno(rc) : EINVAL); /* EINVAL: not a link */
   free(t);
   nsop_free(o);
 }

@@ -39,8 +39,6 @@ static void xop_err(struct xop *o, int err) {
   xop_free(o);
 }
 
-static int xop_rc_errno(int rc) { return rc == SMB3_ENOTSUP ? EOPNOTSUPP : (smb3_err_to_errno(rc) ?: EIO); }
-
 static const struct smb3_ea *find(const struct smb3_ea *eas, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
     if (!strcasecmp(eas[i].name, name)) return &eas[i]; /* EA names do not care about case */
@@ -57,7 +55,7 @@ static void reply_sized(struct xop *o, const void *data, size_t len) {
 
 static void set_done(int rc, void *arg) {
   struct xop *o = arg;
-  xop_err(o, rc ? xop_rc_errno(rc) : 0);
+  xop_err(o, rc ? fs_errno(rc) : 0);
 }
 
 static void send_set(struct xop *o) {
@@ -69,7 +67,7 @@ static void send_set(struct xop *o) {
 static void listed(int rc, const struct smb3_ea *eas, size_t n, void *arg) {
   struct xop *o = arg;
   if (rc) {
-    xop_err(o, xop_rc_errno(rc));
+    xop_err(o, fs_errno(rc));
     return;
   }
   const struct smb3_ea *ea = o->name ? find(eas, n, o->name) : NULL;

@@ -349,8 +349,8 @@ static int finish_open(struct pathop *op, struct smb3_msg *m) {
   return 0;
 }
 
-/* The attribute list of a QUERY_INFO FileFullEaInformation answer, kept in op (a file without
- * any is answered STATUS_NO_EAS_ON_FILE by some servers: an empty list). */
+/* The attribute list of a QUERY_INFO FileFullEaInformation answer, kept in op (STATUS_NO_EAS_ON_FILE,
+ * some servers' answer for a file without any, is taken as an empty list in pathop_finish). */
 struct ea_collect {
   struct smb3_ea *v;
   size_t n;
@@ -367,7 +367,6 @@ static int ea_count(const struct fscc_ea *ea, void *arg) {
 }
 static int finish_eas(struct pathop *op, struct smb3_chain *ch) {
   struct smb3_msg *m = &ch->msgs[1];
-  if (m->status == NT_STATUS_NO_EAS_ON_FILE) return 0;
   struct smb2_query_info_rsp r;
   size_t n = 0;
   if (smb2_query_info_rsp_decode(m->rsp, m->rsp_len, &r) || fscc_ea_list_decode(r.buf, r.len, ea_count, &n))

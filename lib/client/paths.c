@@ -274,8 +274,9 @@ int smb3_set_ea_async(smb3_client *c, const char *path, const char *name, const 
   struct pathop *op;
   int rc = done_async(c, OP_SET_EA, path, cb, arg, &op);
   if (rc) return rc;
-  uint8_t *b = malloc(8 + 256 + 65536);
-  int n = b ? fscc_ea_encode(b, 8 + 256 + 65536, name, value, len) : SMB3_ENOMEM;
+  size_t cap = 8 + (name ? strlen(name) : 0) + 1 + len; /* the one entry (the encoder checks the limits) */
+  uint8_t *b = malloc(cap);
+  int n = b ? fscc_ea_encode(b, cap, name, value, len) : SMB3_ENOMEM;
   if (n >= 0) {
     op->buf = b;
     op->buflen = (uint32_t)n;
