@@ -60,6 +60,7 @@ struct smb3_options {
   int file_mode, dir_mode;    /* -1 = default (0755 dirs, 0644 files) */
   int ro;
   int mfsymlinks; /* symlinks as Minshall+French symlink files (as mount.cifs's option) */
+  int nobrl;      /* fcntl/flock locks stay on this machine, not sent to the server (as mount.cifs's) */
 };
 
 /* Fill defaults. */
@@ -250,6 +251,16 @@ int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg);
  * server closed the file but sent no attributes. */
 int smb3_close_stat_async(smb3_file *f, smb3_stat_cb cb, void *arg);
 int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg);
+/* Byte-range locks (SMB2 LOCK). The server enforces them: while f holds [off, off+len), other
+ * handles' conflicting READs and WRITEs of it fail (SMB3_EAGAIN), and so do their conflicting
+ * locks. SMB3_LOCK_SHARED ranges may overlap each other; an exclusive one overlaps nothing, not
+ * even the same handle's locks. A lock never waits: a conflict is SMB3_EAGAIN at once (wait by
+ * asking again). SMB3_LOCK_UNLOCK releases one lock of exactly that range (SMB3_EINVAL if there
+ * is none); a CLOSE releases all of the handle's. len 0 locks nothing (and conflicts with nothing);
+ * off + len must stay below 2^64. */
+enum { SMB3_LOCK_SHARED = 1, SMB3_LOCK_EXCLUSIVE = 2, SMB3_LOCK_UNLOCK = 3 };
+int smb3_lock(smb3_file *f, uint64_t off, uint64_t len, int type);
+int smb3_lock_async(smb3_file *f, uint64_t off, uint64_t len, int type, smb3_done_cb cb, void *arg);
 int smb3_ftruncate_async(smb3_file *f, uint64_t size, smb3_done_cb cb, void *arg);
 int smb3_mkdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
 /* mkdir that also reports the new directory's attributes, from the same CREATE response (its

@@ -101,6 +101,7 @@ int build_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, void
 int build_write(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *buf, uint32_t len,
                 uint64_t off);
 int build_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid);
+int build_lock(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const struct smb2_lock_element *el);
 int build_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t flags, uint32_t outlen);
 int build_simple(smb3_client *c, struct smb3_msg *m, uint16_t command);
 

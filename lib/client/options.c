@@ -102,6 +102,7 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
   if (!strcmp(k, "nocompound")) return flag ? (o->nocompound = 1, 0) : -1;
   if (!strcmp(k, "ro")) return flag ? (o->ro = 1, 0) : -1;
   if (!strcmp(k, "mfsymlinks")) return flag ? (o->mfsymlinks = 1, 0) : -1;
+  if (!strcmp(k, "nobrl")) return flag ? (o->nobrl = 1, 0) : -1;
   if (!strcmp(k, "rw")) return flag ? (o->ro = 0, 0) : -1;
   if (!strcmp(k, "port")) { NEED_V(); if (parse_uint(v, 65535, &n) || !n) return -1; o->port = (int)n; return 0; }
   if (!strcmp(k, "rsize") || !strcmp(k, "wsize")) {

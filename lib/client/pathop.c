@@ -48,6 +48,11 @@ static int enc_h_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id f
   const struct pathop *op = arg;
   return build_ioctl(c, m, op->fid, op->ctl_code, op->buf, op->buflen, 0);
 }
+static int enc_h_lock(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)fid;
+  const struct pathop *op = arg;
+  return build_lock(c, m, op->fid, &op->lock);
+}
 static int enc_h_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;
   return build_flush(c, m, ((const struct pathop *)arg)->fid);
@@ -250,6 +255,8 @@ static const struct {
     {OP_SET_SPARSE, "set sparse", 0, SMB2_FSCTL_SET_SPARSE, enc_h_ioctl},
     {OP_CLOSE, "close", 0, 0, enc_h_close},
     {OP_FSYNC, "fsync", 0, 0, enc_h_flush},
+    {OP_LOCK, "lock a range of", 0, 0, enc_h_lock},
+    {OP_UNLOCK, "unlock a range of", 0, 0, enc_h_lock},
 };
 
 int pathop_prepare(struct pathop *op) {
@@ -391,6 +398,8 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   }
   if (!rc) rc = first_failure(op, ch);
   if (!rc && op->kind == OP_GET_EAS) rc = finish_eas(op, ch);
+  if (!rc && (op->kind == OP_LOCK || op->kind == OP_UNLOCK) && smb2_simple_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len))
+    rc = client_fail(op->c, SMB3_EPROTO, 0, "%s: malformed LOCK response", op->what);
   if (op->kind == OP_STATVFS) root_update(op, ch, rc);
   if (!rc && op->kind == OP_STATVFS) rc = finish_query(op, &ch->msgs[op->root_use == ROOT_CACHED ? 0 : 1]);
   if (!rc && op->kind == OP_STAT) rc = finish_query(op, &ch->msgs[1]);

@@ -10,7 +10,7 @@
 
 enum pathop_kind {
   OP_STAT, OP_STATVFS, OP_MKDIR, OP_RMDIR, OP_UNLINK, OP_RENAME, OP_TRUNCATE, OP_SETATTR, OP_OPEN,
-  OP_FSTAT, OP_CLOSE, OP_FSYNC, OP_FTRUNCATE, OP_FSETATTR, OP_LINK, OP_FALLOCATE, OP_ZERO_DATA, OP_SET_SPARSE, OP_GET_EAS, OP_SET_EA
+  OP_FSTAT, OP_CLOSE, OP_FSYNC, OP_FTRUNCATE, OP_FSETATTR, OP_LINK, OP_FALLOCATE, OP_ZERO_DATA, OP_SET_SPARSE, OP_GET_EAS, OP_SET_EA, OP_LOCK, OP_UNLOCK
 };
 
 struct pathop {
@@ -26,6 +26,7 @@ struct pathop {
   struct create_args ca;
   uint8_t info_type, info_class;
   uint32_t ctl_code;           /* OP_ZERO_DATA: the FSCTL; its input is buf */
+  struct smb2_lock_element lock; /* OP_LOCK, OP_UNLOCK */
   uint32_t outlen;
   uint8_t *buf;                /* SET_INFO payload (owned) */
   uint32_t buflen;

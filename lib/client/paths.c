@@ -199,6 +199,39 @@ int smb3_fstat(smb3_file *f, struct smb3_stat *st) {
 
 int smb3_fsync(smb3_file *f) { return handle_sync(f, OP_FSYNC, NULL); }
 
+/* The lock request's one element, or SMB3_EINVAL/SMB3_ERANGE. Locks never wait at the server:
+ * a waiting lock would hold the server's answer (and this request's credits) indefinitely, and
+ * the caller can ask again instead (the mount does, interruptibly). */
+static int lock_element(uint64_t off, uint64_t len, int type, struct smb2_lock_element *el, enum pathop_kind *kind) {
+  if (len > UINT64_MAX - off) return SMB3_ERANGE;
+  switch (type) {
+  case SMB3_LOCK_SHARED: el->flags = SMB2_LOCKFLAG_SHARED_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY; break;
+  case SMB3_LOCK_EXCLUSIVE: el->flags = SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY; break;
+  case SMB3_LOCK_UNLOCK: el->flags = SMB2_LOCKFLAG_UNLOCK; break;
+  default: return SMB3_EINVAL;
+  }
+  el->offset = off;
+  el->length = len;
+  *kind = type == SMB3_LOCK_UNLOCK ? OP_UNLOCK : OP_LOCK;
+  return 0;
+}
+
+int smb3_lock(smb3_file *f, uint64_t off, uint64_t len, int type) {
+  if (!f) return SMB3_EBADF;
+  struct smb2_lock_element el;
+  enum pathop_kind kind;
+  int rc = lock_element(off, len, type, &el, &kind);
+  if (rc) return rc;
+  struct pathop *op = op_make(f->c, kind, f->path, &rc);
+  if (op) {
+    op->fid = f->fid;
+    op->lock = el;
+    rc = op_sync(op);
+  }
+  pathop_free(op);
+  return rc;
+}
+
 int smb3_ftruncate(smb3_file *f, uint64_t size) {
   if (!f) return SMB3_EBADF;
   int rc;
@@ -394,6 +427,17 @@ int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg) {
   struct pathop *op;
   int rc = handle_async(f, OP_FSYNC, cb, arg, &op);
   return rc ? rc : op_async(op);
+}
+
+int smb3_lock_async(smb3_file *f, uint64_t off, uint64_t len, int type, smb3_done_cb cb, void *arg) {
+  struct smb2_lock_element el;
+  enum pathop_kind kind;
+  int rc = lock_element(off, len, type, &el, &kind);
+  struct pathop *op;
+  if (!rc) rc = handle_async(f, kind, cb, arg, &op);
+  if (rc) return rc;
+  op->lock = el;
+  return op_async(op);
 }
 
 int smb3_ftruncate_async(smb3_file *f, uint64_t size, smb3_done_cb cb, void *arg) {

@@ -94,6 +94,13 @@ int build_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid) {
   return rc ? rc : msg_body_done(m, &w);
 }
 
+int build_lock(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const struct smb2_lock_element *el) {
+  struct le_wr w;
+  int rc = msg_body_begin(m, SMB2_LOCK, c->tree_id, 64, &w);
+  if (!rc) rc = smb2_lock_req_encode(&w, fid, el, 1);
+  return rc ? rc : msg_body_done(m, &w);
+}
+
 int build_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t flags, uint32_t outlen) {
   struct smb2_query_dir_req r = {.file_info_class = FSCC_FILE_ID_FULL_DIRECTORY_INFORMATION, .flags = flags,
                                  .file_id = fid, .output_buffer_length = outlen, .pattern = "*"};

@@ -349,6 +349,18 @@ struct smb2_close_rsp {
 };
 int smb2_close_rsp_decode(const uint8_t *msg, size_t len, struct smb2_close_rsp *r);
 
+/* ---- LOCK: 2.2.26 (the response, 2.2.27, has the 4-byte shape: smb2_simple_rsp_decode) ---- lock.c */
+#define SMB2_LOCKFLAG_SHARED_LOCK 0x01u
+#define SMB2_LOCKFLAG_EXCLUSIVE_LOCK 0x02u
+#define SMB2_LOCKFLAG_UNLOCK 0x04u
+#define SMB2_LOCKFLAG_FAIL_IMMEDIATELY 0x10u
+struct smb2_lock_element {
+  uint64_t offset, length;
+  uint32_t flags;
+};
+int smb2_lock_req_encode(struct le_wr *w, struct smb2_file_id file_id, const struct smb2_lock_element *locks,
+                         uint16_t n);
+
 /* ---- FLUSH: 2.2.17 / 2.2.18 ---- flush.c */
 int smb2_flush_req_encode(struct le_wr *w, struct smb2_file_id file_id);
 int smb2_flush_rsp_decode(const uint8_t *msg, size_t len);

@@ -268,6 +268,38 @@ static void test_flush(void **state) {
   assert_int_equal(smb2_flush_rsp_decode(buf, w.off), SMB3_EPROTO);
 }
 
+/* LOCK (2.2.26): 24 fixed bytes, then one 24-byte element per lock; StructureSize is 48 whatever
+ * the count. The response is the 4-byte shape (smb2_simple_rsp_decode). */
+static void test_lock(void **state) {
+  (void)state;
+  uint8_t body[128];
+  struct le_wr w;
+  le_wr_init(&w, body, sizeof body);
+  struct smb2_lock_element el[2] = {
+      {0x100, 0x20, SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY},
+      {0x7FFFFFFFFFFFFFFFull, 1, SMB2_LOCKFLAG_UNLOCK},
+  };
+  assert_int_equal(smb2_lock_req_encode(&w, (struct smb2_file_id){1, 2}, el, 1), 0);
+  assert_true(wt_hex_eq(body, w.off,
+                        "3000 0100 00000000 0100000000000000 0200000000000000"
+                        " 0001000000000000 2000000000000000 12000000 00000000"));
+  le_wr_init(&w, body, sizeof body);
+  assert_int_equal(smb2_lock_req_encode(&w, (struct smb2_file_id){3, 4}, el, 2), 0);
+  assert_int_equal(w.off, 72);
+  assert_true(wt_hex_eq(body + 48, 24, "ffffffffffffff7f 0100000000000000 04000000 00000000"));
+  le_wr_init(&w, body, sizeof body);
+  assert_int_equal(smb2_lock_req_encode(&w, (struct smb2_file_id){3, 4}, el, 0), SMB3_EINVAL);
+  le_wr_init(&w, body, 50); /* no room for the element */
+  assert_int_not_equal(smb2_lock_req_encode(&w, (struct smb2_file_id){3, 4}, el, 2), 0);
+  uint8_t buf[128];
+  wt_rsp_start(&w, buf, sizeof buf, SMB2_LOCK);
+  le_put_u16(&w, 4);
+  le_put_u16(&w, 0);
+  assert_int_equal(smb2_simple_rsp_decode(buf, w.off), 0);
+  for (size_t k = 0; k < w.off; k++)
+    assert_int_equal(smb2_simple_rsp_decode(buf, k), SMB3_EPROTO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_create_req_name),
@@ -278,6 +310,7 @@ int main(void) {
       cmocka_unit_test(test_create_rsp_reject),
       cmocka_unit_test(test_close),
       cmocka_unit_test(test_flush),
+      cmocka_unit_test(test_lock),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
