@@ -43,6 +43,7 @@ struct fs_counters {
 
 struct fs_inode;
 struct fs_file;
+struct fs_lock;
 struct inode_table;
 struct notifier;
 struct reconn;
@@ -70,6 +71,8 @@ struct fs_ctx {
   struct notifier *nt;
   struct reconn *rc;
   pthread_mutex_t files_lock;
+  pthread_mutex_t locks_mu; /* one byte-range lock change at a time (locks.c) */
+  int nobrl;                /* locks stay in the kernel, on this machine only */
   struct fs_file *files; /* every open file (reconnect.c reopens them) */
   struct fs_counters ctr;
 };
@@ -135,6 +138,7 @@ struct fs_inode {
   double kern_at;           /* when the server was asked for that view (fs_now()) */
   int local_mod;
   struct wb_state wb;
+  struct fs_lock *locks; /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
 };
 
 struct inode_table *itab_new(void);
@@ -352,6 +356,12 @@ void ops_ns_fill(struct fuse_lowlevel_ops *o);
 void ops_file_fill(struct fuse_lowlevel_ops *o);
 void ops_dir_fill(struct fuse_lowlevel_ops *o);
 void ops_xattr_fill(struct fuse_lowlevel_ops *o); /* xattr.c */
+/* locks.c: fcntl/flock locks as SMB2 byte-range locks (none with nobrl) */
+void ops_locks_fill(struct fuse_lowlevel_ops *o, int nobrl);
+void locks_flush(struct fs_file *fh, uint64_t owner); /* close(2): the owner's POSIX locks go */
+void locks_release(struct fs_file *fh);               /* release: fh's locks go with its CLOSE */
+void locks_reacquire(struct fs_file *fh);             /* a reopen gave fh a new handle */
+void locks_free(struct fs_inode *in);
 /* The errno for an SMB3_E* code (EIO for one with no closer errno), 0 for 0. */
 static inline int fs_errno(int rc) { return rc ? (smb3_err_to_errno(rc) ?: EIO) : 0; }
 /* Reply to a FUSE request with an SMB3_E* code. */

@@ -105,6 +105,7 @@ static void put_locked(struct inode_table *t, struct fs_inode *in) {
     pthread_mutex_destroy(&in->lock);
     free(in->name);
     free(in->lnk_target);
+    locks_free(in);
     free(in);
     in = parent;
   }
@@ -162,6 +163,7 @@ void itab_free(struct inode_table *t) {
       pthread_mutex_destroy(&in->lock);
       free(in->name);
       free(in->lnk_target);
+      locks_free(in);
       free(in);
     }
   }

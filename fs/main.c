@@ -30,6 +30,9 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS | FUSE_CAP_PARALLEL_DIROPS |
                   FUSE_CAP_IOCTL_DIR; /* the stats ioctl is on the root directory */
   if (fs->cache != SMB3_CACHE_NONE) want |= FUSE_CAP_AUTO_INVAL_DATA;
+  /* fcntl and flock locks come to us (locks.c), which takes them at the server; nobrl: the kernel keeps them */
+  if (fs->nobrl) conn->want &= ~(unsigned)(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+  else want |= FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS;
   conn->want |= want & conn->capable;
   /* Always readdirplus: attributes come with the listing, no per-entry stat. */
   conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
@@ -75,6 +78,7 @@ static void settings_init(struct fs_ctx *fs) {
   fs->cache = o->cache;
   fs->ro = o->ro;
   fs->mfsymlinks = o->mfsymlinks;
+  fs->nobrl = o->nobrl;
 }
 
 /* ---- background start: the parent reports the child's result ---- */
@@ -141,6 +145,7 @@ static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args
   ops_file_fill(&ops);
   ops_dir_fill(&ops);
   ops_xattr_fill(&ops);
+  ops_locks_fill(&ops, fs->nobrl);
   char *fargv[5];
   int fargc = 0;
   fargv[fargc++] = (char *)argv0;
@@ -207,6 +212,7 @@ int main(int argc, char **argv) {
   char err[512] = "";
   memset(&fs, 0, sizeof fs);
   pthread_mutex_init(&fs.files_lock, NULL);
+  pthread_mutex_init(&fs.locks_mu, NULL);
   /* Read-ahead and write-back buffers are rsize/wsize (4 MiB) and live for one wire request.
    * Served by mmap (glibc's default above 128 KiB until its threshold adapts, and again after
    * every trim) each one is faulted in page by page and zeroed: measured, page faults took

@@ -343,6 +343,7 @@ static void flush_done(int err, void *arg) {
 /* close(2): the data must be on the server, and a failed write is reported here. */
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
+  locks_flush((struct fs_file *)(uintptr_t)fi->fh, fi->lock_owner);
   struct reqctx *r = reqctx_new(req, fi);
   if (r) wb_flush(r->fh->fs, r->fh->in, 1, flush_done, r);
 }
@@ -481,10 +482,12 @@ static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg
       if (lease) in->lease = lease;
     }
     pthread_mutex_unlock(&in->lock);
-    if (keep)
+    if (keep) {
       atomic_fetch_add(&fh->fs->ctr.reopens, 1);
-    else
+      locks_reacquire(fh);
+    } else {
       close_quietly(f);
+    }
   }
   /* else: gone or not ours any more (deleted, renamed, access changed): it stays broken */
   reopen_ended(fh);
@@ -548,6 +551,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
   fh->release_req = req;
+  locks_release(fh);
   wb_flush(fh->fs, fh->in, 1, release_flushed, fh);
 }
 

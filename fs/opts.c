@@ -108,7 +108,7 @@ static void usage(FILE *to) {
           "  -f  stay in the foreground      -d  debug (FUSE requests on stderr; implies -f)\n"
           "options (mount.cifs names): username=, password= (or PASSWD env), credentials=FILE, domain=,\n"
           "  port=, vers=, rsize=, wsize=, cache=strict|none|loose, actimeo=, uid=, gid=, file_mode=,\n"
-          "  dir_mode=, sign, seal, nocompound, echo_interval=, ro, mfsymlinks; and the FUSE mount options\n"
+          "  dir_mode=, sign, seal, nocompound, echo_interval=, ro, mfsymlinks, nobrl; and the FUSE mount options\n"
           "  allow_other, default_permissions, fsname=, nosuid, nodev, noexec, noatime, ...\n");
 }
 

@@ -1,0 +1,194 @@
+# fs_locks.py - the checks of fs_locks.sh: fcntl(2) and flock(2) locks on smb3fs mounts.
+# argv: M1 M2 (two mounts of one share: two clients), N1 N2 (the same with nobrl), SHARE_DIR.
+import errno, fcntl, os, select, signal, struct, sys, time
+
+m1, m2, n1, n2, share = sys.argv[1:]
+failed = 0
+FL = "hhqqi4x"  # struct flock on x86-64/aarch64 Linux: type, whence, start, len, pid
+
+
+def report(name, got, want):
+    global failed
+    if got == want:
+        print("ok   " + name)
+    else:
+        failed += 1
+        print("FAIL %s: got %r, want %r" % (name, got, want))
+
+
+def setlk(fd, t, start, ln, wait=False):
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLKW if wait else fcntl.F_SETLK, struct.pack(FL, t, 0, start, ln, 0))
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+
+
+def getlk(fd, t, start, ln):
+    ty, _, s, l, pid = struct.unpack(FL, fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(FL, t, 0, start, ln, 0)))
+    return ty if ty == fcntl.F_UNLCK else (ty, s, l, pid)
+
+
+def flock(fd, op):
+    try:
+        fcntl.flock(fd, op)
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+
+
+def in_child(fn):
+    """Run fn() in a child process (another lock owner); return what it returned (a str)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            out = str(fn())
+        except BaseException as e:  # noqa: BLE001 - reported to the parent
+            out = "exception %r" % (e,)
+        os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 4096)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return data.decode()
+
+
+def soon(fn, want):
+    """fn() until it returns want, for at most 10 s (what follows an asynchronous RELEASE)."""
+    for _ in range(100):
+        got = fn()
+        if got == want:
+            return got
+        time.sleep(0.1)
+    return got
+
+
+name = "locked"
+with open(os.path.join(share, name), "wb") as f:
+    f.write(os.urandom(100000))
+os.chown(os.path.join(share, name), int(os.environ["LOCK_UID"]), -1)  # the server's user must own it
+p1, p2 = os.path.join(m1, name), os.path.join(m2, name)
+W, R, U = fcntl.F_WRLCK, fcntl.F_RDLCK, fcntl.F_UNLCK
+
+# ---- two clients ----
+a = os.open(p1, os.O_RDWR)
+b = os.open(p2, os.O_RDWR)
+report("client 1 locks [0,100) exclusive", setlk(a, W, 0, 100), "ok")
+report("client 2: exclusive inside it refused", setlk(b, W, 50, 10), "EAGAIN")
+report("client 2: shared on its last byte refused", setlk(b, R, 99, 1), "EAGAIN")
+report("client 2: exclusive right after it granted", setlk(b, W, 100, 10), "ok")
+t = getlk(b, R, 0, 10)
+report("client 2: F_GETLK reports the other client's lock", t if t == U else t[0], W)
+report("client 2: F_GETLK over its own lock: free", getlk(b, W, 100, 10), U)
+report("client 1: F_GETLK elsewhere: free", getlk(a, W, 200, 10), U)
+report("client 1: F_GETLK over client 2's lock: taken", (getlk(a, R, 105, 1) or (0,))[0], W)
+# a POSIX unlock of the middle splits client 1's lock in two
+report("client 1 unlocks [40,60)", setlk(a, U, 40, 20), "ok")
+report("client 2: the hole is free", setlk(b, W, 40, 20), "ok")
+report("client 2: the left piece is still held", setlk(b, W, 30, 5), "EAGAIN")
+report("client 2: the right piece is still held", setlk(b, W, 60, 5), "EAGAIN")
+report("client 2 unlocks everything (len 0)", setlk(b, U, 0, 0), "ok")
+# conversion in place: exclusive -> shared for part of it
+report("client 1 downgrades [0,40) to shared", setlk(a, R, 0, 40), "ok")
+report("client 2: shared inside the shared part granted", setlk(b, R, 10, 5), "ok")
+report("client 2: upgrading that to exclusive refused", setlk(b, W, 10, 5), "EAGAIN")
+report("client 1: upgrading over client 2's shared lock refused (client 2 kept it)", setlk(a, W, 10, 5), "EAGAIN")
+report("client 1 kept its shared lock through the refused upgrade", setlk(b, W, 0, 5), "EAGAIN")
+report("client 2: exclusive in client 1's right piece refused", setlk(b, W, 70, 5), "EAGAIN")
+setlk(b, U, 0, 0)
+report("client 1 unlocks all, locks the whole file (len 0)", (setlk(a, U, 0, 0), setlk(a, W, 0, 0)), ("ok", "ok"))
+report("client 2: a byte at 1 TiB is covered", setlk(b, W, 1 << 40, 1), "EAGAIN")
+# written under a lock: on the server when the lock goes, before any close
+os.pwrite(a, b"HELLO-LOCKED", 5000)
+report("client 1 unlocks", setlk(a, U, 0, 0), "ok")
+with open(os.path.join(share, name), "rb") as f:
+    f.seek(5000)
+    report("data written under the lock is on the server at the unlock", f.read(12), b"HELLO-LOCKED")
+# close(2) of any descriptor of the owner releases all its POSIX locks on the file
+report("client 1 locks [0,10)", setlk(a, W, 0, 10), "ok")
+a2 = os.open(p1, os.O_RDONLY)
+report("same process, second descriptor: its own lock does not conflict", setlk(a2, R, 500, 10), "ok")
+os.close(a2)
+report("close of the second descriptor released the owner's locks", setlk(b, W, 0, 10), "ok")
+setlk(b, U, 0, 0)
+
+# ---- two processes on one mount: decided here, whatever the server sees ----
+report("parent locks [0,10) exclusive", setlk(a, W, 0, 10), "ok")
+report("another process on the same mount: refused",
+       in_child(lambda: setlk(os.open(p1, os.O_RDWR), W, 5, 1)), "EAGAIN")
+report("another process: F_GETLK names the parent",
+       in_child(lambda: str(getlk(os.open(p1, os.O_RDONLY), R, 0, 1))), str((W, 0, 10, os.getpid())))
+report("another process: shared elsewhere granted", in_child(lambda: setlk(os.open(p1, os.O_RDONLY), R, 20, 5)), "ok")
+
+# ---- F_SETLKW waits until the lock is free, and can be interrupted ----
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    fd = os.open(p2, os.O_RDWR)
+    os.write(w, ("start " + setlk(fd, W, 0, 10, wait=True)).encode())  # the other client
+    os._exit(0)
+os.close(w)
+started = select.select([r], [], [], 1.0)[0]
+report("F_SETLKW of a taken range waits", started, [])
+setlk(a, U, 0, 10)
+report("F_SETLKW returns once the range is unlocked", os.read(r, 100).decode(), "start ok")
+os.waitpid(pid, 0)
+os.close(r)
+setlk(a, W, 0, 10)
+
+
+class Alarm(Exception):
+    pass
+
+
+def interrupted():
+    def on_alarm(sig, frame):
+        raise Alarm()
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    fd = os.open(p2, os.O_RDWR)
+    signal.alarm(1)
+    try:
+        return setlk(fd, W, 0, 10, wait=True)
+    except Alarm:
+        return "interrupted"
+
+
+report("F_SETLKW is interrupted by a signal", in_child(interrupted), "interrupted")
+setlk(a, U, 0, 0)
+os.close(a)
+os.close(b)
+
+# ---- flock(2) ----
+a = os.open(p1, os.O_RDONLY)
+b = os.open(p2, os.O_RDONLY)
+report("flock exclusive", flock(a, fcntl.LOCK_EX), "ok")
+report("flock of the other client refused", flock(b, fcntl.LOCK_SH | fcntl.LOCK_NB), "EAGAIN")
+report("flock converted to shared", flock(a, fcntl.LOCK_SH), "ok")
+report("the other client's shared flock granted", flock(b, fcntl.LOCK_SH | fcntl.LOCK_NB), "ok")
+report("the other client's exclusive flock refused", flock(b, fcntl.LOCK_EX | fcntl.LOCK_NB), "EAGAIN")
+flock(b, fcntl.LOCK_UN)
+os.close(a)  # the last descriptor: the lock goes with the release
+report("flock released by close", soon(lambda: flock(b, fcntl.LOCK_EX | fcntl.LOCK_NB), "ok"), "ok")
+os.close(b)
+
+# ---- nobrl: the kernel keeps the locks, on this machine only ----
+q1, q2 = os.path.join(n1, name), os.path.join(n2, name)
+a = os.open(q1, os.O_RDWR)
+b = os.open(q2, os.O_RDWR)
+report("nobrl: client 1 locks", setlk(a, W, 0, 10), "ok")
+report("nobrl: the other client is not told", setlk(b, W, 0, 10), "ok")
+report("nobrl: another process on the mount is refused (the kernel's lock)",
+       in_child(lambda: setlk(os.open(q1, os.O_RDWR), W, 0, 1)), "EAGAIN")
+os.close(a)
+os.close(b)
+sys.exit(1 if failed else 0)
