@@ -39,6 +39,8 @@ struct fs_counters {
   atomic_uint_fast64_t invalidations; /* kernel page-cache invalidations sent */
   atomic_uint_fast64_t reconnects;    /* new connections after a lost one (reconnect.c) */
   atomic_uint_fast64_t reopens;       /* open files reopened on a new connection */
+  atomic_uint_fast64_t relocks;       /* byte-range locks taken again on a new connection (locks.c) */
+  atomic_uint_fast64_t relocks_lost;  /* ... and refused: another client took the range meanwhile */
 };
 
 struct fs_inode;

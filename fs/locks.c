@@ -367,8 +367,13 @@ void locks_release(struct fs_file *fh) {
  * locks, so fh's are asked for again. One that another client took meanwhile is lost (logged):
  * POSIX has no way to tell the owner. */
 static void relocked(int rc, void *arg) {
-  (void)arg;
-  if (rc) syslog(LOG_WARNING, "smb3fs: a byte-range lock could not be taken again after reconnecting: %s", smb3_strerror(rc));
+  struct fs_ctx *fs = arg;
+  if (!rc) {
+    atomic_fetch_add(&fs->ctr.relocks, 1);
+    return;
+  }
+  atomic_fetch_add(&fs->ctr.relocks_lost, 1);
+  syslog(LOG_WARNING, "smb3fs: a byte-range lock could not be taken again after reconnecting: %s", smb3_strerror(rc));
 }
 
 void locks_reacquire(struct fs_file *fh) {
@@ -382,11 +387,11 @@ void locks_reacquire(struct fs_file *fh) {
     if (l->fh == fh) copy[k++] = *l;
   smb3_file *f = fh_handle(fh);
   pthread_mutex_unlock(&in->lock);
-  if (n && !copy) relocked(SMB3_ENOMEM, NULL);
+  if (n && !copy) relocked(SMB3_ENOMEM, fh->fs);
   for (size_t i = 0; i < k; i++) {
     int rc = smb3_lock_async(f, copy[i].start, copy[i].end - copy[i].start,
-                             copy[i].wr ? SMB3_LOCK_EXCLUSIVE : SMB3_LOCK_SHARED, relocked, NULL);
-    if (rc) relocked(rc, NULL);
+                             copy[i].wr ? SMB3_LOCK_EXCLUSIVE : SMB3_LOCK_SHARED, relocked, fh->fs);
+    if (rc) relocked(rc, fh->fs);
   }
   free(copy);
 }

@@ -26,7 +26,8 @@ char *stats_json(struct fs_ctx *fs) {
                     "%s,\"rsize\":%u,\"wsize\":%u,\"cache\":\"%s\",\"readahead_hits\":%llu,"
                     "\"readahead_misses\":%llu,\"readahead_wire_reads\":%llu,\"direct_reads\":%llu,"
                     "\"writeback_hits\":%llu,\"writeback_wire_writes\":%llu,\"writeback_throttled\":%llu,"
-                    "\"writeback_errors\":%llu,\"direct_write_opens\":%llu,\"lease_breaks\":%llu,\"invalidations\":%llu,\"reconnects\":%llu,\"reopens\":%llu}",
+                    "\"writeback_errors\":%llu,\"direct_write_opens\":%llu,\"lease_breaks\":%llu,\"invalidations\":%llu,\"reconnects\":%llu,\"reopens\":%llu,"
+                    "\"relocks\":%llu,\"relocks_lost\":%llu}",
                     lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3],
                     (unsigned long long)c->ra_hits, (unsigned long long)c->ra_misses,
                     (unsigned long long)c->ra_wire_reads, (unsigned long long)c->direct_reads,
@@ -34,7 +35,8 @@ char *stats_json(struct fs_ctx *fs) {
                     (unsigned long long)c->wb_throttled, (unsigned long long)c->wb_errors,
                     (unsigned long long)c->direct_wr_opens,
                     (unsigned long long)c->lease_breaks, (unsigned long long)c->invalidations,
-                    (unsigned long long)c->reconnects, (unsigned long long)c->reopens);
+                    (unsigned long long)c->reconnects, (unsigned long long)c->reopens,
+                    (unsigned long long)c->relocks, (unsigned long long)c->relocks_lost);
   free(lib);
   return rc < 0 ? NULL : out;
 }

@@ -1,8 +1,9 @@
 # fs_locks.py - the checks of fs_locks.sh: fcntl(2) and flock(2) locks on smb3fs mounts.
-# argv: M1 M2 (two mounts of one share: two clients), N1 N2 (the same with nobrl), SHARE_DIR.
-import errno, fcntl, os, select, signal, struct, sys, time
+# argv: M1 M2 (two mounts of one share: two clients), N1 N2 (the same with nobrl), SHARE_DIR, the
+# server's PORT, the smb3 binary (stats).
+import errno, fcntl, json, os, re, select, signal, struct, subprocess, sys, time
 
-m1, m2, n1, n2, share = sys.argv[1:]
+m1, m2, n1, n2, share, port, smb3 = sys.argv[1:]
 failed = 0
 FL = "hhqqi4x"  # struct flock on x86-64/aarch64 Linux: type, whence, start, len, pid
 
@@ -179,6 +180,46 @@ report("the other client's exclusive flock refused", flock(b, fcntl.LOCK_EX | fc
 flock(b, fcntl.LOCK_UN)
 os.close(a)  # the last descriptor: the lock goes with the release
 report("flock released by close", soon(lambda: flock(b, fcntl.LOCK_EX | fcntl.LOCK_NB), "ok"), "ok")
+os.close(b)
+
+# ---- a lost connection: the reopened handle takes its locks again ----
+def stats(m, key):
+    return json.loads(subprocess.run([smb3, "stats", m], capture_output=True, check=True).stdout)[key]
+
+
+def conns(filt):
+    out = subprocess.run(["ss", "-Htnp", "state", "established", filt], capture_output=True, text=True,
+                         check=True).stdout
+    return out.splitlines()
+
+
+a = os.open(p1, os.O_RDWR)
+b = os.open(p2, os.O_RDWR)
+report("client 1 locks [0,10) and [50,60) before the loss", (setlk(a, W, 0, 10), setlk(a, R, 50, 10)), ("ok", "ok"))
+# client 1's daemon's connection (its local port), then the smbd serving it
+mine = set(subprocess.run(["pgrep", "-f", "smb3fs .*%s( |$)" % m1], capture_output=True, text=True).stdout.split())
+eph = [ln.split()[2].rsplit(":", 1)[1] for ln in conns("( dport = :%s )" % port)
+       if any("pid=%s," % p in ln for p in mine)]
+srv = {int(x) for e in eph for ln in conns("( sport = :%s and dport = :%s )" % (port, e))
+       for x in re.findall(r"pid=(\d+)", ln)}
+report("client 1's smbd found", len(srv) >= 1, True)
+before = stats(m1, "relocks")
+for x in srv:
+    os.kill(x, signal.SIGKILL)
+# any request brings the new connection; the reopen then asks for the locks again
+for _ in range(300):
+    try:
+        os.stat(os.path.join(m1, "absent-%d" % _))
+    except OSError:
+        pass
+    if stats(m1, "relocks") >= before + 2:
+        break
+    time.sleep(0.1)
+report("both locks taken again on the new connection", stats(m1, "relocks") - before, 2)
+report("client 2: the exclusive lock holds after the reconnect", setlk(b, W, 5, 1), "EAGAIN")
+report("client 2: the shared one too", (setlk(b, W, 55, 1), setlk(b, R, 55, 1)), ("EAGAIN", "ok"))
+setlk(b, U, 0, 0)
+os.close(a)
 os.close(b)
 
 # ---- nobrl: the kernel keeps the locks, on this machine only ----
