@@ -46,6 +46,7 @@ struct fs_counters {
 struct fs_inode;
 struct fs_file;
 struct fs_lock;
+struct lock_waits;
 struct inode_table;
 struct notifier;
 struct reconn;
@@ -75,6 +76,7 @@ struct fs_ctx {
   pthread_mutex_t files_lock;
   pthread_mutex_t locks_mu; /* one byte-range lock change at a time (locks.c) */
   int nobrl;                /* locks stay in the kernel, on this machine only */
+  struct lock_waits *lock_waits; /* F_SETLKW / flock waits (locks.c) */
   struct fs_file *files; /* every open file (reconnect.c reopens them) */
   struct fs_counters ctr;
 };
@@ -364,6 +366,8 @@ void locks_flush(struct fs_file *fh, uint64_t owner); /* close(2): the owner's P
 void locks_release(struct fs_file *fh);               /* release: fh's locks go with its CLOSE */
 void locks_reacquire(struct fs_file *fh);             /* a reopen gave fh a new handle */
 void locks_free(struct fs_inode *in);
+int locks_start(struct fs_ctx *fs); /* before the session runs */
+void locks_stop(struct fs_ctx *fs);  /* after it: pending waits end with EINTR */
 /* The errno for an SMB3_E* code (EIO for one with no closer errno), 0 for 0. */
 static inline int fs_errno(int rc) { return rc ? (smb3_err_to_errno(rc) ?: EIO) : 0; }
 /* Reply to a FUSE request with an SMB3_E* code. */

@@ -11,11 +11,12 @@
  * outside the range). Conflicts between owners on this machine are decided here (whatever
  * handles they use); the server decides against other clients.
  *
- * Lock requests run on the FUSE worker thread that received them (sync calls; a lock is one
- * round trip and rare), one at a time per mount (fs->locks_mu), never on the I/O thread. F_SETLKW
- * and flock without LOCK_NB ask again until granted, with a growing pause, and end with EINTR
- * when the caller is interrupted: a lock that waits at the server would hold its answer open
- * indefinitely and could not be interrupted.
+ * A lock request is tried on the FUSE worker thread that received it (sync calls: a lock is a
+ * round trip or a few, and rare), one change at a time per mount (fs->locks_mu), never on the
+ * I/O thread. F_SETLKW and flock without LOCK_NB, when refused, go to the waiter thread, which
+ * asks again with a growing pause until granted and ends with EINTR when the caller is
+ * interrupted: a lock that waited at the server would hold its answer open indefinitely and
+ * could not be interrupted.
  *
  * The records are guarded by in->lock and changed only with fs->locks_mu held as well. */
 #include <errno.h>
@@ -227,20 +228,150 @@ static int lock_errno(int rc) {
   return fs_errno(rc);
 }
 
-/* Apply, and with `wait` ask again until granted or the request is interrupted. */
-static int change_locks(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, const struct change *ch, int wait) {
-  long pause_ms = 5;
-  for (;;) {
-    pthread_mutex_lock(&fs->locks_mu);
-    int rc = apply(fs, in, ch);
-    pthread_mutex_unlock(&fs->locks_mu);
-    if (rc != SMB3_EAGAIN || !wait) return rc ? lock_errno(rc) : 0;
-    if (fuse_req_interrupted(req)) return EINTR;
-    struct timespec ts = {0, pause_ms * 1000000L};
-    nanosleep(&ts, NULL);
-    if (fuse_req_interrupted(req)) return EINTR;
-    pause_ms = pause_ms * 2 > 200 ? 200 : pause_ms * 2;
+/* ---- waiting locks: F_SETLKW, flock without LOCK_NB ----
+ * A lock that is refused and may wait is handed to the waiter thread, which asks again with a
+ * growing pause (5 ms doubling to 200 ms) until it is granted, fails otherwise, or the caller is
+ * interrupted (EINTR). The FUSE worker is free at once: the mount has few workers, and the
+ * unlock that ends the wait comes through one of them. */
+struct lock_wait {
+  struct lock_wait *next;
+  fuse_req_t req;
+  struct fs_inode *in; /* the file's: the kernel holds the file while the call waits */
+  struct change ch;
+  long pause_ms;
+  struct timespec due;
+};
+struct lock_waits {
+  pthread_mutex_t m;
+  pthread_cond_t cv; /* CLOCK_MONOTONIC */
+  struct lock_wait *head;
+  int started, stop;
+  pthread_t th;
+};
+
+static void due_in(struct timespec *t, long ms) {
+  clock_gettime(CLOCK_MONOTONIC, t);
+  t->tv_nsec += ms * 1000000L;
+  t->tv_sec += t->tv_nsec / 1000000000L;
+  t->tv_nsec %= 1000000000L;
+}
+static int before(const struct timespec *a, const struct timespec *b) {
+  return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static void *waiter_main(void *arg) {
+  struct fs_ctx *fs = arg;
+  struct lock_waits *lw = fs->lock_waits;
+  pthread_mutex_lock(&lw->m);
+  while (!lw->stop) {
+    struct lock_wait **first = NULL;
+    for (struct lock_wait **pp = &lw->head; *pp; pp = &(*pp)->next)
+      if (!first || before(&(*pp)->due, &(*first)->due)) first = pp;
+    if (!first) {
+      pthread_cond_wait(&lw->cv, &lw->m);
+      continue;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (before(&now, &(*first)->due)) {
+      pthread_cond_timedwait(&lw->cv, &lw->m, &(*first)->due);
+      continue;
+    }
+    struct lock_wait *w = *first;
+    *first = w->next;
+    pthread_mutex_unlock(&lw->m);
+    int err = EINTR;
+    if (!fuse_req_interrupted(w->req)) {
+      pthread_mutex_lock(&fs->locks_mu);
+      int rc = apply(fs, w->in, &w->ch);
+      pthread_mutex_unlock(&fs->locks_mu);
+      err = rc ? lock_errno(rc) : 0;
+    }
+    pthread_mutex_lock(&lw->m);
+    if (err == EAGAIN && !lw->stop) {
+      w->pause_ms = w->pause_ms * 2 > 200 ? 200 : w->pause_ms * 2;
+      due_in(&w->due, w->pause_ms);
+      w->next = lw->head;
+      lw->head = w;
+      continue;
+    }
+    pthread_mutex_unlock(&lw->m);
+    fuse_reply_err(w->req, err);
+    free(w);
+    pthread_mutex_lock(&lw->m);
   }
+  struct lock_wait *left = lw->head;
+  lw->head = NULL;
+  pthread_mutex_unlock(&lw->m);
+  while (left) { /* the mount is ending */
+    struct lock_wait *next = left->next;
+    fuse_reply_err(left->req, EINTR);
+    free(left);
+    left = next;
+  }
+  return NULL;
+}
+
+/* Queue a waiting lock; ENOMEM or EAGAIN (no thread) when it cannot wait. */
+static int wait_later(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, const struct change *ch) {
+  struct lock_waits *lw = fs->lock_waits;
+  struct lock_wait *w = malloc(sizeof *w);
+  if (!lw || !w) {
+    free(w);
+    return ENOMEM;
+  }
+  *w = (struct lock_wait){NULL, req, in, *ch, 5, {0, 0}};
+  due_in(&w->due, w->pause_ms);
+  pthread_mutex_lock(&lw->m);
+  if (!lw->started && !lw->stop) lw->started = pthread_create(&lw->th, NULL, waiter_main, fs) == 0;
+  if (!lw->started || lw->stop) {
+    pthread_mutex_unlock(&lw->m);
+    free(w);
+    return EAGAIN;
+  }
+  w->next = lw->head;
+  lw->head = w;
+  pthread_cond_signal(&lw->cv);
+  pthread_mutex_unlock(&lw->m);
+  return 0;
+}
+
+/* One try here; a refused lock that may wait goes to the waiter thread, which replies. */
+static void change_locks(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, const struct change *ch, int wait) {
+  pthread_mutex_lock(&fs->locks_mu);
+  int rc = apply(fs, in, ch);
+  pthread_mutex_unlock(&fs->locks_mu);
+  int err = rc ? lock_errno(rc) : 0;
+  if (err == EAGAIN && wait && wait_later(req, fs, in, ch) == 0) return;
+  fuse_reply_err(req, err);
+}
+
+int locks_start(struct fs_ctx *fs) {
+  struct lock_waits *lw = calloc(1, sizeof *lw);
+  if (!lw) return -1;
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&lw->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_mutex_init(&lw->m, NULL);
+  fs->lock_waits = lw;
+  return 0;
+}
+
+void locks_stop(struct fs_ctx *fs) {
+  struct lock_waits *lw = fs->lock_waits;
+  if (!lw) return;
+  pthread_mutex_lock(&lw->m);
+  lw->stop = 1;
+  int started = lw->started;
+  pthread_cond_signal(&lw->cv);
+  pthread_mutex_unlock(&lw->m);
+  if (started) pthread_join(lw->th, NULL);
+  pthread_cond_destroy(&lw->cv);
+  pthread_mutex_destroy(&lw->m);
+  free(lw);
+  fs->lock_waits = NULL;
 }
 
 static int posix_range(const struct flock *fl, uint64_t *start, uint64_t *end) {
@@ -255,8 +386,8 @@ static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
   struct change ch = {fi->lock_owner, fh, 0, 0, fl->l_type, 0, fl->l_pid};
   int err = fl->l_type != F_RDLCK && fl->l_type != F_WRLCK && fl->l_type != F_UNLCK ? EINVAL : posix_range(fl, &ch.start, &ch.end);
-  if (!err) err = change_locks(req, fh->fs, fh->in, &ch, sleep);
-  fuse_reply_err(req, err);
+  if (err) fuse_reply_err(req, err);
+  else change_locks(req, fh->fs, fh->in, &ch, sleep);
 }
 
 static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op) {
@@ -264,8 +395,8 @@ static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
   int how = op & (LOCK_SH | LOCK_EX | LOCK_UN);
   struct change ch = {fi->lock_owner, fh, 0, LOCK_EOF, how == LOCK_SH ? F_RDLCK : how == LOCK_EX ? F_WRLCK : F_UNLCK, 1, 0};
-  int err = how != LOCK_SH && how != LOCK_EX && how != LOCK_UN ? EINVAL : change_locks(req, fh->fs, fh->in, &ch, !(op & LOCK_NB));
-  fuse_reply_err(req, err == EAGAIN ? EWOULDBLOCK : err);
+  if (how != LOCK_SH && how != LOCK_EX && how != LOCK_UN) fuse_reply_err(req, EINVAL);
+  else change_locks(req, fh->fs, fh->in, &ch, !(op & LOCK_NB)); /* EAGAIN is EWOULDBLOCK */
 }
 
 /* F_GETLK: a conflicting lock of another owner here, else a probe at the server (a lock of the

@@ -261,6 +261,11 @@ int main(int argc, char **argv) {
   }
   fs.se = se;
   fs.mountpoint = a.mountpoint;
+  if (locks_start(&fs)) {
+    fprintf(stderr, "smb3fs: out of memory\n");
+    fuse_session_unmount(se);
+    goto out;
+  }
   if (notifier_start(&fs)) {
     fprintf(stderr, "smb3fs: cannot start the notifier thread\n");
     fuse_session_unmount(se);
@@ -277,10 +282,12 @@ int main(int argc, char **argv) {
   if (!a.foreground) detach_stdio();
   status = run_loop(se) ? 1 : 0;
   fuse_session_unmount(se);
+  locks_stop(&fs);     /* before the reconnect thread: a waiting lock may wait for a reopen */
   reconnect_stop(&fs); /* fs.c stays as it is from here on */
   smb3_set_break_handler(fs.c, NULL, NULL);
   notifier_stop(&fs);
 out:
+  locks_stop(&fs); /* a start that failed half-way (done already otherwise) */
   report(&wfd, 1);
   /* Disconnect before destroying the session: it completes whatever is still in flight (each
    * callback replies to its request) while the session is still valid. */

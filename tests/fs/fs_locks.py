@@ -165,6 +165,34 @@ def interrupted():
 
 
 report("F_SETLKW is interrupted by a signal", in_child(interrupted), "interrupted")
+
+# More waiters than the mount has FUSE workers: waiting takes none, so the holder's unlock gets
+# through, and the waiters get the range one after another (each exit releases it).
+kids = []
+for i in range(8):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        fd = os.open(p1 if i % 2 else p2, os.O_RDWR)  # waiters on both clients
+        res = setlk(fd, W, 0, 10, wait=True)
+        os.write(w, res.encode())
+        time.sleep(0.05)
+        os._exit(0)
+    os.close(w)
+    kids.append((pid, r))
+time.sleep(0.5)
+signal.signal(signal.SIGALRM, lambda s, f: (_ for _ in ()).throw(TimeoutError("unlock blocked")))
+signal.alarm(30)
+report("unlock with 8 waiters queued", setlk(a, U, 0, 10), "ok")
+results = []
+for pid, r in kids:
+    results.append(os.read(r, 100).decode())
+    os.waitpid(pid, 0)
+    os.close(r)
+signal.alarm(0)
+report("each of the 8 waiters got the range in turn", results, ["ok"] * 8)
+setlk(a, W, 0, 10)
 setlk(a, U, 0, 0)
 os.close(a)
 os.close(b)
