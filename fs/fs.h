@@ -143,6 +143,7 @@ struct fs_inode {
   int local_mod;
   struct wb_state wb;
   struct fs_lock *locks; /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
+  int lock_changing;     /* a change (locks.c apply) has some of them out of the list */
 };
 
 struct inode_table *itab_new(void);

@@ -154,6 +154,7 @@ static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct change *ch
     pthread_mutex_unlock(&in->lock);
     return 0;
   }
+  in->lock_changing = 1; /* the touched records are out of the list until the end */
   pthread_mutex_unlock(&in->lock);
 
   /* Pieces of the touched records outside ch's range: held again afterwards. */
@@ -177,6 +178,7 @@ static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct change *ch
     free_list(keep);
     pthread_mutex_lock(&in->lock);
     for (struct fs_lock *l = touched, *next; l; l = next) next = l->next, l->next = in->locks, in->locks = l;
+    in->lock_changing = 0;
     pthread_mutex_unlock(&in->lock);
     return rc;
   }
@@ -218,6 +220,7 @@ static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct change *ch
   free_list(released);
   pthread_mutex_lock(&in->lock);
   for (struct fs_lock *l = held, *next; l; l = next) next = l->next, l->next = in->locks, in->locks = l;
+  in->lock_changing = 0;
   pthread_mutex_unlock(&in->lock);
   return rc;
 }
@@ -473,12 +476,11 @@ void locks_flush(struct fs_file *fh, uint64_t owner) {
   pthread_mutex_unlock(&fh->fs->locks_mu);
 }
 
-/* fh is being released: the CLOSE releases its locks at the server; forget them here. */
-void locks_release(struct fs_file *fh) {
-  struct fs_inode *in = fh->in;
+/* fh is being released: the CLOSE releases its locks at the server; forget them here. Without
+ * fs->locks_mu unless a change is under way on the inode (its records may then be out of the
+ * list): a release need not wait behind another file's lock. */
+static struct fs_lock *take_fh(struct fs_inode *in, struct fs_file *fh) {
   struct fs_lock *gone = NULL;
-  pthread_mutex_lock(&fh->fs->locks_mu);
-  pthread_mutex_lock(&in->lock);
   for (struct fs_lock **pp = &in->locks; *pp;) {
     struct fs_lock *l = *pp;
     if (l->fh == fh) {
@@ -489,8 +491,22 @@ void locks_release(struct fs_file *fh) {
       pp = &l->next;
     }
   }
+  return gone;
+}
+
+void locks_release(struct fs_file *fh) {
+  struct fs_inode *in = fh->in;
+  pthread_mutex_lock(&in->lock);
+  int changing = in->lock_changing;
+  struct fs_lock *gone = changing ? NULL : take_fh(in, fh);
   pthread_mutex_unlock(&in->lock);
-  pthread_mutex_unlock(&fh->fs->locks_mu);
+  if (changing) {
+    pthread_mutex_lock(&fh->fs->locks_mu);
+    pthread_mutex_lock(&in->lock);
+    gone = take_fh(in, fh);
+    pthread_mutex_unlock(&in->lock);
+    pthread_mutex_unlock(&fh->fs->locks_mu);
+  }
   free_list(gone);
 }
 
