@@ -126,6 +126,14 @@ static void free_list(struct fs_lock *l) {
   }
 }
 
+/* The end of a change: its records go (back) into the list. */
+static void change_done(struct fs_inode *in, struct fs_lock *recs) {
+  pthread_mutex_lock(&in->lock);
+  for (struct fs_lock *l = recs, *next; l; l = next) next = l->next, l->next = in->locks, in->locks = l;
+  in->lock_changing = 0;
+  pthread_mutex_unlock(&in->lock);
+}
+
 /* Apply ch: 0, or a negative SMB3_E* (SMB3_EAGAIN: a conflict). */
 static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct change *ch) {
   pthread_mutex_lock(&in->lock);
@@ -176,10 +184,7 @@ static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct change *ch
   }
   if (rc) {
     free_list(keep);
-    pthread_mutex_lock(&in->lock);
-    for (struct fs_lock *l = touched, *next; l; l = next) next = l->next, l->next = in->locks, in->locks = l;
-    in->lock_changing = 0;
-    pthread_mutex_unlock(&in->lock);
+    change_done(in, touched);
     return rc;
   }
   flush_data(fs, in);
@@ -218,10 +223,7 @@ static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct change *ch
     held = l;
   }
   free_list(released);
-  pthread_mutex_lock(&in->lock);
-  for (struct fs_lock *l = held, *next; l; l = next) next = l->next, l->next = in->locks, in->locks = l;
-  in->lock_changing = 0;
-  pthread_mutex_unlock(&in->lock);
+  change_done(in, held);
   return rc;
 }
 
