@@ -23,6 +23,8 @@ struct brk {
   uint32_t state;
   int ack;
   uint64_t inval_nodeid; /* not a break: only drop the kernel's pages of this inode */
+  void (*then)(void *);  /* ... and then call this */
+  void *then_arg;
 };
 
 struct notifier {
@@ -125,6 +127,7 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
   if (b->inval_nodeid) {
     if (fs->se) fuse_lowlevel_notify_inval_inode(fs->se, b->inval_nodeid, 0, 0);
     atomic_fetch_add(&fs->ctr.invalidations, 1);
+    if (b->then) b->then(b->then_arg);
     return;
   }
   atomic_fetch_add(&fs->ctr.lease_breaks, 1);
@@ -198,11 +201,18 @@ void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required,
   enqueue(n, b);
 }
 
-void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid) {
+void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid) { cache_invalidate_then(fs, nodeid, NULL, NULL); }
+
+void cache_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg) {
   struct notifier *n = fs->nt;
   struct brk *b = n ? calloc(1, sizeof *b) : NULL;
-  if (!b) return; /* the pages stay: the next open of the file is not kept cached (cached_valid) */
+  if (!b) { /* the pages stay: the next open of the file is not kept cached (cached_valid) */
+    if (then) then(arg);
+    return;
+  }
   b->inval_nodeid = nodeid;
+  b->then = then;
+  b->then_arg = arg;
   enqueue(n, b);
 }
 

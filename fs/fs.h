@@ -46,6 +46,7 @@ struct fs_counters {
 struct fs_inode;
 struct fs_file;
 struct fs_lock;
+struct piece;
 struct lock_waits;
 struct inode_table;
 struct notifier;
@@ -143,6 +144,7 @@ struct fs_inode {
   int local_mod;
   struct wb_state wb;
   struct fs_lock *locks; /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
+  struct piece *srv_locks; /* ... and what the server holds for them (locks.c) */
   int lock_changing;     /* a change (locks.c apply) has some of them out of the list */
 };
 
@@ -325,6 +327,8 @@ void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required,
 /* Drop the kernel's pages of an inode, later, on the notifier thread (an invalidation can wait for
  * reads in progress, which must not wait for the caller). */
 void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid);
+/* The same, then then(arg) on the notifier thread (at once when it cannot be queued). */
+void cache_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg);
 /* Wait until the notifier has handled everything queued so far, at most timeout seconds. */
 void cache_drain(struct fs_ctx *fs, double timeout);
 void cache_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);

@@ -5,11 +5,11 @@
  * SMB locks belong to a handle and are mandatory; an exclusive one overlaps nothing, a lock is
  * released only by an UNLOCK of exactly its range, and the server cannot split, merge or convert
  * one. POSIX locks belong to a process (the kernel's lock owner), are split and merged, and a
- * process converts its own locks in place. So each inode keeps its locks here, one record per
- * SMB lock, records of one owner never overlapping: a change unlocks the owner's records that
- * it touches, locks the new range and locks again what is left of the old ones (their pieces
- * outside the range). Conflicts between owners on this machine are decided here (whatever
- * handles they use); the server decides against other clients.
+ * process converts its own locks in place. So each inode keeps its locks here as records, an
+ * owner's never overlapping (a change splits the ones it touches), and what the server holds
+ * for the mount apart from them, as pieces (below), which a change brings in line. Conflicts
+ * between owners on this machine are decided from the records (whatever handles they use); the
+ * server decides against other clients.
  *
  * A lock request is tried on the FUSE worker thread that received it (sync calls: a lock is a
  * round trip or a few, and rare), one change at a time per mount (fs->locks_mu), never on the
@@ -18,7 +18,7 @@
  * interrupted: a lock that waited at the server would hold its answer open indefinitely and
  * could not be interrupted.
  *
- * The records are guarded by in->lock and changed only with fs->locks_mu held as well. */
+ * The records and pieces are guarded by in->lock and changed only with fs->locks_mu held too. */
 #include <errno.h>
 #include <fcntl.h>
 #include <semaphore.h>
@@ -35,10 +35,10 @@
 struct fs_lock {
   struct fs_lock *next;
   uint64_t owner;      /* the kernel's lock owner (flock: the open file's) */
-  struct fs_file *fh;  /* whose server handle holds it */
+  struct fs_file *fh;  /* the open it was taken through */
   uint64_t start, end; /* [start, end) */
   int wr;              /* exclusive */
-  int flock;           /* flock(2) lock: never conflicts with POSIX locks on this machine */
+  int flock;           /* flock(2) lock (its owner is the open file) */
   pid_t pid;
 };
 
@@ -98,10 +98,11 @@ struct change {
   pid_t pid;
 };
 
-/* A record of another owner on this machine that forbids ch (or NULL). */
+/* A record of another owner on this machine that forbids ch (or NULL). flock and fcntl locks of
+ * different files' descriptors conflict too: at the server both are the same byte-range locks. */
 static struct fs_lock *local_conflict(struct fs_inode *in, const struct change *ch) {
   for (struct fs_lock *l = in->locks; l; l = l->next)
-    if (l->flock == ch->flock && l->owner != ch->owner && overlap(l, ch->start, ch->end) &&
+    if (!(l->owner == ch->owner && l->flock == ch->flock) && overlap(l, ch->start, ch->end) &&
         (l->wr || ch->type == F_WRLCK))
       return l;
   return NULL;
@@ -126,15 +127,183 @@ static void free_list(struct fs_lock *l) {
   }
 }
 
-/* The end of a change: its records go (back) into the list. */
-static void change_done(struct fs_inode *in, struct fs_lock *recs) {
-  pthread_mutex_lock(&in->lock);
-  for (struct fs_lock *l = recs, *next; l; l = next) next = l->next, l->next = in->locks, in->locks = l;
-  in->lock_changing = 0;
-  pthread_mutex_unlock(&in->lock);
+/* ---- the server's view: pieces ----
+ * What the server holds for this mount is kept apart from the records, as in->srv_locks: pieces
+ * that never overlap one another. Every exclusive record is a piece of its own, held through the
+ * handle of the open it was taken through (the server refuses I/O of other handles in it); the
+ * shared records are covered by shared pieces, through any handle. Two handles of one connection
+ * never hold locks over the same bytes: with its POSIX locking on (the default), Samba 4.17 keeps
+ * the underlying fcntl lock of a handle that unlocks a range another handle of the same
+ * connection also holds, and that stale lock then refuses every exclusive lock of the range. */
+struct piece {
+  struct piece *next;
+  uint64_t start, end;
+  int wr;
+  struct fs_file *holder;
+};
+struct iv {
+  uint64_t s, e;
+  int wr;
+  struct fs_file *fh;
+};
+
+static int iv_cmp(const void *a, const void *b) {
+  const struct iv *x = a, *y = b;
+  return x->s < y->s ? -1 : x->s > y->s;
+}
+/* Sort and join overlapping or touching intervals; returns the new count. */
+static size_t iv_merge(struct iv *v, size_t n) {
+  if (!n) return 0;
+  qsort(v, n, sizeof *v, iv_cmp);
+  size_t k = 0;
+  for (size_t i = 1; i < n; i++) {
+    if (v[i].s <= v[k].e) {
+      if (v[i].e > v[k].e) v[k].e = v[i].e;
+    } else {
+      v[++k] = v[i];
+    }
+  }
+  return k + 1;
+}
+/* Is [s, e) inside the merged set v? */
+static int iv_inside(const struct iv *v, size_t n, uint64_t s, uint64_t e) {
+  for (size_t i = 0; i < n; i++)
+    if (v[i].s <= s && e <= v[i].e) return 1;
+  return 0;
+}
+/* a minus b (both merged) into out, which has room for na + nb. */
+static size_t iv_minus(const struct iv *a, size_t na, const struct iv *b, size_t nb, struct iv *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < na; i++) {
+    uint64_t at = a[i].s;
+    for (size_t j = 0; j < nb && at < a[i].e; j++) {
+      if (b[j].e <= at || b[j].s >= a[i].e) continue;
+      if (b[j].s > at) out[k++] = (struct iv){at, b[j].s, 0, NULL};
+      at = b[j].e;
+    }
+    if (at < a[i].e) out[k++] = (struct iv){at, a[i].e, 0, NULL};
+  }
+  return k;
 }
 
-/* Apply ch: 0, or a negative SMB3_E* (SMB3_EAGAIN: a conflict). */
+static int piece_lock(struct fs_inode *in, uint64_t s, uint64_t e, int wr, struct fs_file *holder) {
+  struct piece *p = malloc(sizeof *p);
+  if (!p) return SMB3_ENOMEM;
+  int rc = srv_lock(holder, s, e, wr ? SMB3_LOCK_EXCLUSIVE : SMB3_LOCK_SHARED);
+  if (rc) {
+    free(p);
+    return rc;
+  }
+  *p = (struct piece){NULL, s, e, wr, holder};
+  pthread_mutex_lock(&in->lock);
+  p->next = in->srv_locks;
+  in->srv_locks = p;
+  pthread_mutex_unlock(&in->lock);
+  return 0;
+}
+
+/* Take p out of the list; unlock it at the server unless its holder is closing (the CLOSE frees it). */
+static void piece_drop(struct fs_inode *in, struct piece *p, int unlock) {
+  pthread_mutex_lock(&in->lock);
+  for (struct piece **pp = &in->srv_locks; *pp; pp = &(*pp)->next)
+    if (*pp == p) {
+      *pp = p->next;
+      break;
+    }
+  pthread_mutex_unlock(&in->lock);
+  if (unlock) {
+    int u = srv_lock(p->holder, p->start, p->end, SMB3_LOCK_UNLOCK);
+    if (u && u != SMB3_EINVAL && u != SMB3_ECLOSED && u != SMB3_EBADF)
+      syslog(LOG_WARNING, "smb3fs: unlock of bytes %llu-%llu failed: %s", (unsigned long long)p->start,
+             (unsigned long long)p->end, smb3_strerror(u));
+  }
+  free(p);
+}
+
+/* Bring the server's pieces in line with the records (fs->locks_mu held). 0, or the first
+ * refusal or error (the pieces then hold part of the change: the caller restores the records and
+ * runs this again). dying: an open being released; the pieces it holds go without an UNLOCK,
+ * after what they covered that is still needed was locked through another handle. */
+static int reconcile(struct fs_inode *in, struct fs_file *dying) {
+  pthread_mutex_lock(&in->lock);
+  size_t nr = 0, np = 0;
+  for (struct fs_lock *l = in->locks; l; l = l->next) nr++;
+  for (struct piece *p = in->srv_locks; p; p = p->next) np++;
+  struct iv *rec = calloc(nr + 1, sizeof *rec), *cov = calloc(nr + 1, sizeof *cov);
+  struct iv *keptr = calloc(np + 1, sizeof *keptr), *need = calloc(nr + np + 1, sizeof *need);
+  struct piece **ps = calloc(np + 1, sizeof *ps);
+  int *keep = calloc(np + 1, sizeof *keep), *matched = calloc(nr + 1, sizeof *matched);
+  if (!rec || !cov || !keptr || !need || !ps || !keep || !matched) {
+    pthread_mutex_unlock(&in->lock);
+    free(rec), free(cov), free(keptr), free(need), free(ps), free(keep), free(matched);
+    return SMB3_ENOMEM;
+  }
+  size_t ncov = 0, k = 0;
+  for (struct fs_lock *l = in->locks; l; l = l->next, k++) {
+    rec[k] = (struct iv){l->start, l->end, l->wr, l->fh};
+    if (!l->wr) cov[ncov++] = rec[k];
+  }
+  k = 0;
+  for (struct piece *p = in->srv_locks; p; p = p->next) ps[k++] = p;
+  pthread_mutex_unlock(&in->lock);
+  ncov = iv_merge(cov, ncov);
+
+  /* What stays: an exclusive piece that is exactly an exclusive record (same handle), a shared
+   * piece inside the shared records. */
+  size_t nkept = 0;
+  for (size_t i = 0; i < np; i++) {
+    struct piece *p = ps[i];
+    if (p->holder == dying) continue;
+    if (p->wr) {
+      for (size_t j = 0; j < nr && !keep[i]; j++)
+        if (rec[j].wr && !matched[j] && rec[j].s == p->start && rec[j].e == p->end && rec[j].fh == p->holder)
+          keep[i] = matched[j] = 1;
+    } else if (iv_inside(cov, ncov, p->start, p->end)) {
+      keep[i] = 1;
+      keptr[nkept++] = (struct iv){p->start, p->end, 0, NULL};
+    }
+  }
+  nkept = iv_merge(keptr, nkept);
+  size_t nneed = iv_minus(cov, ncov, keptr, nkept, need); /* shared, not yet held */
+
+  /* Holder of a new shared piece: the holder of a shared piece being given up over it (the new
+   * one stacks on the same handle before the old goes, so the bytes stay locked throughout),
+   * else the open of a record in it. */
+  for (size_t i = 0; i < nneed; i++) {
+    for (size_t j = 0; j < np && !need[i].fh; j++)
+      if (!keep[j] && !ps[j]->wr && ps[j]->holder != dying && ps[j]->start < need[i].e && need[i].s < ps[j]->end)
+        need[i].fh = ps[j]->holder;
+    for (size_t j = 0; j < nr && !need[i].fh; j++)
+      if (!rec[j].wr && rec[j].fh != dying && rec[j].s < need[i].e && need[i].s < rec[j].e) need[i].fh = rec[j].fh;
+  }
+  /* 1. shared pieces that overlap no exclusive piece being given up: before anything goes */
+  int rc = 0;
+  for (size_t i = 0; i < nneed && !rc; i++) {
+    int early = 1;
+    for (size_t j = 0; j < np; j++)
+      if (!keep[j] && ps[j]->holder != dying &&
+          (ps[j]->wr || ps[j]->holder != need[i].fh) && ps[j]->start < need[i].e && need[i].s < ps[j]->end)
+        early = 0;
+    if (early && need[i].fh) {
+      rc = piece_lock(in, need[i].s, need[i].e, 0, need[i].fh);
+      need[i].fh = NULL; /* done */
+      need[i].wr = 1;    /* marks it done */
+    }
+  }
+  /* 2. what goes */
+  for (size_t i = 0; i < np; i++)
+    if (!keep[i]) piece_drop(in, ps[i], ps[i]->holder != dying);
+  /* 3. the rest: shared pieces that had to wait, exclusive records */
+  for (size_t i = 0; i < nneed && !rc; i++)
+    if (!need[i].wr && need[i].fh) rc = piece_lock(in, need[i].s, need[i].e, 0, need[i].fh);
+  for (size_t j = 0; j < nr && !rc; j++)
+    if (rec[j].wr && !matched[j]) rc = piece_lock(in, rec[j].s, rec[j].e, 1, rec[j].fh);
+  free(rec), free(cov), free(keptr), free(need), free(ps), free(keep), free(matched);
+  return rc;
+}
+
+/* Apply ch: 1 when it took a lock, 0 when it needed none (an unlock, or held so already), or a
+ * negative SMB3_E* (SMB3_EAGAIN: a conflict). */
 static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct change *ch) {
   pthread_mutex_lock(&in->lock);
   if (ch->type != F_UNLCK && local_conflict(in, ch)) {
@@ -157,80 +326,101 @@ static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct change *ch
     }
   }
   if (covered || (!touched && ch->type == F_UNLCK)) {
-    struct fs_lock **tail = pp;
-    *tail = touched; /* back as they were */
+    *pp = touched; /* back as they were */
     pthread_mutex_unlock(&in->lock);
     return 0;
   }
-  in->lock_changing = 1; /* the touched records are out of the list until the end */
-  pthread_mutex_unlock(&in->lock);
-
-  /* Pieces of the touched records outside ch's range: held again afterwards. */
-  struct fs_lock *keep = NULL;
+  /* The new records: the touched ones' parts outside ch's range, and ch's. */
+  struct fs_lock *fresh = NULL, *add = NULL;
   int rc = 0;
   for (struct fs_lock *l = touched; l && !rc; l = l->next) {
-    uint64_t cut[2][2] = {{l->start, ch->start < l->end ? ch->start : l->end}, {ch->end > l->start ? ch->end : l->start, l->end}};
-    for (int k = 0; k < 2 && !rc; k++) {
-      if (cut[k][0] >= cut[k][1] || (k == 0 && l->start >= ch->start) || (k == 1 && l->end <= ch->end)) continue;
-      struct fs_lock *p = new_rec(l, cut[k][0], cut[k][1]);
+    if (l->start < ch->start) {
+      struct fs_lock *p = new_rec(l, l->start, ch->start);
       if (!p) rc = SMB3_ENOMEM;
-      else p->next = keep, keep = p;
+      else p->next = fresh, fresh = p;
+    }
+    if (!rc && l->end > ch->end) {
+      struct fs_lock *p = new_rec(l, ch->end, l->end);
+      if (!p) rc = SMB3_ENOMEM;
+      else p->next = fresh, fresh = p;
     }
   }
-  struct fs_lock *add = NULL;
   if (!rc && ch->type != F_UNLCK) {
     struct fs_lock proto = {NULL, ch->owner, ch->fh, ch->start, ch->end, ch->type == F_WRLCK, ch->flock, ch->pid};
     if (!(add = new_rec(&proto, ch->start, ch->end))) rc = SMB3_ENOMEM;
+    else add->next = fresh, fresh = add;
   }
+  struct fs_lock *old = touched;
   if (rc) {
-    free_list(keep);
-    change_done(in, touched);
+    free_list(fresh);
+    fresh = touched;
+    old = NULL;
+  }
+  size_t nfresh = 0;
+  for (struct fs_lock *l = fresh, *next; l; l = next, nfresh++) next = l->next, l->next = in->locks, in->locks = l;
+  in->lock_changing = 1;
+  pthread_mutex_unlock(&in->lock);
+  if (rc) {
+    pthread_mutex_lock(&in->lock);
+    in->lock_changing = 0;
+    pthread_mutex_unlock(&in->lock);
     return rc;
   }
   flush_data(fs, in);
-  /* The server: release what ch touches, take the new range, take the pieces back. */
-  struct fs_lock *released = NULL;
-  for (struct fs_lock *l = touched, *next; l; l = next) {
-    next = l->next;
-    int u = srv_lock(l->fh, l->start, l->end, SMB3_LOCK_UNLOCK);
-    if (u && u != SMB3_EINVAL && u != SMB3_ECLOSED && u != SMB3_EBADF)
-      syslog(LOG_WARNING, "smb3fs: unlock of bytes %llu-%llu failed: %s", (unsigned long long)l->start,
-             (unsigned long long)l->end, smb3_strerror(u));
-    l->next = released;
-    released = l;
-  }
-  if (add) {
-    rc = srv_lock(ch->fh, ch->start, ch->end, add->wr ? SMB3_LOCK_EXCLUSIVE : SMB3_LOCK_SHARED);
-    if (rc) { /* refused: what the owner held is taken back, the pieces are not needed */
-      free(add);
-      add = NULL;
-      free_list(keep);
-      keep = released;
-      released = NULL;
-    }
-  }
-  struct fs_lock *held = add;
-  for (struct fs_lock *l = keep, *next; l; l = next) {
-    next = l->next;
-    int r = srv_lock(l->fh, l->start, l->end, l->wr ? SMB3_LOCK_EXCLUSIVE : SMB3_LOCK_SHARED);
-    if (r) { /* another client took it in between: the owner has lost it */
-      syslog(LOG_WARNING, "smb3fs: a lock of bytes %llu-%llu was lost while being changed: %s",
-             (unsigned long long)l->start, (unsigned long long)l->end, smb3_strerror(r));
+  rc = reconcile(in, NULL);
+  if (rc) { /* refused: the owner keeps what it had */
+    pthread_mutex_lock(&in->lock);
+    for (size_t i = 0; i < nfresh; i++) { /* the fresh records are the first nfresh of the list */
+      struct fs_lock *l = in->locks;
+      in->locks = l->next;
       free(l);
-      continue;
     }
-    l->next = held;
-    held = l;
+    for (struct fs_lock *l = old, *next; l; l = next) next = l->next, l->next = in->locks, in->locks = l;
+    old = NULL;
+    pthread_mutex_unlock(&in->lock);
+    int r2 = reconcile(in, NULL);
+    if (r2)
+      syslog(LOG_WARNING, "smb3fs: a byte-range lock was lost while a refused change was undone: %s", smb3_strerror(r2));
   }
-  free_list(released);
-  change_done(in, held);
-  return rc;
+  free_list(old);
+  pthread_mutex_lock(&in->lock);
+  in->lock_changing = 0;
+  pthread_mutex_unlock(&in->lock);
+  return rc ? rc : add != NULL;
 }
 
 static int lock_errno(int rc) {
   if (rc == SMB3_EAGAIN) return EAGAIN;
   if (rc == SMB3_ECLOSED || rc == SMB3_EBADF) return ENOLCK; /* the handle is gone with its connection */
   return fs_errno(rc);
+}
+
+/* ---- a granted lock's reply ----
+ * Another client may have changed the file before this lock was granted (that is what the lock
+ * protects against), and unless this mount holds a write lease nothing told it in time: the
+ * break of its read lease by the other client's WRITE is asynchronous. So what the mount cached
+ * of the file goes before the caller can use the lock: the read-ahead buffers (data_gen), the
+ * attributes, and the kernel's pages and attributes. The kernel's are dropped on the notifier
+ * thread, which then replies (an invalidation can wait for reads of the file, which need FUSE
+ * workers, so neither this worker nor the waiter thread waits for it). With a write lease no
+ * other client can have written. While the lock is held nobody else writes the locked range. */
+static void reply_ok(void *req) { fuse_reply_err(req, 0); }
+
+static void reply_granted(struct fs_ctx *fs, struct fs_inode *in, fuse_req_t req, int taken) {
+  int stale = 0;
+  if (taken) {
+    pthread_mutex_lock(&in->lock);
+    stale = !(in->lease & SMB3_LEASE_WRITE);
+    if (stale) {
+      in->data_gen++;
+      in->cached_valid = 0;
+      in->attr_expiry = 0;
+      in->attr_lookup = 0;
+    }
+    pthread_mutex_unlock(&in->lock);
+  }
+  if (stale) cache_invalidate_then(fs, in->nodeid, reply_ok, req);
+  else fuse_reply_err(req, 0);
 }
 
 /* ---- waiting locks: F_SETLKW, flock without LOCK_NB ----
@@ -285,12 +475,12 @@ static void *waiter_main(void *arg) {
     struct lock_wait *w = *first;
     *first = w->next;
     pthread_mutex_unlock(&lw->m);
-    int err = EINTR;
+    int err = EINTR, rc = 0;
     if (!fuse_req_interrupted(w->req)) {
       pthread_mutex_lock(&fs->locks_mu);
-      int rc = apply(fs, w->in, &w->ch);
+      rc = apply(fs, w->in, &w->ch);
       pthread_mutex_unlock(&fs->locks_mu);
-      err = rc ? lock_errno(rc) : 0;
+      err = rc < 0 ? lock_errno(rc) : 0;
     }
     pthread_mutex_lock(&lw->m);
     if (err == EAGAIN && !lw->stop) {
@@ -301,7 +491,8 @@ static void *waiter_main(void *arg) {
       continue;
     }
     pthread_mutex_unlock(&lw->m);
-    fuse_reply_err(w->req, err);
+    if (err) fuse_reply_err(w->req, err);
+    else reply_granted(fs, w->in, w->req, rc > 0);
     free(w);
     pthread_mutex_lock(&lw->m);
   }
@@ -346,9 +537,10 @@ static void change_locks(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in,
   pthread_mutex_lock(&fs->locks_mu);
   int rc = apply(fs, in, ch);
   pthread_mutex_unlock(&fs->locks_mu);
-  int err = rc ? lock_errno(rc) : 0;
+  int err = rc < 0 ? lock_errno(rc) : 0;
   if (err == EAGAIN && wait && wait_later(req, fs, in, ch) == 0) return;
-  fuse_reply_err(req, err);
+  if (err) fuse_reply_err(req, err);
+  else reply_granted(fs, in, req, rc > 0);
 }
 
 int locks_start(struct fs_ctx *fs) {
@@ -405,7 +597,7 @@ static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 }
 
 /* F_GETLK: a conflicting lock of another owner here, else a probe at the server (a lock of the
- * parts of the range the owner does not hold itself, released at once). Another client's lock is
+ * parts of the range this mount holds nothing of, released at once). Another client's lock is
  * reported as the requested range, exclusive, pid 0: SMB does not say whose or which it is. */
 static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *fl) {
   (void)ino;
@@ -429,15 +621,15 @@ static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
     out.l_len = l->end >= LOCK_EOF ? 0 : (off_t)(l->end - l->start);
     out.l_pid = l->pid;
   }
-  /* The gaps between the owner's own records in the range (they would conflict with themselves). */
+  /* The gaps between what this mount holds at the server in the range: a probe over its own
+   * locks would conflict with them (there the records decided). */
   uint64_t gaps[16][2];
   int ngaps = 0;
   uint64_t at = ch.start;
   while (!conflict && at < ch.end && ngaps < 16) {
-    struct fs_lock *first = NULL; /* the owner's next record from `at` on */
-    for (struct fs_lock *o = in->locks; o; o = o->next)
-      if (!o->flock && o->owner == ch.owner && o->end > at && o->start < ch.end && (!first || o->start < first->start))
-        first = o;
+    struct piece *first = NULL; /* the next piece from `at` on */
+    for (struct piece *o = in->srv_locks; o; o = o->next)
+      if (o->end > at && o->start < ch.end && (!first || o->start < first->start)) first = o;
     uint64_t gap_end = !first ? ch.end : first->start > at ? first->start : at;
     if (gap_end > at) gaps[ngaps][0] = at, gaps[ngaps][1] = gap_end, ngaps++;
     at = first ? first->end : ch.end;
@@ -478,11 +670,20 @@ void locks_flush(struct fs_file *fh, uint64_t owner) {
   pthread_mutex_unlock(&fh->fs->locks_mu);
 }
 
-/* fh is being released: the CLOSE releases its locks at the server; forget them here. Without
- * fs->locks_mu unless a change is under way on the inode (its records may then be out of the
- * list): a release need not wait behind another file's lock. */
-static struct fs_lock *take_fh(struct fs_inode *in, struct fs_file *fh) {
+/* fh is being released: its records go (flock locks; its POSIX ones went at the close), and
+ * what the pieces it holds cover for other opens' records is locked through another handle
+ * before its CLOSE frees them at the server. */
+void locks_release(struct fs_file *fh) {
+  struct fs_inode *in = fh->in;
+  pthread_mutex_lock(&in->lock);
+  int any = in->lock_changing;
+  for (struct fs_lock *l = in->locks; l && !any; l = l->next) any = l->fh == fh;
+  for (struct piece *p = in->srv_locks; p && !any; p = p->next) any = p->holder == fh;
+  pthread_mutex_unlock(&in->lock);
+  if (!any) return; /* the usual case: no wait behind another file's lock change */
+  pthread_mutex_lock(&fh->fs->locks_mu);
   struct fs_lock *gone = NULL;
+  pthread_mutex_lock(&in->lock);
   for (struct fs_lock **pp = &in->locks; *pp;) {
     struct fs_lock *l = *pp;
     if (l->fh == fh) {
@@ -493,22 +694,10 @@ static struct fs_lock *take_fh(struct fs_inode *in, struct fs_file *fh) {
       pp = &l->next;
     }
   }
-  return gone;
-}
-
-void locks_release(struct fs_file *fh) {
-  struct fs_inode *in = fh->in;
-  pthread_mutex_lock(&in->lock);
-  int changing = in->lock_changing;
-  struct fs_lock *gone = changing ? NULL : take_fh(in, fh);
   pthread_mutex_unlock(&in->lock);
-  if (changing) {
-    pthread_mutex_lock(&fh->fs->locks_mu);
-    pthread_mutex_lock(&in->lock);
-    gone = take_fh(in, fh);
-    pthread_mutex_unlock(&in->lock);
-    pthread_mutex_unlock(&fh->fs->locks_mu);
-  }
+  int rc = reconcile(in, fh);
+  if (rc) syslog(LOG_WARNING, "smb3fs: a byte-range lock was lost at a close: %s", smb3_strerror(rc));
+  pthread_mutex_unlock(&fh->fs->locks_mu);
   free_list(gone);
 }
 
@@ -529,11 +718,11 @@ void locks_reacquire(struct fs_file *fh) {
   struct fs_inode *in = fh->in;
   pthread_mutex_lock(&in->lock);
   size_t n = 0;
-  for (struct fs_lock *l = in->locks; l; l = l->next) n += l->fh == fh;
-  struct fs_lock *copy = n ? calloc(n, sizeof *copy) : NULL;
+  for (struct piece *p = in->srv_locks; p; p = p->next) n += p->holder == fh;
+  struct piece *copy = n ? calloc(n, sizeof *copy) : NULL;
   size_t k = 0;
-  for (struct fs_lock *l = in->locks; copy && l; l = l->next)
-    if (l->fh == fh) copy[k++] = *l;
+  for (struct piece *p = in->srv_locks; copy && p; p = p->next)
+    if (p->holder == fh) copy[k++] = *p;
   smb3_file *f = fh_handle(fh);
   pthread_mutex_unlock(&in->lock);
   if (n && !copy) relocked(SMB3_ENOMEM, fh->fs);
@@ -548,6 +737,8 @@ void locks_reacquire(struct fs_file *fh) {
 void locks_free(struct fs_inode *in) {
   free_list(in->locks);
   in->locks = NULL;
+  for (struct piece *p = in->srv_locks, *next; p; p = next) next = p->next, free(p);
+  in->srv_locks = NULL;
 }
 
 void ops_locks_fill(struct fuse_lowlevel_ops *o, int nobrl) {

@@ -165,6 +165,18 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
   }
   /* the open of an existing file can be sent again: on a lost connection, wait for the next one */
   if (rc && fs_park_once(o->fs, &o->retry, rc, open_resume, o)) return;
+  if (rc == SMB3_ENOENT) {
+    /* The kernel's entry is stale: another client deleted or renamed the file. ESTALE makes the
+     * kernel look the name up again and retry the open once, so that open(O_CREAT) creates the
+     * file anew (the retry's CREATE) and a plain open fails with ENOENT from the lookup. */
+    pthread_mutex_lock(&o->in->lock);
+    o->in->attr_expiry = 0;
+    o->in->attr_lookup = 0;
+    pthread_mutex_unlock(&o->in->lock);
+    fuse_reply_err(o->req, ESTALE);
+    fop_free(o);
+    return;
+  }
   if (rc) {
     fop_fail(o, rc);
     return;

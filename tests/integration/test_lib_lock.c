@@ -118,6 +118,35 @@ static void run(const char *opts, const char *tag) {
   lt_unguard();
 }
 
+/* Two handles of one connection, in the order sqlite's locking made on one mount: shared locks
+ * of both on one range, taken and released interleaved, then the first upgrades its range. */
+static void test_same_connection(void **s) {
+  (void)s;
+  lt_guard("same connection", 60);
+  uint8_t z[16] = {0};
+  lt_write_local("locked-same", z, sizeof z);
+  smb3_client *c = lt_connect(NULL);
+  smb3_file *h1 = open_or_fail(c, "locked-same", O_RDWR), *h2 = open_or_fail(c, "locked-same", O_RDWR);
+  const uint64_t P = 0x40000000, R = P + 1, S = P + 2, SL = 510;
+  expect_lock(h1, S, SL, SMB3_LOCK_SHARED, 0, "h1 S shared");
+  expect_lock(h2, P, 1, SMB3_LOCK_SHARED, 0, "h2 P shared");
+  expect_lock(h2, S, SL, SMB3_LOCK_SHARED, 0, "h2 S shared");
+  expect_lock(h2, P, 1, SMB3_LOCK_UNLOCK, 0, "h2 P unlock");
+  expect_lock(h1, R, 1, SMB3_LOCK_EXCLUSIVE, 0, "h1 R exclusive");
+  expect_lock(h2, S, SL, SMB3_LOCK_UNLOCK, 0, "h2 S unlock");
+  expect_lock(h2, P, 1, SMB3_LOCK_SHARED, 0, "h2 P shared again");
+  expect_lock(h2, S, SL, SMB3_LOCK_SHARED, 0, "h2 S shared again");
+  expect_lock(h2, P, 1, SMB3_LOCK_UNLOCK, 0, "h2 P unlock again");
+  expect_lock(h2, S, SL, SMB3_LOCK_UNLOCK, 0, "h2 S unlock again");
+  expect_lock(h1, P, 1, SMB3_LOCK_EXCLUSIVE, 0, "h1 P exclusive");
+  expect_lock(h1, S, SL, SMB3_LOCK_UNLOCK, 0, "h1 S unlock");
+  expect_lock(h1, S, SL, SMB3_LOCK_EXCLUSIVE, 0, "h1 S exclusive (h2 holds nothing)");
+  assert_int_equal(lt_close(h2), 0);
+  assert_int_equal(lt_close(h1), 0);
+  lt_disconnect(c);
+  lt_unguard();
+}
+
 static void test_lock_311(void **s) { (void)s; run("vers=3.1.1", "311"); }
 static void test_lock_210(void **s) { (void)s; run("vers=2.1", "210"); }
 static void test_lock_202(void **s) { (void)s; run("vers=2.0.2", "202"); }
@@ -129,6 +158,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_lock_210, lt_teardown),
       cmocka_unit_test_teardown(test_lock_202, lt_teardown),
       cmocka_unit_test_teardown(test_lock_sealed, lt_teardown),
+      cmocka_unit_test_teardown(test_same_connection, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_lock", tests, NULL, NULL);
 }
