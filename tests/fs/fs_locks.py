@@ -158,6 +158,41 @@ report("client 2 gets those bytes once that process is gone", soon(lambda: setlk
 setlk(b, U, 0, 0)
 setlk(a, W, 0, 10)
 
+# The open whose handle holds shared bytes for another process goes away: the other process
+# keeps them (moved to its handle before the CLOSE), and can still upgrade.
+setlk(a, U, 0, 10)
+q = os.open(p1, os.O_RDWR)
+report("parent shared [0,10) through a second open", setlk(q, R, 0, 10), "ok")
+r, w = os.pipe()
+r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    os.close(w2)
+    os.close(q)  # the child's copy: the open stays the parent's
+    fd = os.open(p1, os.O_RDWR)
+    os.write(w, setlk(fd, R, 0, 10).encode())
+    os.read(r2, 1)  # the parent's open is gone
+    os.write(w, setlk(fd, W, 0, 10).encode())
+    os.read(r2, 1)
+    os._exit(0)
+os.close(w)
+os.close(r2)
+report("another process shares the same bytes", os.read(r, 10).decode(), "ok")
+os.close(q)  # FLUSH drops the parent's lock, RELEASE the open (in the background)
+time.sleep(1)
+report("client 2 still refused over the other process's shared bytes", setlk(b, W, 0, 5), "EAGAIN")
+os.write(w2, b"x")
+report("that process upgrades them", os.read(r, 10).decode(), "ok")
+report("client 2 refused even a shared lock now", setlk(b, R, 0, 5), "EAGAIN")
+os.write(w2, b"x")
+os.waitpid(pid, 0)
+os.close(r)
+os.close(w2)
+report("client 2 gets them once that process is gone", soon(lambda: setlk(b, W, 0, 10), "ok"), "ok")
+setlk(b, U, 0, 0)
+setlk(a, W, 0, 10)
+
 # ---- F_SETLKW waits until the lock is free, and can be interrupted ----
 r, w = os.pipe()
 pid = os.fork()
