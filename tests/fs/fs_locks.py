@@ -129,6 +129,16 @@ report("another process: F_GETLK names the parent",
        in_child(lambda: str(getlk(os.open(p1, os.O_RDONLY), R, 0, 1))), str((W, 0, 10, os.getpid())))
 report("another process: shared elsewhere granted", in_child(lambda: setlk(os.open(p1, os.O_RDONLY), R, 20, 5)), "ok")
 
+def child_gone(pid, fds, name, ln):
+    """The child exits; client 2 then gets [0, ln); client 1 takes [0,10) back."""
+    os.waitpid(pid, 0)
+    for fd in fds:
+        os.close(fd)
+    report(name, soon(lambda: setlk(b, W, 0, ln), "ok"), "ok")
+    setlk(b, U, 0, 0)
+    setlk(a, W, 0, 10)
+
+
 # Shared locks of two processes over the same bytes, one lets go, the other upgrades. (Samba
 # keeps a stale lock when one handle of a connection unlocks bytes another handle of it also
 # holds; the mount never lets two handles hold the same bytes.)
@@ -151,12 +161,8 @@ os.close(w)
 os.read(r, 1)
 report("parent unlocks", setlk(q, U, 0, 0), "ok")
 report("the other process upgrades over the bytes both held", os.read(r, 200).decode(), repr(["ok", "ok", "ok"]))
-os.waitpid(pid, 0)
-os.close(r)
 os.close(q)
-report("client 2 gets those bytes once that process is gone", soon(lambda: setlk(b, W, 0, 150), "ok"), "ok")
-setlk(b, U, 0, 0)
-setlk(a, W, 0, 10)
+child_gone(pid, [r], "client 2 gets those bytes once that process is gone", 150)
 
 # The open whose handle holds shared bytes for another process goes away: the other process
 # keeps them (moved to its handle before the CLOSE), and can still upgrade.
@@ -186,12 +192,7 @@ os.write(w2, b"x")
 report("that process upgrades them", os.read(r, 10).decode(), "ok")
 report("client 2 refused even a shared lock now", setlk(b, R, 0, 5), "EAGAIN")
 os.write(w2, b"x")
-os.waitpid(pid, 0)
-os.close(r)
-os.close(w2)
-report("client 2 gets them once that process is gone", soon(lambda: setlk(b, W, 0, 10), "ok"), "ok")
-setlk(b, U, 0, 0)
-setlk(a, W, 0, 10)
+child_gone(pid, [r, w2], "client 2 gets them once that process is gone", 10)
 
 # ---- F_SETLKW waits until the lock is free, and can be interrupted ----
 r, w = os.pipe()
