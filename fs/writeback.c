@@ -320,7 +320,7 @@ static int extent_at_end(const struct wb_chunk *c, size_t wsize) {
  * out-of-order writes still make whole extents. Emptied extents go to *dead (freed unlocked). */
 static int merge_next(struct wb_state *w, struct wb_chunk *c, size_t wsize, struct wb_chunk **dead) {
   struct wb_chunk *g = c->next;
-  while (g && g->off == c->off + c->len && !extent_at_end(c, wsize)) {
+  while (g && g->off == c->off + c->len && !extent_at_end(c, wsize) && g->fh == c->fh) {
     size_t room = (size_t)(win_end(c->off, wsize) - (c->off + c->len));
     size_t m = room < g->len ? room : g->len;
     if (chunk_reserve(c, m, wsize)) return -ENOMEM;
@@ -336,7 +336,9 @@ static int merge_next(struct wb_state *w, struct wb_chunk *c, size_t wsize, stru
 }
 
 /* Copy buf into the inode's extents (in->lock held); full or finished extents go to *send,
- * extents merged into others to *dead. */
+ * extents merged into others to *dead. An extent holds the writes of one open only: it is sent
+ * through that open's handle, and the server refuses a WRITE through another handle into a range
+ * the writer locked exclusively. */
 static int absorb(struct fs_file *fh, const char *buf, size_t size, uint64_t off, struct wb_chunk **send,
                   struct wb_chunk **dead) {
   struct fs_inode *in = fh->in;
@@ -345,7 +347,7 @@ static int absorb(struct fs_file *fh, const char *buf, size_t size, uint64_t off
   while (size) {
     struct wb_chunk *c = NULL;
     for (struct wb_chunk *e = w->open; e; e = e->next)
-      if (e->off + e->len == off && !extent_at_end(e, wsize)) c = e;
+      if (e->off + e->len == off && !extent_at_end(e, wsize) && e->fh == fh) c = e;
     size_t n = size, room = (size_t)(win_end(off, wsize) - off);
     if (n > room) n = room;
     /* Older bytes that these overwrite must reach the server first. */

@@ -121,6 +121,26 @@ os.close(a2)
 report("close of the second descriptor released the owner's locks", setlk(b, W, 0, 10), "ok")
 setlk(b, U, 0, 0)
 
+# Writes through two opens, one holding an exclusive lock: each open's data goes through its own
+# handle (through the other, the server would refuse the locked bytes)
+x1 = os.open(p1, os.O_RDWR)
+x2 = os.open(p1, os.O_RDWR)
+report("open 1 locks [3000,3100) exclusive", setlk(x1, W, 3000, 100), "ok")
+os.pwrite(x2, b"B" * 100, 2900)  # right before the locked range, through open 2
+os.pwrite(x1, b"A" * 100, 3000)  # the locked range, through open 1, adjacent to open 2's bytes
+try:
+    os.fsync(x1)
+    os.fsync(x2)
+    synced = "ok"
+except OSError as e:
+    synced = errno.errorcode[e.errno]
+report("both opens' writes reach the server", synced, "ok")
+with open(os.path.join(share, name), "rb") as f:
+    f.seek(2900)
+    report("the bytes of both writes are there", f.read(200), b"B" * 100 + b"A" * 100)
+os.close(x2)
+os.close(x1)
+
 # ---- two processes on one mount: decided here, whatever the server sees ----
 report("parent locks [0,10) exclusive", setlk(a, W, 0, 10), "ok")
 report("another process on the same mount: refused",
