@@ -151,14 +151,45 @@ static void root_update(struct pathop *op, struct smb3_chain *ch, int rc) {
   pthread_mutex_unlock(&c->root_lock);
 }
 
+/* Path operations of one CREATE + QUERY_INFO or SET_INFO + CLOSE compound. */
+static const struct {
+  enum pathop_kind kind;
+  const char *what;
+  uint32_t access;    /* besides SYNCHRONIZE */
+  uint32_t options;   /* CREATE options */
+  uint8_t info_class;
+  uint32_t outlen;    /* QUERY_INFO: room for the answer; 0: a SET_INFO (of op->buf) */
+} triple_ops[] = {
+    {OP_STAT, "stat", SMB2_FILE_READ_ATTRIBUTES, 0, FSCC_FILE_ALL_INFORMATION, 4096},
+    /* Samba accepts DELETE_ON_CLOSE on a non-empty directory and then silently keeps it; the
+     * disposition SET_INFO is where DIRECTORY_NOT_EMPTY is reported. */
+    {OP_RMDIR, "rmdir", SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES, SMB2_FILE_DIRECTORY_FILE,
+     FSCC_FILE_DISPOSITION_INFORMATION, 0},
+    {OP_RENAME, "rename", SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES, 0, FSCC_FILE_RENAME_INFORMATION, 0},
+    /* a second name for the file: SET_INFO FileLinkInformation on a handle of it */
+    {OP_LINK, "link", SMB2_FILE_READ_ATTRIBUTES | SMB2_FILE_WRITE_ATTRIBUTES, SMB2_FILE_NON_DIRECTORY_FILE,
+     FSCC_FILE_LINK_INFORMATION, 0},
+    /* all of them in one QUERY_INFO: 64 KiB is the most a file can have */
+    {OP_GET_EAS, "list extended attributes of", SMB2_FILE_READ_EA | SMB2_FILE_READ_ATTRIBUTES, 0,
+     FSCC_FILE_FULL_EA_INFORMATION, 65536},
+    {OP_SET_EA, "set an extended attribute of", SMB2_FILE_WRITE_EA | SMB2_FILE_READ_ATTRIBUTES, 0,
+     FSCC_FILE_FULL_EA_INFORMATION, 0},
+    {OP_TRUNCATE, "truncate", SMB2_FILE_WRITE_DATA | SMB2_FILE_READ_ATTRIBUTES, 0, FSCC_FILE_END_OF_FILE_INFORMATION, 0},
+    {OP_SETATTR, "setattr", SMB2_FILE_WRITE_ATTRIBUTES | SMB2_FILE_READ_ATTRIBUTES, 0, FSCC_FILE_BASIC_INFORMATION, 0},
+};
+
 static int prepare_path(struct pathop *op) {
+  for (size_t i = 0; i < sizeof triple_ops / sizeof triple_ops[0]; i++)
+    if (triple_ops[i].kind == op->kind) {
+      op->what = triple_ops[i].what;
+      meta_create(op, triple_ops[i].access);
+      op->ca.options = triple_ops[i].options;
+      op->info_class = triple_ops[i].info_class;
+      if (triple_ops[i].outlen) op->info_type = SMB2_0_INFO_FILE, op->outlen = triple_ops[i].outlen;
+      triple(op, triple_ops[i].outlen ? enc_query_info : enc_set_info);
+      return 0;
+    }
   switch (op->kind) {
-  case OP_STAT:
-    op->what = "stat";
-    meta_create(op, SMB2_FILE_READ_ATTRIBUTES);
-    op->info_type = SMB2_0_INFO_FILE, op->info_class = FSCC_FILE_ALL_INFORMATION, op->outlen = 4096;
-    triple(op, enc_query_info);
-    return 0;
   case OP_STATVFS:
     return prepare_statvfs(op);
   case OP_MKDIR:
@@ -178,51 +209,6 @@ static int prepare_path(struct pathop *op) {
     op->first_is_create = 1;
     add(op, enc_create);
     add(op, enc_close);
-    return 0;
-  case OP_RMDIR: /* Samba accepts DELETE_ON_CLOSE on a non-empty directory and then silently keeps
-                    it; the disposition SET_INFO is where DIRECTORY_NOT_EMPTY is reported. */
-    op->what = "rmdir";
-    meta_create(op, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
-    op->ca.options = SMB2_FILE_DIRECTORY_FILE;
-    op->info_class = FSCC_FILE_DISPOSITION_INFORMATION;
-    triple(op, enc_set_info);
-    return 0;
-  case OP_RENAME:
-    op->what = "rename";
-    meta_create(op, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES);
-    op->info_class = FSCC_FILE_RENAME_INFORMATION;
-    triple(op, enc_set_info);
-    return 0;
-  case OP_LINK: /* a second name for the file: SET_INFO FileLinkInformation on a handle of it */
-    op->what = "link";
-    meta_create(op, SMB2_FILE_READ_ATTRIBUTES | SMB2_FILE_WRITE_ATTRIBUTES);
-    op->ca.options = SMB2_FILE_NON_DIRECTORY_FILE;
-    op->info_class = FSCC_FILE_LINK_INFORMATION;
-    triple(op, enc_set_info);
-    return 0;
-  case OP_GET_EAS: /* all of them in one QUERY_INFO: 64 KiB is the most a file can have */
-    op->what = "list extended attributes of";
-    meta_create(op, SMB2_FILE_READ_EA | SMB2_FILE_READ_ATTRIBUTES);
-    op->info_type = SMB2_0_INFO_FILE, op->info_class = FSCC_FILE_FULL_EA_INFORMATION, op->outlen = 65536;
-    triple(op, enc_query_info);
-    return 0;
-  case OP_SET_EA:
-    op->what = "set an extended attribute of";
-    meta_create(op, SMB2_FILE_WRITE_EA | SMB2_FILE_READ_ATTRIBUTES);
-    op->info_class = FSCC_FILE_FULL_EA_INFORMATION;
-    triple(op, enc_set_info);
-    return 0;
-  case OP_TRUNCATE:
-    op->what = "truncate";
-    meta_create(op, SMB2_FILE_WRITE_DATA | SMB2_FILE_READ_ATTRIBUTES);
-    op->info_class = FSCC_FILE_END_OF_FILE_INFORMATION;
-    triple(op, enc_set_info);
-    return 0;
-  case OP_SETATTR:
-    op->what = "setattr";
-    meta_create(op, SMB2_FILE_WRITE_ATTRIBUTES | SMB2_FILE_READ_ATTRIBUTES);
-    op->info_class = FSCC_FILE_BASIC_INFORMATION;
-    triple(op, enc_set_info);
     return 0;
   case OP_OPEN: {
     op->what = "open";
