@@ -665,6 +665,19 @@ static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, stru
   seek_next(o, 0);
 }
 
+/* The server's data of in changed by this mount other than through write-back (fallocate, a
+ * server-side copy): read-ahead buffers are stale, size and mtime come from the server next
+ * time, the kernel's view under cache=loose comes from this change, and the size is at least
+ * grow_to (0: unchanged). */
+static void data_changed(struct fs_inode *in, uint64_t grow_to) {
+  pthread_mutex_lock(&in->lock);
+  in->data_gen++;
+  in->local_mod = 1;
+  in->attr_expiry = 0;
+  if (in->st.size < grow_to) in->st.size = grow_to;
+  pthread_mutex_unlock(&in->lock);
+}
+
 /* ---- fallocate(2): reserve (mode 0, KEEP_SIZE), punch a hole, zero a range ---- */
 struct fallocop {
   fuse_req_t req;
@@ -733,14 +746,7 @@ static void falloc_next(struct fallocop *o, int err) {
   if (!rc) return;
   err = -fs_errno(rc);
 out:
-  if (!err) {
-    pthread_mutex_lock(&in->lock);
-    in->data_gen++;      /* read-ahead buffers of the range are stale */
-    in->local_mod = 1;
-    in->attr_expiry = 0; /* size, allocation, mtime: from the server next time */
-    if (!keep && in->st.size < o->end) in->st.size = o->end;
-    pthread_mutex_unlock(&in->lock);
-  }
+  if (!err) data_changed(in, keep ? 0 : o->end);
   fuse_reply_err(o->req, -err); /* the kernel drops its pages of a zeroed range and sets the size */
   free(o);
 }
@@ -780,15 +786,7 @@ static void copy_flushed(int err, void *arg) { copy_next(arg, err); }
 static void copy_done(int64_t r, void *arg) {
   struct copyop *o = arg;
   if (r >= 0) {
-    struct fs_inode *in = o->dst->in;
-    pthread_mutex_lock(&in->lock);
-    if (r > 0) {
-      in->data_gen++;     /* read-ahead buffers of the range are stale */
-      in->local_mod = 1;  /* cache=loose: the kernel's view comes from this change */
-      in->attr_expiry = 0; /* new size and mtime: from the server next time */
-      if (in->st.size < o->dst_off + (uint64_t)r) in->st.size = o->dst_off + (uint64_t)r;
-    }
-    pthread_mutex_unlock(&in->lock);
+    if (r > 0) data_changed(o->dst->in, o->dst_off + (uint64_t)r);
     fuse_reply_write(o->req, (size_t)r); /* the kernel drops its pages of the range itself */
   } else {
     /* SMB3_ENOTSUP and SMB3_EXDEV give EOPNOTSUPP and EXDEV: the kernel then copies through the page cache */
