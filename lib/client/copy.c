@@ -32,7 +32,6 @@ struct copy_op {
   uint64_t limit; /* has_limit: a request ended short or failed here; nothing past it counts */
   int has_limit;
   int inflight;
-  int held;       /* the starter is still pumping: not finished even with nothing in flight */
   int probing;    /* the first COPYCHUNK is out alone */
   int err;        /* the first failure (reported only if nothing was copied) */
   smb3_cb cb;
@@ -72,7 +71,9 @@ static void cut_at(struct copy_op *op, uint64_t at) {
   op->has_limit = 1;
 }
 
-/* Send what the window allows; finish when nothing is left in flight. Called without op->m. */
+/* Send what the window allows; finish when nothing is left in flight. Called without op->m, on
+ * the I/O thread (from the first round trip's callback and each request's): no completion runs
+ * before it returns, since callbacks run only from the I/O thread's loop, never inside a submit. */
 static void copy_pump(struct copy_op *op) {
   pthread_mutex_lock(&op->m);
   for (;;) {
@@ -96,7 +97,7 @@ static void copy_pump(struct copy_op *op) {
       cut_at(op, off);
     }
   }
-  int done = op->inflight == 0 && !op->held;
+  int done = op->inflight == 0;
   pthread_mutex_unlock(&op->m);
   if (done) copy_finish(op);
 }
@@ -212,13 +213,7 @@ static void copy_started(struct smb3_chain *ch, void *arg) {
     uint64_t avail = st.end_of_file > op->src_off ? st.end_of_file - op->src_off : 0;
     if (op->len > avail) op->len = avail; /* nothing past the source's end: copied up to it */
   }
-  op->held = 1;
-  copy_pump(op); /* cannot finish op while held */
-  pthread_mutex_lock(&op->m);
-  op->held = 0;
-  int done = op->inflight == 0;
-  pthread_mutex_unlock(&op->m);
-  if (done) copy_finish(op);
+  copy_pump(op);
 }
 
 int smb3_copy_range_async(smb3_file *src, uint64_t src_off, smb3_file *dst, uint64_t dst_off, uint64_t len,
