@@ -90,6 +90,13 @@ int cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, stru
   return 0;
 }
 
+void cache_forget(struct fs_inode *in) {
+  in->data_gen++;       /* read-ahead buffers are stale */
+  in->cached_valid = 0; /* the next open starts with an empty page cache */
+  in->attr_expiry = 0;
+  in->attr_lookup = 0;
+}
+
 /* ---- the notifier thread ---- */
 struct flush_wait {
   pthread_mutex_t lock;
@@ -136,12 +143,7 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     pthread_mutex_lock(&in->lock);
     int lost_read = (in->lease & SMB3_LEASE_READ) && !(b->state & SMB3_LEASE_READ);
     in->lease = b->state;
-    if (!(b->state & SMB3_LEASE_READ)) {
-      in->data_gen++;        /* our read-ahead buffers are stale too */
-      in->cached_valid = 0;  /* the next open starts with an empty page cache */
-      in->attr_expiry = 0;
-      in->attr_lookup = 0;
-    }
+    if (!(b->state & SMB3_LEASE_READ)) cache_forget(in);
     int dirty = wb_dirty(in);
     pthread_mutex_unlock(&in->lock);
     /* The server waits for our dirty data before the other client's access proceeds. */

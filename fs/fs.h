@@ -331,6 +331,10 @@ void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid);
 void cache_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg);
 /* Wait until the notifier has handled everything queued so far, at most timeout seconds. */
 void cache_drain(struct fs_ctx *fs, double timeout);
+/* in->lock held: what the mount cached of in is not to be trusted any more: read-ahead buffers
+ * (data_gen), the next open's page cache (cached_valid), the attributes. The kernel's pages of
+ * open files are the caller's to drop (cache_invalidate_later). */
+void cache_forget(struct fs_inode *in);
 void cache_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);
 uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
 /* Decide direct_io / keep_cache for a new open (caller holds in->lock; in->nopen counts it).

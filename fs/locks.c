@@ -411,12 +411,7 @@ static void reply_granted(struct fs_ctx *fs, struct fs_inode *in, fuse_req_t req
   if (taken) {
     pthread_mutex_lock(&in->lock);
     stale = !(in->lease & SMB3_LEASE_WRITE);
-    if (stale) {
-      in->data_gen++;
-      in->cached_valid = 0;
-      in->attr_expiry = 0;
-      in->attr_lookup = 0;
-    }
+    if (stale) cache_forget(in);
     pthread_mutex_unlock(&in->lock);
   }
   if (stale) cache_invalidate_then(fs, in->nodeid, reply_ok, req);

@@ -148,10 +148,7 @@ static void forget_cache(struct fs_inode *in, void *arg) {
   pthread_mutex_lock(&in->lock);
   int cached = (in->lease & SMB3_LEASE_READ) || in->cached_valid;
   in->lease = 0;
-  in->data_gen++;
-  in->cached_valid = 0;
-  in->attr_expiry = 0;
-  in->attr_lookup = 0;
+  cache_forget(in);
   pthread_mutex_unlock(&in->lock);
   /* Pages read over the old connection: gone, so that a file still open here is read anew. By
    * the notifier, not here: an invalidation waits for the pages of reads in progress, and reads
