@@ -45,7 +45,8 @@ enum smb3_error {
   SMB3_EXDEV = -29,        /* operation across shares */
   SMB3_ELOOP = -30,        /* symbolic link / reparse point not followed */
   SMB3_ENCRYPT = -31,      /* encryption required but not available, or decryption failed */
-  SMB3_E_LAST = -32
+  SMB3_EDEADLK = -32,      /* a synchronous call on the connection's own I/O thread (from a callback) */
+  SMB3_E_LAST = -33
 };
 
 /* Fixed text for an SMB3_E* code (never NULL; unknown codes give "unknown error"). */

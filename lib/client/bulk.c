@@ -214,9 +214,11 @@ struct range_src { /* (range_io with src NULL: the caller's buf) */
 static ssize_t range_io(smb3_file *f, uint8_t *buf, size_t len, uint64_t off, int is_read,
                         const struct range_src *src) {
   if (!f) return SMB3_EBADF;
+  smb3_client *c = f->c;
+  int busy = client_sync_check(c, is_read ? "read" : "write"); /* even for len 0: the same answer every time */
+  if (busy) return busy;
   if (!len) return 0;
   if ((!buf && !src) || off > INT64_MAX - len) return SMB3_EINVAL;
-  smb3_client *c = f->c;
   size_t piece = client_io_size(c, is_read);
   size_t npieces = (len + piece - 1) / piece;
   int cap = bulk_depth(c, piece, is_read);
@@ -290,6 +292,8 @@ int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb 
                          smb3_progress_cb progress, void *parg) {
   if (!f || !sink) return SMB3_EINVAL;
   smb3_client *c = f->c;
+  int busy = client_sync_check(c, "read");
+  if (busy) return busy;
   struct ring r;
   struct bulk b;
   bulk_init(&b, 1);
@@ -344,6 +348,8 @@ int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, voi
                           void *parg) {
   if (!f || !source) return SMB3_EINVAL;
   smb3_client *c = f->c;
+  int busy = client_sync_check(c, "write");
+  if (busy) return busy;
   struct ring r;
   struct bulk b;
   bulk_init(&b, 0);
@@ -410,6 +416,8 @@ static ssize_t source_pread(void *buf, size_t n, uint64_t pos, void *arg) {
 int64_t smb3_write_from_fd(smb3_file *f, uint64_t off, int fd, uint64_t fd_off, uint64_t len,
                            smb3_progress_cb progress, void *parg) {
   if (!f) return SMB3_EBADF;
+  int busy = client_sync_check(f->c, "write");
+  if (busy) return busy;
   struct stat st;
   int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
   if (fl < 0 || (fl & O_ACCMODE) == O_WRONLY || fstat(fd, &st) || !S_ISREG(st.st_mode) ||

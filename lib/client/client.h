@@ -32,6 +32,8 @@ struct smb3_client {
   void *break_arg;
   pthread_mutex_t ol_lock;        /* guards oplocked and the oplock fields of its files */
   struct smb3_file *oplocked;     /* open files holding an oplock (lease.c) */
+  pthread_t io_thread;            /* the connection's I/O thread (have_io_thread: started) */
+  int have_io_thread;
   int closing;
   int closed;                     /* smb3_disconnect() ran: the struct lives on for open handles */
   int refs;                       /* the caller's reference + one per open smb3_file */
@@ -77,8 +79,15 @@ int client_fail(smb3_client *c, int rc, uint32_t status, const char *fmt, ...) _
 /* Map a completed message to 0 or SMB3_E*, recording the failure as "<what>: <reason>". */
 int client_msg_result(smb3_client *c, const struct smb3_chain *ch, int i, const char *what);
 
-/* Submit a chain and wait for it (never from an I/O-thread callback). Returns ch->error or the
- * submit error; message statuses are left for the caller to check. */
+/* Every synchronous entry point asks this before it submits anything it would wait for: on c's
+ * own I/O thread (inside a completion callback or the break handler) the wait could never end,
+ * since that thread is the one that would run the completion. Returns 0, or SMB3_EDEADLK with
+ * the failure recorded as "<what>: ...". After smb3_disconnect() (c->closed) it returns 0: the
+ * thread is gone, its id may belong to another thread now, and the call fails with ECLOSED. */
+int client_sync_check(smb3_client *c, const char *what);
+
+/* Submit a chain and wait for it (client_sync_check first). Returns ch->error or the submit
+ * error; message statuses are left for the caller to check. */
 int client_run(smb3_client *c, struct smb3_chain *ch);
 
 /* Request builders: encode message i of chain ch. */

@@ -300,7 +300,11 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
   if (!rc)
     rc = transport_connect(o->host, o->port, (int)o->connect_timeout_ms, sockbuf, c->core, &c->tr, c->last_error,
                            sizeof c->last_error);
-  if (!rc) client_install_handlers(c);
+  if (!rc) {
+    c->io_thread = transport_thread(c->tr);
+    c->have_io_thread = 1;
+    client_install_handlers(c);
+  }
   if (!rc) rc = handshake(c);
   if (rc) {
     if (err) snprintf(err, errlen, "%s", c->last_error[0] ? c->last_error : smb3_strerror(rc));

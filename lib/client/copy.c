@@ -261,9 +261,11 @@ static void copy_wait_done(int64_t r, void *arg) {
 }
 
 int64_t smb3_copy_range(smb3_file *src, uint64_t src_off, smb3_file *dst, uint64_t dst_off, uint64_t len) {
+  int rc = client_sync_check(src ? src->c : NULL, "copy");
+  if (rc) return rc;
   struct copy_wait w = {.r = 0};
   sem_init(&w.done, 0, 0);
-  int rc = smb3_copy_range_async(src, src_off, dst, dst_off, len, copy_wait_done, &w);
+  rc = smb3_copy_range_async(src, src_off, dst, dst_off, len, copy_wait_done, &w);
   if (!rc) client_sem_wait(&w.done);
   sem_destroy(&w.done);
   return rc ? rc : w.r;

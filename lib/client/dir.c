@@ -51,12 +51,14 @@ static void dir_listed(int rc, const struct smb3_dirent *e, size_t n, void *arg)
 
 int smb3_opendir(smb3_client *c, const char *path, smb3_dir **out) {
   *out = NULL;
+  int rc = client_sync_check(c, "opendir");
+  if (rc) return rc;
   smb3_dir *d = calloc(1, sizeof *d);
   if (!d) return SMB3_ENOMEM;
   d->c = c;
   pthread_mutex_init(&d->m, NULL);
   pthread_cond_init(&d->cv, NULL);
-  int rc = smb3_listdir_async(c, path, dir_listed, d);
+  rc = smb3_listdir_async(c, path, dir_listed, d);
   if (!rc) {
     pthread_mutex_lock(&d->m);
     while (!d->done) pthread_cond_wait(&d->cv, &d->m);

@@ -96,6 +96,7 @@ struct file_data {
 
 static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg,
                      const struct read_pacing *pace, const struct file_data *src) {
+  if (!f) return SMB3_EBADF;
   smb3_client *c = f->c;
   uint32_t max = is_read ? c->rsize : c->wsize;
   if (!cb || (!buf && !src && len) || len > max || off > INT64_MAX - len) return SMB3_EINVAL;

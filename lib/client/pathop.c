@@ -406,8 +406,9 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
 
 /* ---- running ---- */
 int pathop_run_sync(struct pathop *op) {
-  struct smb3_chain *ch;
-  int rc = client_steps_first(op->c, op->steps, op->n, op->first_is_create, &ch);
+  struct smb3_chain *ch = NULL;
+  int rc = client_sync_check(op->c, op->what); /* (client_steps_first checks too; this names the operation) */
+  if (!rc) rc = client_steps_first(op->c, op->steps, op->n, op->first_is_create, &ch);
   return pathop_finish(op, rc ? NULL : ch, rc);
 }
 

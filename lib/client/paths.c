@@ -10,7 +10,7 @@
 
 /* Create and prepare; NULL (with *rc) on failure. */
 static struct pathop *op_make(smb3_client *c, enum pathop_kind kind, const char *path, int *rc) {
-  if (!c || (!path && kind < OP_FSTAT)) {
+  if (!c || !path) { /* (handle operations pass the handle's own path) */
     *rc = SMB3_EINVAL;
     return NULL;
   }
@@ -184,7 +184,9 @@ static int handle_sync(smb3_file *f, enum pathop_kind kind, struct pathop **keep
 
 int smb3_close(smb3_file *f) {
   if (!f) return SMB3_EBADF;
-  int rc = f->c->closed ? SMB3_ECLOSED : handle_sync(f, OP_CLOSE, NULL);
+  int rc = client_sync_check(f->c, "close");
+  if (rc) return rc; /* nothing sent: f stays open (close it with smb3_close_async instead) */
+  rc = f->c->closed ? SMB3_ECLOSED : handle_sync(f, OP_CLOSE, NULL);
   file_free(f);
   return rc;
 }

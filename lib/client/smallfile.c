@@ -71,6 +71,8 @@ static ssize_t small_write_result(smb3_client *c, struct smb3_chain *ch, const c
 
 ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len) {
   if (!c || !path || (!buf && len)) return SMB3_EINVAL;
+  int busy = client_sync_check(c, "read");
+  if (busy) return busy;
   if (len > client_io_size(c, 1) || len == 0) return big_file(c, path, buf, len, 1);
   struct small s = {.buf = buf, .len = (uint32_t)len};
   create_args_from_flags(&s.ca, path, O_RDONLY);
@@ -85,6 +87,8 @@ ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len) 
 
 ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_t len) {
   if (!c || !path || (!buf && len)) return SMB3_EINVAL;
+  int busy = client_sync_check(c, "write");
+  if (busy) return busy;
   if (len > client_io_size(c, 0) || len == 0) return big_file(c, path, (void *)buf, len, 0);
   struct small s = {.buf = (void *)buf, .len = (uint32_t)len};
   create_args_from_flags(&s.ca, path, O_WRONLY | O_CREAT | O_TRUNC);

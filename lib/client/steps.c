@@ -146,15 +146,17 @@ static void steps_wait_done(struct smb3_chain *ch, int rc, void *arg) {
 
 int client_steps_first(smb3_client *c, const struct step *steps, int n, int first_is_create,
                        struct smb3_chain **out) {
+  *out = NULL;
+  int rc = client_sync_check(c, "request");
+  if (rc) return rc;
   struct steps_wait w = {.rc = 0};
   sem_init(&w.done, 0, 0);
-  int rc = client_steps_async(c, steps, n, first_is_create, steps_wait_done, &w);
+  rc = client_steps_async(c, steps, n, first_is_create, steps_wait_done, &w);
   if (!rc) {
     client_sem_wait(&w.done);
     rc = w.rc;
   }
   sem_destroy(&w.done);
-  *out = NULL;
   if (rc) {
     chain_free(w.ch);
     return client_fail(c, rc, 0, "%s", smb3_strerror(rc));

@@ -529,6 +529,8 @@ void transport_set_handlers(struct smb3_transport *t, transport_break_cb on_brea
   pthread_mutex_unlock(&t->lock);
 }
 
+pthread_t transport_thread(const struct smb3_transport *t) { return t->thread; }
+
 void transport_with_core(struct smb3_transport *t, void (*fn)(struct smb3_core *, void *), void *arg) {
   pthread_mutex_lock(&t->lock);
   fn(t->core, arg);

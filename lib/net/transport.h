@@ -9,6 +9,7 @@
 #ifndef SMB3_TRANSPORT_H
 #define SMB3_TRANSPORT_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "core/core.h"
@@ -25,6 +26,10 @@ int transport_connect(const char *host, int port, int timeout_ms, size_t sockbuf
 int transport_submit(struct smb3_transport *t, struct smb3_chain *ch);
 void transport_set_handlers(struct smb3_transport *t, transport_break_cb on_break, transport_tick_cb on_tick,
                             void *arg);
+/* The I/O thread (running from transport_connect() to transport_close()): the client compares it
+ * with pthread_self() so that a synchronous call made from a callback fails instead of waiting
+ * for the very thread it runs on. */
+pthread_t transport_thread(const struct smb3_transport *t);
 /* Run fn(core, arg) under the transport's lock (stats, state queries). */
 void transport_with_core(struct smb3_transport *t, void (*fn)(struct smb3_core *, void *), void *arg);
 /* Stop the I/O thread (pending chains fail with SMB3_ECLOSED, callbacks run), close the socket,

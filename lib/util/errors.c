@@ -43,6 +43,7 @@ static const struct err_row err_table[] = {
     {SMB3_EXDEV, EXDEV, "operation across shares"},
     {SMB3_ELOOP, ELOOP, "symbolic link or reparse point"},
     {SMB3_ENCRYPT, EACCES, "encryption required or failed"},
+    {SMB3_EDEADLK, EDEADLK, "synchronous call from a callback on the connection's I/O thread"},
 };
 
 static const struct err_row *err_find(int code) {

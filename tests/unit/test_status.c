@@ -1,5 +1,7 @@
 /* test_status.c - the NTSTATUS table (lib/util/status_map.c): every status status.h defines has
- * its name and a deliberate mapping, and the mappings callers depend on. */
+ * its name and a deliberate mapping, and the mappings callers depend on; every SMB3_E* code has
+ * its text and errno (lib/util/errors.c). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -108,11 +110,25 @@ static void test_names(void **state) {
   assert_string_equal(smb3_status_name(0xFFFFFFFFu, buf), "STATUS_0xFFFFFFFF");
 }
 
+/* Every SMB3_E* code from SMB3_OK down to the last one has a text of its own and an errno (a
+ * code added to smb3_errors.h without a row in lib/util/errors.c fails here). */
+static void test_every_error_text(void **state) {
+  (void)state;
+  for (int e = SMB3_OK; e > SMB3_E_LAST; e--) {
+    const char *t = smb3_strerror(e);
+    if (!strcmp(t, "unknown error")) fail_msg("SMB3_E* code %d has no text", e);
+    if (e && smb3_err_to_errno(e) <= 0) fail_msg("SMB3_E* code %d (%s) has no errno", e, t);
+  }
+  assert_string_equal(smb3_strerror(SMB3_E_LAST), "unknown error");
+  assert_int_equal(smb3_err_to_errno(SMB3_EDEADLK), EDEADLK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_status_named),
       cmocka_unit_test(test_mappings),
       cmocka_unit_test(test_names),
+      cmocka_unit_test(test_every_error_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
