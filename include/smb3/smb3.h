@@ -1,10 +1,9 @@
 /* smb3.h - libsmb3, an SMB2/SMB3 client library.
  *
- * One smb3_client is one TCP connection with one authenticated session and one tree (share).
- * All functions are thread-safe on the same client. Each operation exists in a synchronous form
- * (blocks the calling thread until the server answered) and, for I/O, an asynchronous form whose
- * callback runs exactly once on the client's I/O thread (never before the call returned 0; never
- * if the call returned an error). Callbacks must not block; they may submit further requests.
+ * One smb3_client is one TCP connection with one authenticated session and one tree (share),
+ * served by an I/O thread of its own: it sends, receives, and runs every completion callback.
+ * All functions are thread-safe on the same client. Operations come in a synchronous form
+ * (blocks the calling thread until the server answered) and/or an asynchronous one (*_async).
  *
  * Return values: 0 or a non-negative count on success, a negative SMB3_E* code on failure (see
  * smb3_errors.h). smb3_last_error() gives a one-line description of the client's last failure,
@@ -12,7 +11,39 @@
  *
  * Ownership, everywhere: strings passed in are copied before the call returns; buffers passed to
  * asynchronous calls must stay valid until their callback ran; objects returned through `**out`
- * belong to the caller and are released with their matching free/close function.
+ * belong to the caller and are released with their matching free/close function; what a callback
+ * is handed (stat, entries, ranges, attributes) is valid during the callback only, except a new
+ * smb3_file. Pointers not called optional must be valid: a NULL client or handle gives the
+ * SMB3_EINVAL or SMB3_EBADF listed where one is listed, and is undefined elsewhere.
+ *
+ * Each function's contract is written beside it in one fixed form:
+ *   Errors:  the SMB3_E* codes it returns (or hands its callback), with these groups:
+ *     CONN    any call that sends requests: SMB3_ENOMEM; SMB3_ECLOSED (the connection was lost, or
+ *             smb3_disconnect() ran); SMB3_ETIMEDOUT (no answer within timeout_ms); SMB3_EPROTO (a
+ *             malformed answer); SMB3_ESIGNATURE, SMB3_ENCRYPT (an answer failed its signature or
+ *             decryption). All but SMB3_ENOMEM end the connection: every later request on it fails
+ *             too (smb3_connection_lost()). And SMB3_ERANGE for a request that needs more credits
+ *             than the server's whole window (the connection lives on).
+ *     STATUS  the server's NTSTATUS, mapped by one table (lib/util/status_map.c): any code of the
+ *             table can come out; the likely ones are named per function. SMB3_ESTATUS for a
+ *             status the table does not know (smb3_last_error() names it).
+ *     SYNC    SMB3_EDEADLK: a synchronous call made on c's own I/O thread (from a completion
+ *             callback or the break handler) would wait for the thread it runs on; it returns this
+ *             at once instead, with nothing sent and nothing changed.
+ *   Callback (asynchronous functions), ASYNC for short: the call returns 0 and the callback then
+ *             runs exactly once, on c's I/O thread; or the call returns an error and the callback
+ *             never runs. It can run before the call has returned to its caller (the I/O thread
+ *             does not wait for the caller), so whatever it uses must be ready before the call; it
+ *             never runs inside the call on the calling thread unless that is said. Called from a
+ *             callback, the new request's callback runs after the current one has returned.
+ *             The call itself returns SMB3_EINVAL (a NULL argument or callback), SMB3_ENOMEM, or
+ *             the CONN code that ended the connection; the callback gets the codes of the
+ *             synchronous form, less SYNC. Callbacks must not block: while one runs, nothing else
+ *             on the connection moves.
+ *   From a callback: whether the function may be called inside a callback (on the I/O thread).
+ *             "no (SYNC)": it fails with SMB3_EDEADLK there; use the *_async form, or hand the
+ *             work to another thread. (A synchronous call on a different client is not refused,
+ *             but blocks this connection until it returns.)
  */
 #ifndef SMB3_H
 #define SMB3_H
@@ -63,38 +94,61 @@ struct smb3_options {
   int nobrl;      /* fcntl/flock locks stay on this machine, not sent to the server (as mount.cifs's) */
 };
 
+/* None of these do network I/O: all may be called from a callback. */
 /* Fill defaults. */
 void smb3_options_init(struct smb3_options *o);
 /* Release owned strings (not o itself). */
 void smb3_options_free(struct smb3_options *o);
 /* Parse a comma-separated option string ("vers=3.1.1,sign,rsize=1M,..."). Unknown options are an
- * error unless allow_unknown (then they are skipped and left for the caller). On error returns
- * SMB3_EURL and writes a one-line message to err (errlen bytes, may be NULL). */
+ * error unless allow_unknown (then they are skipped and left for the caller). s NULL: 0, nothing
+ * parsed. err (errlen bytes, may be NULL) receives a one-line message on error.
+ * Errors: SMB3_EURL (unknown option, bad value, a credentials= file that cannot be read),
+ * SMB3_ENOMEM. From a callback: yes. */
 int smb3_options_parse(struct smb3_options *o, const char *s, int allow_unknown, char *err, size_t errlen);
 /* Parse smb://[DOMAIN;]USER[:PASSWORD]@HOST[:PORT]/SHARE[/PATH] into o (host, share, path,
- * username, password, domain, port; %XX escapes decoded). SMB3_EURL with a message on error. */
+ * username, password, domain, port; %XX escapes decoded).
+ * Errors: SMB3_EURL with a message in err (out of memory included). From a callback: yes. */
 int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t errlen);
-/* Read a credentials file (username=, password=, domain= lines, as mount.cifs/smbclient). */
+/* Read a credentials file (username=, password=, domain= lines, as mount.cifs/smbclient).
+ * Errors: SMB3_EURL with a message in err (unreadable file, a line without '=', an unknown key),
+ * SMB3_ENOMEM. From a callback: yes (it reads a local file). */
 int smb3_options_credentials_file(struct smb3_options *o, const char *path, char *err, size_t errlen);
 
 /* ---- connection ---- */
-/* Connect, negotiate, authenticate and connect the tree named in o (host, share required).
- * On failure *out is NULL and, if err is given, a one-line reason is written to it. */
+/* Connect, negotiate, authenticate and connect the tree named in o (host, share required; o is
+ * copied). Starts c's I/O thread and blocks for the whole handshake. On failure *out is NULL and,
+ * if err is given, a one-line reason is written to it.
+ * Errors: SMB3_EINVAL (no host or share), SMB3_ENOMEM, SMB3_ECONNECT (name not resolved, refused,
+ * unreachable), SMB3_ETIMEDOUT (connect_timeout_ms, or a handshake request's timeout_ms),
+ * SMB3_EDIALECT (no common dialect), SMB3_ELOGON, SMB3_ENOSHARE, SMB3_EACCES, SMB3_ESIGNATURE
+ * (signing required on a guest session, a bad signature, a VALIDATE_NEGOTIATE_INFO mismatch),
+ * SMB3_ENCRYPT (seal asked for, or the share requires encryption, and the session cannot),
+ * SMB3_ENOTSUP (not a disk share), SMB3_ENAMETOOLONG (host and share too long), SMB3_EPROTO (not
+ * an SMB2/SMB3 server), SMB3_ECLOSED, other STATUS codes.
+ * From a callback: no (not refused: it blocks the calling connection for the whole handshake). */
 int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, size_t errlen);
-/* Log off, disconnect, fail anything still in flight with SMB3_ECLOSED, free the client.
- * Files and directories still open are invalidated (their handles must still be closed/freed). */
+/* Log off, disconnect, fail anything still in flight with SMB3_ECLOSED, free the client. Waits
+ * for the goodbye requests and for the I/O thread to stop; the callbacks of requests still in
+ * flight run (on the I/O thread, with SMB3_ECLOSED) before it returns. c NULL: nothing.
+ * Files and directories still open are invalidated (their handles must still be closed/freed).
+ * From a callback: never (the I/O thread cannot wait for itself to stop; undefined). */
 void smb3_disconnect(smb3_client *c);
 /* Nonzero once the connection is gone (reset, timed out, keep-alive unanswered, or disconnected):
  * every request on c and its files fails from then on. A caller that wants to go on connects
- * again (smb3fs does, in the background). Not to be called after smb3_disconnect(c) returned. */
+ * again (smb3fs does, in the background). Not to be called after smb3_disconnect(c) returned.
+ * c NULL: 1. From a callback: yes. */
 int smb3_connection_lost(smb3_client *c);
-/* The last failure on this client as one line (valid until the next call on c from this thread). */
+/* The last failure on this client as one line; never NULL (c NULL: "no client"). The text lives
+ * in c and the next failure on c, from any thread, overwrites it: copy it at once when other
+ * threads use c. From a callback: yes. */
 const char *smb3_last_error(smb3_client *c);
-/* The negotiated dialect (0x0202 ... 0x0311) and whether signing/encryption are active. */
+/* The negotiated dialect (0x0202 ... 0x0311) and whether signing/encryption are active.
+ * c connected (not after smb3_disconnect(c)). From a callback: yes. */
 uint16_t smb3_dialect(smb3_client *c);
 int smb3_signing_active(smb3_client *c);
 int smb3_encryption_active(smb3_client *c);
-/* Effective wire I/O sizes after capping by the server. */
+/* Effective wire I/O sizes after capping by the server (and by its credit window, which may
+ * shrink or grow them while c lives). From a callback: yes. */
 uint32_t smb3_rsize(smb3_client *c);
 uint32_t smb3_wsize(smb3_client *c);
 
@@ -108,8 +162,10 @@ struct smb3_stats {
                              * phase of a transfer, without connect, logon, open and close) */
   uint64_t bytes_copied;    /* by the server for smb3_copy_range (not in bytes_read/bytes_written) */
 };
+/* A snapshot of c's counters (all zero after smb3_disconnect(c)). From a callback: yes. */
 void smb3_get_stats(smb3_client *c, struct smb3_stats *s);
-/* One JSON object with the counters (malloc'd; caller frees). */
+/* One JSON object with the counters (malloc'd; caller frees; NULL when out of memory).
+ * From a callback: yes. */
 char *smb3_stats_json(const struct smb3_stats *s);
 
 /* ---- files ---- */
@@ -127,18 +183,36 @@ struct smb3_stat {
 };
 
 /* flags: O_RDONLY / O_WRONLY / O_RDWR, with O_CREAT, O_EXCL, O_TRUNC, O_DIRECTORY; O_APPEND is
- * not emulated. *out owned by the caller: smb3_close() it. st (optional) receives attributes. */
+ * not emulated. *out owned by the caller: smb3_close() it; NULL on failure. st (optional)
+ * receives attributes.
+ * Errors: SMB3_EINVAL (c or path NULL), CONN, STATUS (SMB3_ENOENT, SMB3_EEXIST with O_CREAT|O_EXCL,
+ * SMB3_EISDIR, SMB3_ENOTDIR, SMB3_EACCES, SMB3_EBUSY: a sharing violation, SMB3_ENAMETOOLONG),
+ * SYNC. From a callback: no (SYNC). */
 int smb3_open(smb3_client *c, const char *path, int flags, smb3_file **out, struct smb3_stat *st);
-/* Close the handle and free f (always freed, even when the server reports an error). */
+/* Close the handle and free f: freed whatever the outcome (a server error, a lost connection),
+ * except SYNC: then nothing was sent and f stays open.
+ * Errors: SMB3_EBADF (f NULL), CONN, STATUS (SMB3_EBADF: the server no longer knows the handle),
+ * SYNC. From a callback: no (SYNC; smb3_close_async() closes from there). */
 int smb3_close(smb3_file *f);
+/* Any length, through the bulk engine (as smb3_read_range/smb3_write_range). pread returns the
+ * bytes read, fewer than len only at the end of the file; pwrite returns len.
+ * Errors: SMB3_EBADF (f NULL), SMB3_EINVAL (buf NULL, off + len past 2^63), SMB3_EIO (a short
+ * write), CONN, STATUS (SMB3_EACCES: not opened for it, SMB3_EAGAIN: a range another handle
+ * locked, SMB3_ENOSPC), SYNC. From a callback: no (SYNC). */
 ssize_t smb3_pread(smb3_file *f, void *buf, size_t len, uint64_t off);
 ssize_t smb3_pwrite(smb3_file *f, const void *buf, size_t len, uint64_t off);
+/* Errors (all three): SMB3_EBADF (f NULL), CONN, STATUS (SMB3_EBADF, SMB3_EACCES; ftruncate:
+ * SMB3_ENOSPC), SYNC. From a callback: no (SYNC). */
 int smb3_fstat(smb3_file *f, struct smb3_stat *st);
 int smb3_ftruncate(smb3_file *f, uint64_t size);
 int smb3_fsync(smb3_file *f);
 
-/* Asynchronous I/O of at most rsize/wsize bytes; larger requests are split by the bulk engine.
- * cb(result, arg): result = bytes transferred or SMB3_E*. */
+/* Asynchronous I/O of at most smb3_rsize/smb3_wsize bytes, one wire request (larger ranges: the
+ * bulk calls below). cb(result, arg): result = bytes transferred (a READ at or past the end of the
+ * file: 0) or SMB3_E*. buf must stay valid until cb ran.
+ * Errors: the call: SMB3_EBADF (f NULL), SMB3_EINVAL (cb NULL, buf NULL with len > 0, len too
+ * large, off + len past 2^63), SMB3_ENOMEM, CONN; cb: CONN, STATUS (SMB3_EACCES, SMB3_EAGAIN,
+ * SMB3_ENOSPC). Callback: ASYNC. From a callback: yes. */
 typedef void (*smb3_cb)(int64_t result, void *arg);
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
 int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
@@ -148,7 +222,12 @@ int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, s
  * for writing, both on the same client (SMB3_EXDEV otherwise). Copies up to the source's end of
  * file; returns the bytes copied (fewer than len at the source's end, or when the server stopped
  * part way: call again for the rest), or SMB3_E* when nothing was copied (SMB3_ENOTSUP: the
- * server cannot copy; the caller copies through the client instead). */
+ * server cannot copy; the caller copies through the client instead).
+ * Errors: SMB3_EINVAL (src, dst or cb NULL), SMB3_EISDIR (a directory), SMB3_EXDEV, SMB3_ERANGE
+ * (an offset past 2^63), SMB3_ENOTSUP, SMB3_EIO (the server copied nothing), CONN, STATUS
+ * (SMB3_EACCES, SMB3_EAGAIN: locked ranges, SMB3_ENOSPC), SYNC (smb3_copy_range).
+ * Callback (_async): ASYNC, with the result smb3_copy_range would return.
+ * From a callback: smb3_copy_range no (SYNC); smb3_copy_range_async yes. */
 int64_t smb3_copy_range(smb3_file *src, uint64_t src_off, smb3_file *dst, uint64_t dst_off, uint64_t len);
 int smb3_copy_range_async(smb3_file *src, uint64_t src_off, smb3_file *dst, uint64_t dst_off, uint64_t len,
                           smb3_cb cb, void *arg);
@@ -156,12 +235,21 @@ int smb3_copy_range_async(smb3_file *src, uint64_t src_off, smb3_file *dst, uint
 /* Bulk pipelined transfers: [off, off+len) in rsize/wsize pieces, several in flight (see max_inflight),
  * completing out of order into the right place. Stops at the first error and returns it; the
  * read returns fewer bytes only at end of file. progress (optional) is called on the calling
- * thread with the bytes done so far. */
+ * thread with the bytes done so far. All of them block the calling thread until the last piece
+ * was answered.
+ * Errors (range): SMB3_EBADF (f NULL), SMB3_EINVAL (buf NULL, off + len past 2^63), SMB3_ENOMEM,
+ * SMB3_EIO (a short write), CONN, STATUS (SMB3_EACCES, SMB3_EAGAIN, SMB3_ENOSPC), SYNC.
+ * From a callback: no (SYNC), for all of them. */
 typedef void (*smb3_progress_cb)(uint64_t done, void *arg);
 ssize_t smb3_read_range(smb3_file *f, void *buf, size_t len, uint64_t off);
 ssize_t smb3_write_range(smb3_file *f, const void *buf, size_t len, uint64_t off);
 /* Stream a whole file range through a callback-sized window: sink(buf, n, off) is called in
- * order on the calling thread (for get/cat); source fills buf for put. Return 0/-err. */
+ * order on the calling thread (for get/cat; buf valid during the call only) and returns 0 or a
+ * non-zero code that stops the stream and is returned; source fills buf for put and returns the
+ * bytes it put there (0, or fewer than n: the end) or a negative SMB3_E* that stops the stream
+ * and is returned. Return the bytes delivered/written.
+ * Errors (streams): SMB3_EINVAL (f, sink or source NULL), SMB3_ENOMEM, SMB3_EIO (a short write),
+ * the sink's or source's code, CONN, STATUS (SMB3_EACCES, SMB3_EAGAIN, SMB3_ENOSPC), SYNC. */
 typedef int (*smb3_sink_cb)(const void *buf, size_t n, uint64_t off, void *arg);
 typedef ssize_t (*smb3_source_cb)(void *buf, size_t n, uint64_t off, void *arg);
 int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb sink, void *arg,
@@ -174,25 +262,41 @@ int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, voi
  * read into buffers instead (both need the bytes). fd is only read (its file offset is not
  * moved) and must stay open until the call returns. The range must lie within the file: it is
  * checked first (SMB3_EINVAL), and a file cut shorter during the transfer kills the connection
- * (the lengths are on the wire already). Returns the bytes written or a negative SMB3_E*. */
+ * (the lengths are on the wire already). Returns the bytes written or a negative SMB3_E*.
+ * Errors: SMB3_EBADF (f NULL), SMB3_EINVAL (fd or its range), SMB3_ENOMEM, CONN, STATUS (SMB3_EACCES,
+ * SMB3_ENOSPC), SYNC. From a callback: no (SYNC). */
 int64_t smb3_write_from_fd(smb3_file *f, uint64_t off, int fd, uint64_t fd_off, uint64_t len,
                            smb3_progress_cb progress, void *parg);
 
-/* ---- paths (each one compounded into one round trip unless nocompound) ---- */
+/* ---- paths (each one compounded into one round trip unless nocompound) ----
+ * Paths are relative to the share ("" is its root), '/' or '\\' separated.
+ * Errors, each: SMB3_EINVAL (c or a path NULL), CONN, STATUS (the likely codes are named below),
+ * SYNC. From a callback: no (SYNC), each; the *_async forms below may be called there. */
+/* STATUS: SMB3_ENOENT, SMB3_ENOTDIR, SMB3_EACCES, SMB3_ENAMETOOLONG. */
 int smb3_stat(smb3_client *c, const char *path, struct smb3_stat *st);
 struct smb3_statvfs {
   uint64_t bsize, blocks, bfree, bavail;
 };
+/* STATUS: SMB3_EACCES. */
 int smb3_statvfs(smb3_client *c, struct smb3_statvfs *st);
+/* STATUS: SMB3_EEXIST, SMB3_ENOENT (no parent), SMB3_EACCES, SMB3_ENOSPC, SMB3_ENAMETOOLONG. */
 int smb3_mkdir(smb3_client *c, const char *path);
+/* STATUS: SMB3_ENOENT, SMB3_ENOTDIR, SMB3_ENOTEMPTY, SMB3_EACCES, SMB3_EBUSY. */
 int smb3_rmdir(smb3_client *c, const char *path);
+/* STATUS: SMB3_ENOENT, SMB3_EISDIR, SMB3_EACCES (read-only file), SMB3_EBUSY (open elsewhere). */
 int smb3_unlink(smb3_client *c, const char *path);
-/* Rename within the share; replaces an existing file at `to` when replace is non-zero. */
+/* Rename within the share; replaces an existing file at `to` when replace is non-zero.
+ * Also SMB3_ENAMETOOLONG (a target name that cannot be encoded). STATUS: SMB3_ENOENT, SMB3_EEXIST
+ * (to exists, replace 0), SMB3_EACCES, SMB3_EBUSY. */
 int smb3_rename(smb3_client *c, const char *from, const char *to, int replace);
-/* A hard link: newpath becomes a second name of the file existing (SMB3_EEXIST if it exists). */
+/* A hard link: newpath becomes a second name of the file existing (SMB3_EEXIST if it exists).
+ * Also SMB3_ENAMETOOLONG as rename. STATUS: SMB3_ENOENT, SMB3_EEXIST, SMB3_EISDIR (existing is a
+ * directory), SMB3_EACCES, SMB3_ENOTSUP. */
 int smb3_link(smb3_client *c, const char *existing, const char *newpath);
+/* STATUS: SMB3_ENOENT, SMB3_EISDIR, SMB3_EACCES, SMB3_ENOSPC. */
 int smb3_truncate(smb3_client *c, const char *path, uint64_t size);
-/* Set times (NULL = unchanged) and/or the read-only attribute (readonly < 0 = unchanged). */
+/* Set times (NULL = unchanged) and/or the read-only attribute (readonly < 0 = unchanged).
+ * STATUS: SMB3_ENOENT, SMB3_EACCES. smb3_set_readonly is two round trips (stat, then set). */
 int smb3_utimens(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
                  const struct timespec_smb3 *mtime);
 int smb3_set_readonly(smb3_client *c, const char *path, int readonly);
@@ -202,19 +306,31 @@ struct smb3_dirent {
   const char *name;     /* valid until the next smb3_readdir/smb3_closedir */
   struct smb3_stat st;
 };
+/* Lists the whole directory before it returns (smb3_listdir_async and a copy); *out owned by the
+ * caller: smb3_closedir() it; NULL on failure. The listing does not depend on c afterwards.
+ * Errors: SMB3_EINVAL (c or path NULL), CONN, STATUS (SMB3_ENOENT, SMB3_ENOTDIR, SMB3_EACCES),
+ * SYNC. From a callback: no (SYNC). */
 int smb3_opendir(smb3_client *c, const char *path, smb3_dir **out);
-/* Returns 1 with *e filled, 0 at the end, or SMB3_E*. "." and ".." are skipped. */
+/* Returns 1 with *e filled, 0 at the end, or SMB3_EBADF (d NULL). "." and ".." are skipped.
+ * No I/O. From a callback: yes. */
 int smb3_readdir(smb3_dir *d, struct smb3_dirent *e);
+/* Frees d. Returns 0 or SMB3_EBADF (d NULL). No I/O. From a callback: yes. */
 int smb3_closedir(smb3_dir *d);
 
 /* ---- small whole-file helpers (CREATE+READ+CLOSE / CREATE+WRITE+CLOSE in one round trip when
  * the data fits one request) ---- */
+/* read_file returns the bytes read: at most len (of a longer file, its first len bytes), 0 for an
+ * empty file. write_file creates or truncates path to exactly buf and returns len.
+ * Errors: SMB3_EINVAL (c or path NULL, buf NULL with len > 0), SMB3_EIO (a short write), CONN,
+ * STATUS (SMB3_ENOENT, SMB3_EISDIR, SMB3_EACCES, SMB3_EBUSY, SMB3_ENOSPC), SYNC.
+ * From a callback: no (SYNC). */
 ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len);
 ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_t len);
 /* Minshall+French symlink files (the kernel cifs client's mfsymlinks format; lib/fscc/mfsymlink.c).
  * format: the file content for a link to target (1..SMB3_MFSYMLINK_MAX bytes): 0, SMB3_EINVAL
  * (empty), SMB3_ENAMETOOLONG. parse: the target of a well-formed file (its length), or SMB3_EPROTO
- * for anything else (checked field by field, digest included); target gets a NUL-terminated copy. */
+ * for anything else (checked field by field, digest included); target gets a NUL-terminated copy.
+ * Both: also SMB3_EIO when the MD5 digest cannot be computed. No I/O. From a callback: yes. */
 #define SMB3_MFSYMLINK_SIZE 1067
 #define SMB3_MFSYMLINK_MAX 1024
 int smb3_mfsymlink_format(const char *target, uint8_t buf[SMB3_MFSYMLINK_SIZE]);
@@ -224,7 +340,10 @@ int smb3_mfsymlink_parse(const uint8_t *buf, size_t len, char target[SMB3_MFSYML
  * arg) runs once on the I/O thread with the bytes read (0 for an empty file) / written, or a
  * negative SMB3_E*; never if the call returns non-zero. buf must stay valid until then; path is
  * copied. smb3_create_file_async creates a new file (SMB3_EEXIST if the name exists) holding
- * exactly buf (one whose WRITE failed is unlinked again, best effort). */
+ * exactly buf (one whose WRITE failed is unlinked again, best effort).
+ * Errors: the call: SMB3_EINVAL (c, path or cb NULL, buf NULL, len 0 or too large), SMB3_ENOMEM,
+ * CONN; cb: as smb3_read_file/smb3_write_file, less SYNC (create: SMB3_EEXIST).
+ * Callback: ASYNC. From a callback: yes. */
 int smb3_read_file_async(smb3_client *c, const char *path, void *buf, size_t len, smb3_cb cb, void *arg);
 int smb3_create_file_async(smb3_client *c, const char *path, const void *buf, size_t len, smb3_cb cb,
                            void *arg);
@@ -232,16 +351,21 @@ int smb3_create_file_async(smb3_client *c, const char *path, const void *buf, si
 /* ---- asynchronous metadata operations ----
  * Same semantics (and the same compounding) as the synchronous calls above; the callback runs
  * exactly once on the I/O thread when the call returned 0, never when it returned an error.
- * Strings are copied before the call returns. Callbacks must not block and must not call the
- * synchronous API (they may call other *_async functions). */
+ * Strings are copied before the call returns. Callbacks must not block; a synchronous call in one
+ * fails with SMB3_EDEADLK (SYNC); other *_async functions may be called there.
+ * Errors, each: the call: SMB3_EINVAL (c, a path or cb NULL), SMB3_EBADF (f NULL), SMB3_ENOMEM,
+ * CONN; the callback: those of the synchronous form, less SYNC (beside the others, their own).
+ * Callback: ASYNC, each. From a callback: yes, each. */
 typedef void (*smb3_done_cb)(int rc, void *arg);
 typedef void (*smb3_stat_cb)(int rc, const struct smb3_stat *st, void *arg);
 typedef void (*smb3_open_cb)(int rc, smb3_file *f, const struct smb3_stat *st, void *arg);
 typedef void (*smb3_statvfs_cb)(int rc, const struct smb3_statvfs *sv, void *arg);
+/* st / sv: NULL when rc != 0. */
 int smb3_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, void *arg);
 int smb3_fstat_async(smb3_file *f, smb3_stat_cb cb, void *arg);
 int smb3_statvfs_async(smb3_client *c, smb3_statvfs_cb cb, void *arg);
-/* On success the callback receives a new handle that the caller owns (close it). */
+/* On success the callback receives a new handle that the caller owns (close it); f and st are
+ * NULL when rc != 0. */
 int smb3_open_async(smb3_client *c, const char *path, int flags, smb3_open_cb cb, void *arg);
 /* Closes and frees f: f is invalid once the call returns, whatever it returns (on an error the
  * callback does not run and the server handle, if any, goes with the connection). */
@@ -257,7 +381,10 @@ int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg);
  * even the same handle's locks. A lock never waits: a conflict is SMB3_EAGAIN at once (wait by
  * asking again). SMB3_LOCK_UNLOCK releases one lock of exactly that range (SMB3_EINVAL if there
  * is none); a CLOSE releases all of the handle's. len 0 locks nothing (and conflicts with nothing);
- * off + len must stay below 2^64. */
+ * off + len must stay below 2^64.
+ * Errors: SMB3_EBADF (f NULL), SMB3_ERANGE (off + len past 2^64), SMB3_EINVAL (type, or an unlock
+ * of no lock), SMB3_EAGAIN (a conflict), CONN, STATUS, SYNC (smb3_lock).
+ * From a callback: smb3_lock no (SYNC); smb3_lock_async yes. */
 enum { SMB3_LOCK_SHARED = 1, SMB3_LOCK_EXCLUSIVE = 2, SMB3_LOCK_UNLOCK = 3 };
 int smb3_lock(smb3_file *f, uint64_t off, uint64_t len, int type);
 int smb3_lock_async(smb3_file *f, uint64_t off, uint64_t len, int type, smb3_done_cb cb, void *arg);
@@ -275,33 +402,36 @@ int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_do
 int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
                        const struct timespec_smb3 *mtime, uint32_t attributes, smb3_done_cb cb, void *arg);
 /* The same through an open handle (one SET_INFO; works after the file lost its name). The handle
- * needs write-attributes access: a file opened for writing has it. */
+ * needs write-attributes access: a file opened for writing has it (SMB3_EACCES otherwise). */
+int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
+                        uint32_t attributes, smb3_done_cb cb, void *arg);
 /* Space: smb3_fallocate_async asks the server to reserve alloc_size bytes for the file
  * (FileAllocationInformation; pass at least the file's size: a smaller value cuts the file);
  * smb3_punch_hole_async makes [off, off+len) read as zeros and, where the server can, free
- * (FSCTL_SET_ZERO_DATA; the size does not change). */
+ * (FSCTL_SET_ZERO_DATA; the size does not change). cb: STATUS SMB3_ENOSPC, SMB3_ENOTSUP,
+ * SMB3_EACCES; punch_hole's call also SMB3_ERANGE (off or off + len past 2^63). */
 int smb3_fallocate_async(smb3_file *f, uint64_t alloc_size, smb3_done_cb cb, void *arg);
 /* Where f has data in [off, off+len) (FSCTL_QUERY_ALLOCATED_RANGES): cb gets the ranges in order
  * (valid during the call only) and more = 1 when the server had more than one answer holds (ask
  * again from the end of the last one). What lies between them reads as zeros. A server may answer
- * a file that is not sparse with the whole range. */
+ * a file that is not sparse with the whole range.
+ * Errors: the call: SMB3_EINVAL (f or cb NULL), SMB3_ERANGE (off past 2^63), SMB3_ENOMEM, CONN;
+ * cb: CONN, STATUS (SMB3_ENOTSUP, SMB3_EACCES). */
 struct smb3_range {
   uint64_t off, len;
 };
 typedef void (*smb3_ranges_cb)(int rc, const struct smb3_range *r, size_t n, int more, void *arg);
 int smb3_allocated_ranges_async(smb3_file *f, uint64_t off, uint64_t len, smb3_ranges_cb cb, void *arg);
 int smb3_punch_hole_async(smb3_file *f, uint64_t off, uint64_t len, smb3_done_cb cb, void *arg);
-/* Mark f sparse (FSCTL_SET_SPARSE): the server may then free zeroed ranges and report them as holes. */
+/* Mark f sparse (FSCTL_SET_SPARSE): the server may then free zeroed ranges and report them as holes.
+ * cb: STATUS SMB3_ENOTSUP, SMB3_EACCES. */
 int smb3_set_sparse_async(smb3_file *f, smb3_done_cb cb, void *arg);
-int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
-                        uint32_t attributes, smb3_done_cb cb, void *arg);
 
-/* Whole-directory listing in the background: CREATE + QUERY_DIRECTORY (one compound), more
- * QUERY_DIRECTORY rounds until the end, CLOSE. The callback gets every entry except "." and
- * ".." (names valid only during the callback; copy what you keep). */
 /* Extended attributes (FILE_FULL_EA_INFORMATION): all of a file's in one compound, or one set
  * (value of length 0: removed). Names are ASCII, 1-255 bytes, compared without regard to case;
- * values at most 65535 bytes. The list given to cb is valid during the call only. */
+ * values at most 65535 bytes. The list given to cb is valid during the call only (n = 0: none).
+ * set's call: also SMB3_EINVAL for a name or value outside those limits. cb: STATUS SMB3_ENOENT,
+ * SMB3_EACCES, SMB3_ENOTSUP (no EAs on this share), SMB3_ERANGE (too large for the server). */
 struct smb3_ea {
   const char *name;
   const void *value;
@@ -311,6 +441,10 @@ typedef void (*smb3_eas_cb)(int rc, const struct smb3_ea *eas, size_t n, void *a
 int smb3_get_eas_async(smb3_client *c, const char *path, smb3_eas_cb cb, void *arg);
 int smb3_set_ea_async(smb3_client *c, const char *path, const char *name, const void *value, size_t len,
                       smb3_done_cb cb, void *arg);
+/* Whole-directory listing in the background: CREATE + QUERY_DIRECTORY (one compound), more
+ * QUERY_DIRECTORY rounds until the end, CLOSE. The callback gets every entry except "." and
+ * ".." (names valid only during the callback; copy what you keep).
+ * cb: as smb3_opendir less SYNC. */
 typedef void (*smb3_list_cb)(int rc, const struct smb3_dirent *entries, size_t n, void *arg);
 int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg);
 
@@ -329,13 +463,23 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
 #define SMB3_LEASE_READ 0x1u
 #define SMB3_LEASE_HANDLE 0x2u
 #define SMB3_LEASE_WRITE 0x4u
+/* Errors, callback: as smb3_open_async. From a callback: yes. */
 int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
                           smb3_open_cb cb, void *arg);
+/* 0 for f NULL. No I/O. From a callback: yes. */
 uint32_t smb3_file_lease(const smb3_file *f);
-/* The client (connection) a handle belongs to. */
+/* The client (connection) a handle belongs to (NULL for f NULL). From a callback: yes. */
 smb3_client *smb3_file_client(const smb3_file *f);
+/* The break handler (cb NULL: none; then an oplock break is acknowledged at once and a lease break
+ * goes unanswered until the server's break timeout). It runs on c's I/O thread like a callback:
+ * it must not block, and synchronous calls in it fail with SMB3_EDEADLK (SYNC). key is valid during
+ * the call only. smb3_set_break_handler: no I/O; from a callback: yes. */
 typedef void (*smb3_break_cb)(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);
 void smb3_set_break_handler(smb3_client *c, smb3_break_cb cb, void *arg);
+/* Errors: the call: SMB3_ENOMEM, CONN; cb (optional, NULL: none): CONN, STATUS (answers that only
+ * say the lease or handle is already gone count as success). Callback: on the I/O thread, or on the
+ * calling thread before the call returns when nothing was left to acknowledge or every answer came
+ * before the call finished; never if the call returned an error. From a callback: yes. */
 int smb3_lease_ack_async(smb3_client *c, const uint8_t key[16], uint32_t state, smb3_done_cb cb, void *arg);
 #ifdef __cplusplus
 }
