@@ -21,9 +21,10 @@
  *     CONN    any call that sends requests: SMB3_ENOMEM; SMB3_ECLOSED (the connection was lost, or
  *             smb3_disconnect() ran); SMB3_ETIMEDOUT (no answer within timeout_ms); SMB3_EPROTO (a
  *             malformed answer); SMB3_ESIGNATURE, SMB3_ENCRYPT (an answer failed its signature or
- *             decryption). All but SMB3_ENOMEM end the connection: every later request on it fails
- *             too (smb3_connection_lost()). And SMB3_ERANGE for a request that needs more credits
- *             than the server's whole window (the connection lives on).
+ *             decryption). When one of them ended the connection (smb3_connection_lost() says so),
+ *             every later request on it fails too; an SMB3_EPROTO about one answer's contents does
+ *             not end it. And SMB3_ERANGE for a request that needs more credits than the server's
+ *             whole window (the connection lives on).
  *     STATUS  the server's NTSTATUS, mapped by one table (lib/util/status_map.c): any code of the
  *             table can come out; the likely ones are named per function. SMB3_ESTATUS for a
  *             status the table does not know (smb3_last_error() names it).
@@ -162,7 +163,7 @@ struct smb3_stats {
                              * phase of a transfer, without connect, logon, open and close) */
   uint64_t bytes_copied;    /* by the server for smb3_copy_range (not in bytes_read/bytes_written) */
 };
-/* A snapshot of c's counters (all zero after smb3_disconnect(c)). From a callback: yes. */
+/* A snapshot of c's counters. From a callback: yes. */
 void smb3_get_stats(smb3_client *c, struct smb3_stats *s);
 /* One JSON object with the counters (malloc'd; caller frees; NULL when out of memory).
  * From a callback: yes. */
@@ -395,6 +396,7 @@ int smb3_mkdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *ar
 int smb3_mkdir_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, void *arg);
 int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
 int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
+/* The call also returns SMB3_ENAMETOOLONG for a target name that cannot be encoded. */
 int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb, void *arg);
 int smb3_link_async(smb3_client *c, const char *existing, const char *newpath, smb3_done_cb cb, void *arg);
 int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_done_cb cb, void *arg);
