@@ -76,6 +76,9 @@ QUICK = dict(
 )
 IO_TOOLS = ["smb3-cat", "smb3-get", "smb3-put", "smbclient-get", "smbclient-put"]
 MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone"]
+# "smb3fs-base": a second smb3fs binary (--smb3fs-base), e.g. the build before a change, interleaved with the
+# current one in the same run so that before/after figures share the machine's state
+SMB3FS_TOOLS = ("smb3fs", "smb3fs-base")
 MOUNT_TESTS = ["read-1M", "read-4k", "write-1M", "write-4k", "copy", "statfs", "stat"]
 DATA_TESTS = ("read", "write", "copy")  # tests that move a file's bytes (MB/s); the others time calls
 
@@ -899,8 +902,8 @@ class Bench:
         nocache: attribute caching off (for the stat/statfs loops, so they measure the client's
         round trips rather than the kernel's attribute cache)."""
         env = {}
-        if tool == "smb3fs":
-            cmd = [self.a.smb3fs, f"//{self.host}/{self.share}", mnt, "-f", "-o",
+        if tool in SMB3FS_TOOLS:
+            cmd = [self.a.smb3fs if tool == "smb3fs" else self.a.smb3fs_base, f"//{self.host}/{self.share}", mnt, "-f", "-o",
                    f"username={self.user},password={self.pw},port={port}"]
             if self.a.smb3fs_opts:
                 cmd[-1] += "," + self.a.smb3fs_opts
@@ -1045,13 +1048,15 @@ class Bench:
         a = self.a
         self.say("\n== mount: FUSE file systems ==")
         tools = list(a.mount_tools)
+        if a.smb3fs_base and "smb3fs-base" not in tools:
+            tools.append("smb3fs-base")
         if "smb3fs" in tools and not os.path.exists(a.smb3fs):
             msg = (f"mount section skipped: {a.smb3fs} does not exist (smb3fs not built yet). "
                    "To compare only the peers: --section mount --mount-tools smbnetfs,rclone")
             self.say(msg)
             self.md += ["## FUSE mounts (issue 5)", "", f"**Skipped**: {msg}", ""]
             return
-        missing = [t for t in tools if t != "smb3fs" and not shutil.which(t)]
+        missing = [t for t in tools if t not in SMB3FS_TOOLS and not shutil.which(t)]
         links = a.mount_links
         sizes = {link: a.mount_size[link] for link in links}
         self.say(f"tools {','.join(tools)}; links {','.join(links)}; tests {','.join(a.mount_tests)}; reps {a.reps}; "
@@ -1084,8 +1089,9 @@ class Bench:
         a = self.a
         def opts(tool, test):
             nc = test in ("statfs", "stat")
-            return {"smb3fs": "-f -o username,password,port" + (f",{a.smb3fs_opts}" if a.smb3fs_opts else "")
-                              + (",actimeo=0" if nc else ""),
+            smb3fs = "-f -o username,password,port" + (f",{a.smb3fs_opts}" if a.smb3fs_opts else "") + (
+                ",actimeo=0" if nc else "")
+            return {"smb3fs": smb3fs, "smb3fs-base": f"{smb3fs} ({a.smb3fs_base})",
                     "smbnetfs": "-f -o big_writes" + (",attr_timeout=0,entry_timeout=0" if nc else "")
                                 + " (path HOST:PORT/share)",
                     "rclone": "--vfs-cache-mode off" + (" --attr-timeout 0s --dir-cache-time 0s" if nc else "")}[tool]
@@ -1308,6 +1314,8 @@ def parse_args(argv):
                    help="subset of " + ",".join(MOUNT_TESTS))
     p.add_argument("--mount-links", type=csv_list(["loopback", "1gbit", "10gbit"]), help="mount links")
     p.add_argument("--smb3fs", help="smb3fs binary (default BUILD/fs/smb3fs)")
+    p.add_argument("--smb3fs-base", help="a second smb3fs binary (e.g. a copy of the build before a change), run as "
+                   "mount tool 'smb3fs-base' interleaved with --smb3fs in the same repetitions")
     p.add_argument("--smb3fs-opts", default="", help="extra smb3fs -o options (e.g. cache=strict,actimeo=0)")
     p.add_argument("--meta-n", type=int, default=1000, help="operations per metadata measurement (default 1000)")
     p.add_argument("--iperf-seconds", type=int, help="iperf3 -t (default 5, --quick 3)")
@@ -1344,6 +1352,7 @@ def parse_args(argv):
     a.netsim = os.path.join(a.build, "tools", "netsim")
     a.smb3_ops = os.path.join(a.build, "tools", "smb3-ops")
     a.smb3fs = os.path.abspath(a.smb3fs or os.path.join(a.build, "fs", "smb3fs"))
+    a.smb3fs_base = os.path.abspath(a.smb3fs_base) if a.smb3fs_base else None
     if not a.out:
         a.out = os.path.join(a.build, "bench-results", time.strftime("%Y%m%d-%H%M%S"))
     a.out = os.path.abspath(a.out)
