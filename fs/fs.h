@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "smb3/smb3.h"
@@ -51,10 +52,11 @@ struct lock_waits;
 struct inode_table;
 struct notifier;
 struct reconn;
+struct conn;
 
 /* One per mount: the FUSE userdata. Immutable after init except where noted. */
 struct fs_ctx {
-  smb3_client *c; /* the current connection: read it with fs_conn() (reconnect.c replaces it) */
+  smb3_client *c; /* the current connection: read it with fs_conn() (conn.c; reconnect.c replaces it) */
   const char *mountpoint;
   int ra_tuned;             /* fs_tune_readahead() ran (atomic) */
   struct smb3_options o;
@@ -73,7 +75,8 @@ struct fs_ctx {
   uint8_t lease_salt[8];
   struct inode_table *it;
   struct notifier *nt;
-  struct reconn *rc;
+  struct conn *conn; /* connection state shared with the reconnect thread (conn.c) */
+  struct reconn *rc; /* the reconnect thread (reconnect.c) */
   pthread_mutex_t files_lock;
   pthread_mutex_t locks_mu; /* one byte-range lock change at a time (locks.c) */
   int nobrl;                /* locks stay in the kernel, on this machine only */
@@ -293,7 +296,7 @@ static inline void fs_poke(pthread_mutex_t *lock, pthread_cond_t *cv, int *flag)
   pthread_mutex_unlock(lock);
 }
 
-/* ---- reconnect.c ---- */
+/* ---- conn.c ---- */
 smb3_client *fs_conn(struct fs_ctx *fs);
 /* A library error that means the connection is gone (SMB3_ECLOSED, SMB3_ETIMEDOUT...). */
 int fs_conn_error(int rc);
@@ -316,10 +319,47 @@ struct fs_retry {
  * first time for r, park the operation (fs_park on r->conn). 1 when parked (resume runs later),
  * 0 when the caller finishes the operation with rc itself. */
 int fs_park_once(struct fs_ctx *fs, struct fs_retry *r, int rc, void (*resume)(void *arg, int ok), void *arg);
+/* The state lives from conn_start to conn_free; after conn_stop nothing parks any more. */
+int conn_start(struct fs_ctx *fs);
+void conn_stop(struct fs_ctx *fs);
+void conn_free(struct fs_ctx *fs);
+/* For the reconnect thread. conn_wait: wait until t (or a parked operation's earlier deadline), a
+ * kick or the stop (unkick: earlier kicks do not count), then resume the parked operations whose
+ * connection is back (ok) or whose time is up (not ok). -1: the mount is stopping. */
+int conn_wait(struct fs_ctx *fs, double t, int unkick);
+/* Resume the parked operations whose time is up and forget kicks; *next: the earlier of t and the
+ * next deadline. -1 if the mount is stopping. */
+int conn_expire(struct fs_ctx *fs, double t, double *next);
+/* The connection is lost (the outage starts now unless an operation saw it first) or alive. */
+void conn_outage(struct fs_ctx *fs, int lost);
+int conn_stopping(struct fs_ctx *fs);
+/* Make nc the current connection (before conn_resume_parked: see fs_park). */
+void conn_publish(struct fs_ctx *fs, smb3_client *nc);
+/* The outage is over: resume every operation parked on an older connection. */
+void conn_resume_parked(struct fs_ctx *fs);
+/* The mount is ending: every parked operation is resumed with ok = 0. */
+void conn_resume_all_failed(struct fs_ctx *fs);
+
+/* ---- reconnect.c ---- */
 int reconnect_start(struct fs_ctx *fs);
 /* Stops the thread (fs_park refuses from then on); reconnect_free once fs->c is disconnected. */
 void reconnect_stop(struct fs_ctx *fs);
 void reconnect_free(struct fs_ctx *fs);
+
+static inline struct timespec fs_timespec_of(double t) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)t;
+  ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+  return ts;
+}
+/* A condition variable whose timed waits use CLOCK_MONOTONIC (fs_now()). */
+static inline void fs_cond_init_mono(pthread_cond_t *cv) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(cv, &ca);
+  pthread_condattr_destroy(&ca);
+}
 
 int notifier_start(struct fs_ctx *fs);
 void notifier_stop(struct fs_ctx *fs);
