@@ -262,13 +262,25 @@ static inline smb3_file *fh_handle(struct fs_file *fh) { return __atomic_load_n(
  * on the new connection. */
 struct reopen_list;
 struct reopen_list *files_reopen_prepare(struct fs_ctx *fs);
-void files_reopen(struct fs_ctx *fs, struct reopen_list *l);
+/* then(fh) for each file whose reopen gave it a handle on the new connection (the reopen's
+ * callback, on the I/O thread). */
+void files_reopen(struct fs_ctx *fs, struct reopen_list *l, void (*then)(struct fs_file *));
 /* fn(arg, ok) once fh's handle is one of the current connection: at once, or when its reopen
  * completes; ok = 0 if it is not and will not be (the reopen failed or none was possible). */
 void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg);
 /* Drop a reference to fh taken as fh->refs++ under fh->in->lock (write-back extents hold one);
  * without that lock held. */
 void fh_unref(struct fs_file *fh);
+/* A new open of in with server handle f (refs 1, on fs->files, counted in in->nopen). The caller
+ * runs ra_init() on it before anything reads through it. */
+struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_file *f, int flags);
+/* Drop a reference (in->lock not held); the last one frees fh. */
+void file_put(struct fs_file *fh);
+/* Release began: a reopen that completes from now on closes what it gets; the handles of lost
+ * connections are freed. Returns the handle to CLOSE. */
+smb3_file *file_closing(struct fs_file *fh);
+/* CLOSE f without waiting for (or reporting) the answer; f is freed either way. */
+void file_close_quietly(smb3_file *f);
 
 /* readahead.c */
 void ra_init(struct fs_file *fh);

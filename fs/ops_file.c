@@ -71,61 +71,11 @@ static void fop_fail(struct fop *o, int smb_rc) {
   fop_free(o);
 }
 
-static void close_quietly(smb3_file *f);
-
-/* ---- open files ---- */
-static struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_file *f, int flags) {
-  struct fs_file *fh = calloc(1, sizeof *fh);
-  if (!fh) return NULL;
-  fh->fs = fs;
-  fh->in = in;
-  fh->f = f;
-  fh->flags = flags;
-  fh->refs = 1;
-  ra_init(fh);
-  inode_ref(fs, in);
-  pthread_mutex_lock(&in->lock);
-  in->nopen++;
-  if ((flags & O_ACCMODE) != O_RDONLY) in->local_mod = 1; /* see kernel_view_stale() */
-  pthread_mutex_unlock(&in->lock);
-  pthread_mutex_lock(&fs->files_lock);
-  fh->file_next = fs->files;
-  if (fs->files) fs->files->file_prev = fh;
-  fs->files = fh;
-  pthread_mutex_unlock(&fs->files_lock);
-  return fh;
-}
-
-static void file_put(struct fs_file *fh) {
-  struct fs_inode *in = fh->in;
-  struct fs_ctx *fs = fh->fs;
-  pthread_mutex_lock(&in->lock);
-  int left = --fh->refs;
-  pthread_mutex_unlock(&in->lock);
-  if (left) return;
-  pthread_mutex_lock(&fs->files_lock);
-  if (fh->file_prev) fh->file_prev->file_next = fh->file_next;
-  else fs->files = fh->file_next;
-  if (fh->file_next) fh->file_next->file_prev = fh->file_prev;
-  pthread_mutex_unlock(&fs->files_lock);
-  pthread_mutex_lock(&in->lock);
-  int last = --in->nopen == 0;
-  in->direct_writers -= fh->direct_wr;
-  if (last) in->lease = 0; /* the server drops the lease with the last open of its key */
-  int gone = last && in->unlinked;
-  pthread_mutex_unlock(&in->lock);
-  if (gone) inode_detach(fh->fs, in); /* the server deleted it at this close */
-  pthread_mutex_destroy(&fh->ra.lock);
-  inode_put(fh->fs, in);
-  free(fh);
-}
-
-void fh_unref(struct fs_file *fh) { file_put(fh); }
-
 /* A new handle becomes an fs_file and the reply's file info (in->lock not held). */
 static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, int truncated) {
   struct fs_file *fh = file_new(o->fs, in, f, o->fi.flags);
   if (!fh) return NULL;
+  ra_init(fh);
   uint32_t lease = smb3_file_lease(f);
   pthread_mutex_lock(&in->lock);
   if (lease || in->nopen == 1) in->lease = lease;
@@ -184,12 +134,12 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
   inode_set_attr(o->fs, o->in, st); /* the CREATE response carries size and times */
   struct fs_file *fh = adopt(o, o->in, f, o->flags & O_TRUNC);
   if (!fh) {
-    close_quietly(f);
+    file_close_quietly(f);
     fop_fail(o, SMB3_ENOMEM);
     return;
   }
   if (fuse_reply_open(o->req, &o->fi)) { /* interrupted: nobody will release it */
-    close_quietly(f);
+    file_close_quietly(f);
     file_put(fh);
   }
   fop_free(o);
@@ -232,7 +182,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
 static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
   struct fop *o = arg;
   if (rc) {
-    close_quietly(o->f);
+    file_close_quietly(o->f);
     fop_fail(o, rc);
     return;
   }
@@ -243,7 +193,7 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
   if (!fh) {
     if (in) inode_forget(o->fs, in->nodeid, 1);
     inode_put(o->fs, in);
-    close_quietly(o->f);
+    file_close_quietly(o->f);
     fop_fail(o, SMB3_ENOMEM);
     return;
   }
@@ -251,7 +201,7 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
   (void)fs_fill_entry(o->fs, in, &e); /* a new file: a new inode, whose type is this one */
   if (fuse_reply_create(o->req, &e, &o->fi)) {
     inode_forget(o->fs, in->nodeid, 1);
-    close_quietly(o->f);
+    file_close_quietly(o->f);
     file_put(fh);
   }
   inode_put(o->fs, in);
@@ -279,7 +229,7 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
   }
   rc = smb3_fstat_async(f, create_statted, o); /* a server without QFid: ask for the file id */
   if (rc) {
-    close_quietly(f);
+    file_close_quietly(f);
     fop_fail(o, rc);
   }
 }
@@ -382,11 +332,6 @@ static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
   if (r) wb_flush(r->fh->fs, r->fh->in, 1, fsync_flushed, r);
 }
 
-static void quiet_done(int rc, void *arg) { (void)rc, (void)arg; }
-static void close_quietly(smb3_file *f) {
-  if (f) smb3_close_async(f, quiet_done, NULL); /* frees f even when it cannot be sent */
-}
-
 static void release_closed(int rc, void *arg) {
   (void)rc; /* close(2) already returned; nothing to report to */
   struct fs_file *fh = arg;
@@ -411,145 +356,11 @@ static void release_closed_stat(int rc, const struct smb3_stat *st, void *arg) {
 }
 
 static void release_drained(struct fs_file *fh) {
-  pthread_mutex_lock(&fh->in->lock);
-  fh->released = 1; /* a reopen completing from now on closes its handle itself */
-  smb3_file *f = fh->f;
-  int nstale = fh->nstale;
-  fh->nstale = 0;
-  pthread_mutex_unlock(&fh->in->lock);
-  for (int i = 0; i < nstale; i++) close_quietly(fh->stale[i]); /* lost connections: just freed */
+  smb3_file *f = file_closing(fh);
   fh->close_asked = fs_now();
   int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY ? smb3_close_stat_async(f, release_closed_stat, fh)
                                                                       : smb3_close_async(f, release_closed, fh);
   if (rc) release_closed(rc, fh);
-}
-
-/* ---- reopening after a reconnect ---- */
-struct reopen {
-  struct fs_file *fh;
-  char *path;
-};
-
-struct fh_waiter {
-  struct fh_waiter *next;
-  void (*fn)(void *arg, int ok);
-  void *arg;
-};
-
-static int fh_current(struct fs_file *fh) { return smb3_file_client(fh_handle(fh)) == fs_conn(fh->fs); }
-
-void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg) {
-  struct fh_waiter *w = malloc(sizeof *w);
-  pthread_mutex_lock(&fh->in->lock);
-  if (fh->reopening && w) {
-    *w = (struct fh_waiter){fh->reopen_waiters, fn, arg};
-    fh->reopen_waiters = w;
-    pthread_mutex_unlock(&fh->in->lock);
-    return;
-  }
-  pthread_mutex_unlock(&fh->in->lock);
-  free(w);
-  fn(arg, fh_current(fh));
-}
-
-/* A reopen of fh ended (in->lock not held): once none is left, wake what waited, in arrival order. */
-static void reopen_ended(struct fs_file *fh) {
-  pthread_mutex_lock(&fh->in->lock);
-  struct fh_waiter *w = NULL, *rev = NULL;
-  if (--fh->reopening == 0) {
-    w = fh->reopen_waiters;
-    fh->reopen_waiters = NULL;
-  }
-  pthread_mutex_unlock(&fh->in->lock);
-  while (w) {
-    struct fh_waiter *next = w->next;
-    w->next = rev;
-    rev = w;
-    w = next;
-  }
-  int ok = rev && fh_current(fh);
-  while (rev) {
-    struct fh_waiter *next = rev->next;
-    rev->fn(rev->arg, ok);
-    free(rev);
-    rev = next;
-  }
-}
-
-static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
-  (void)st;
-  struct reopen *r = arg;
-  struct fs_file *fh = r->fh;
-  struct fs_inode *in = fh->in;
-  free(r->path);
-  free(r);
-  if (!rc) {
-    pthread_mutex_lock(&in->lock);
-    /* not the handle of a connection lost again meanwhile (a later reopen brings the current one) */
-    int keep = !fh->released && fh->nstale < FS_STALE_MAX && smb3_file_client(f) == fs_conn(fh->fs);
-    if (keep) {
-      fh->stale[fh->nstale++] = fh->f; /* a worker may still be using it: freed at release */
-      __atomic_store_n(&fh->f, f, __ATOMIC_RELEASE);
-      uint32_t lease = smb3_file_lease(f);
-      if (lease) in->lease = lease;
-    }
-    pthread_mutex_unlock(&in->lock);
-    if (keep) {
-      atomic_fetch_add(&fh->fs->ctr.reopens, 1);
-      locks_reacquire(fh);
-    } else {
-      close_quietly(f);
-    }
-  }
-  /* else: gone or not ours any more (deleted, renamed, access changed): it stays broken */
-  reopen_ended(fh);
-  file_put(fh);
-}
-
-struct reopen_list {
-  size_t n;
-  struct fs_file *fh[];
-};
-
-struct reopen_list *files_reopen_prepare(struct fs_ctx *fs) {
-  pthread_mutex_lock(&fs->files_lock);
-  size_t n = 0;
-  for (struct fs_file *fh = fs->files; fh; fh = fh->file_next) n++;
-  struct reopen_list *l = calloc(1, sizeof *l + (n ? n : 1) * sizeof l->fh[0]);
-  for (struct fs_file *fh = fs->files; l && fh; fh = fh->file_next) {
-    pthread_mutex_lock(&fh->in->lock);
-    if (!fh->released && fh->refs > 0) { /* refs 0: being freed (file_put unlinks it next) */
-      fh->refs++;
-      fh->reopening++;
-      l->fh[l->n++] = fh;
-    }
-    pthread_mutex_unlock(&fh->in->lock);
-  }
-  pthread_mutex_unlock(&fs->files_lock);
-  return l;
-}
-
-void files_reopen(struct fs_ctx *fs, struct reopen_list *l) {
-  for (size_t i = 0; l && i < l->n; i++) {
-    struct fs_file *fh = l->fh[i];
-    struct reopen *r = calloc(1, sizeof *r);
-    if (r) {
-      r->fh = fh;
-      r->path = inode_path(fs, fh->in);
-    }
-    /* never again O_CREAT/O_EXCL/O_TRUNC: the file exists and its data must stay */
-    int flags = fh->flags & ~(O_CREAT | O_EXCL | O_TRUNC);
-    int rc = r && r->path ? smb3_open_lease_async(fs_conn(fs), r->path, flags, fh->in->key,
-                                                  cache_lease_want(fs, flags), reopened, r)
-                          : SMB3_ENOMEM;
-    if (rc) {
-      if (r) free(r->path);
-      free(r);
-      reopen_ended(fh);
-      file_put(fh);
-    }
-  }
-  free(l);
 }
 
 static void release_flushed(int err, void *arg) {

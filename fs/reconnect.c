@@ -203,7 +203,8 @@ static void *reconnect_main(void *arg) {
     conn_publish(fs, nc);
     atomic_fetch_add(&fs->ctr.reconnects, 1);
     itab_each(fs, forget_cache, fs);
-    files_reopen(fs, reopen); /* asynchronous: their handles are swapped in as the opens complete */
+    files_reopen(fs, reopen, locks_reacquire); /* asynchronous: each handle is swapped in as its open
+                                                * completes, then its byte-range locks taken again */
     retire(r, old);           /* r->retired: this thread's own until it is joined */
     syslog(LOG_NOTICE, "smb3fs: reconnected to %s", fs->o.host ? fs->o.host : "the server");
     /* 5. What waited for a new connection is sent again on it. */
