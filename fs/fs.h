@@ -151,7 +151,8 @@ struct fs_inode {
   int lock_changing;     /* a change (locks.c apply) has some of them out of the list */
 };
 
-struct inode_table *itab_new(void);
+/* drop(in): called for each inode freed, for what upper floors keep in it (locks.c: locks_free). */
+struct inode_table *itab_new(void (*drop)(struct fs_inode *));
 void itab_free(struct inode_table *t);
 /* The root inode (nodeid FUSE_ROOT_ID) with the server's attributes. */
 int itab_set_root(struct fs_ctx *fs, const struct smb3_stat *st);
@@ -206,9 +207,16 @@ static inline int fs_same_version(uint64_t size, struct timespec_smb3 mtime, con
 static inline int fs_type_changed(const struct fs_inode *in, mode_t ifmt) {
   return in->kern_ifmt && in->kern_ifmt != ifmt;
 }
-double fs_now(void);
-/* Raise the kernel's read-ahead for this mount to FS_KERNEL_RA(fs) (main.c); once, after INIT. */
-void fs_tune_readahead(struct fs_ctx *fs);
+static inline double fs_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+static inline int wb_dirty(struct fs_inode *in) { return in->wb.open || in->wb.inflight; } /* in->lock held */
+/* Pending size including data not yet on the server (in->lock held). */
+static inline uint64_t wb_end(struct fs_inode *in) { return wb_dirty(in) ? in->wb.dirty_end : 0; }
+/* The lease key of the inode of generation `generation` (inode_by_key finds it again). */
+void itab_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);
 #define FS_KERNEL_RA(fs) ((fs)->rsize > (1u << 20) ? (fs)->rsize : (1u << 20))
 /* Seconds the kernel and we may keep an inode's attributes: actimeo, except for the share root,
  * whose attributes are kept at least FS_ROOT_ATTR_TTL: every path walk checks the root's
@@ -295,9 +303,6 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
  * clear) a pending write error, as fsync/flush/close do; otherwise only report it. done may run
  * before wb_flush returns (nothing to do) or later on the I/O thread. */
 void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn done, void *arg);
-int wb_dirty(struct fs_inode *in); /* caller holds in->lock */
-/* Pending size including data not yet on the server (caller holds in->lock). */
-uint64_t wb_end(struct fs_inode *in);
 
 /* cache.c */
 /* Set *flag and wake the thread waiting on cv (the notifier's and the reconnect thread's stop/kick). */
@@ -387,7 +392,6 @@ void cache_drain(struct fs_ctx *fs, double timeout);
  * (data_gen), the next open's page cache (cached_valid), the attributes. The kernel's pages of
  * open files are the caller's to drop (cache_invalidate_later). */
 void cache_forget(struct fs_inode *in);
-void cache_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);
 uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
 /* Decide direct_io / keep_cache for a new open (caller holds in->lock; in->nopen counts it).
  * Returns 1 if the open is a direct writer the caller must count in in->direct_writers until

@@ -3,7 +3,9 @@
  * Data goes through readahead.c and writeback.c; opens ask for a lease (cache.c). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/falloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -89,6 +91,43 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
   return fh;
 }
 
+/* Kernel read-ahead for the mount: the bdi default (128 KiB) makes a reader with small blocks
+ * send 128 KiB FUSE READs, eight times as many requests as a 1 MiB reader. Like the kernel's
+ * cifs client (rasize), raise it to rsize (at least 1 MiB) so that bs=4k reads reach us as max-size requests.
+ * The bdi is found through /proc/self/mountinfo (a stat() of the mount point would wait for our
+ * own request loop). It must run after FUSE INIT, whose reply lowers the bdi's read-ahead to
+ * what the kernel offered (the old default), so the first open does it. Best effort: needs
+ * root, else the default stays. */
+static void tune_kernel_readahead(struct fs_ctx *fs) {
+  if (__atomic_exchange_n(&fs->ra_tuned, 1, __ATOMIC_ACQ_REL)) return;
+  unsigned kb = FS_KERNEL_RA(fs) / 1024;
+  char real[PATH_MAX], want[4 * PATH_MAX], line[8192], mp[8192];
+  if (!fs->mountpoint || !realpath(fs->mountpoint, real)) return;
+  size_t w = 0;
+  for (const char *p = real; *p && w + 5 < sizeof want; p++) {
+    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\') w += (size_t)snprintf(want + w, 5, "\\%03o", (unsigned char)*p);
+    else want[w++] = *p;
+  }
+  want[w] = 0;
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (!f) return;
+  char dev[32] = "";
+  while (fgets(line, sizeof line, f)) {
+    char mm[32];
+    const char *sep = strstr(line, " - ");
+    if (!sep || sscanf(line, "%*s %*s %31s %*s %8191s", mm, mp) != 2) continue;
+    if (!strcmp(mp, want) && !strncmp(sep + 3, "fuse", 4)) snprintf(dev, sizeof dev, "%s", mm); /* the last one is ours */
+  }
+  fclose(f);
+  if (!dev[0]) return;
+  char path[96];
+  snprintf(path, sizeof path, "/sys/class/bdi/%s/read_ahead_kb", dev);
+  FILE *ra = fopen(path, "we");
+  if (!ra) return;
+  fprintf(ra, "%u\n", kb);
+  fclose(ra);
+}
+
 /* ---- open ---- */
 static void open_go(int err, void *arg);
 
@@ -157,7 +196,7 @@ static void open_go(int err, void *arg) {
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct fop *o = fop_new(req, fi);
   if (!o) return;
-  fs_tune_readahead(o->fs);
+  tune_kernel_readahead(o->fs);
   o->in = inode_get(o->fs, ino);
   o->path = inode_path(o->fs, o->in);
   if (!o->path) {
@@ -260,7 +299,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     memcpy(o->key, known->key, 16);
   else {
     o->gen = itab_new_gen(fs);
-    cache_make_key(fs, o->gen, o->key);
+    itab_make_key(fs, o->gen, o->key);
   }
   inode_put(fs, known);
   int rc = create_go(o);

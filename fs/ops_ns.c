@@ -16,14 +16,6 @@
 #define ATTR_READONLY 0x1u
 #define ATTR_NORMAL 0x80u
 
-void fs_reply_smb_err(fuse_req_t req, int rc) { fuse_reply_err(req, rc ? fs_errno(rc) : EIO); }
-
-int fs_name_ok(const char *name) {
-  if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) return 0;
-  /* '\\' is the separator on the wire: a name containing it would address another file. */
-  return !strpbrk(name, "/\\");
-}
-
 /* One operation in flight. */
 struct nsop {
   struct fs_ctx *fs;

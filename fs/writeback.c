@@ -447,7 +447,3 @@ void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn do
   pthread_mutex_unlock(&in->lock);
   send_all(send);
 }
-
-int wb_dirty(struct fs_inode *in) { return in->wb.open || in->wb.inflight; }
-
-uint64_t wb_end(struct fs_inode *in) { return wb_dirty(in) ? in->wb.dirty_end : 0; }
