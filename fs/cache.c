@@ -7,7 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "fs.h"
+#include "cache.h"
 
 uint32_t cache_lease_want(const struct fs_ctx *fs, int flags) {
   if (!fs->leases) return 0;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "fs.h"
+#include "conn.h"
 
 struct parked {
   struct parked *next;

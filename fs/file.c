@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 
-#include "fs.h"
+#include "file.h"
+#include "cache.h"
+#include "conn.h"
 
 struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_file *f, int flags) {
   struct fs_file *fh = calloc(1, sizeof *fh);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fs.h"
+#include "inode.h"
 
 #define NBUCKETS 16384u
 

@@ -27,7 +27,11 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "fs.h"
+#include "locks.h"
+#include "notifier.h"
+#include "writeback.h"
+#include "cache.h"
+#include "conn.h"
 
 /* "To the end of the file" (l_len 0): the end of what off_t can address. */
 #define LOCK_EOF ((uint64_t)INT64_MAX)

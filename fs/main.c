@@ -17,7 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fs.h"
+#include "ops.h"
+#include "xattr.h"
+#include "locks.h"
+#include "reconnect.h"
+#include "notifier.h"
+#include "opts.h"
+#include "inode.h"
 
 /* FUSE workers: a few. Handlers only submit and return (replies come from libsmb3's I/O thread),
  * so these are for the kernel's requests that arrive together, not for waiting. */

@@ -10,7 +10,11 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "fs.h"
+#include "notifier.h"
+#include "writeback.h"
+#include "cache.h"
+#include "conn.h"
+#include "inode.h"
 
 struct brk {
   struct brk *next;

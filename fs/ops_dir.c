@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs.h"
+#include "ops.h"
+#include "reply.h"
+#include "symlink.h"
+#include "conn.h"
+#include "inode.h"
 
 struct dent {
   char *name;

@@ -10,7 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fs.h"
+#include "ops.h"
+#include "reply.h"
+#include "locks.h"
+#include "readahead.h"
+#include "writeback.h"
+#include "file.h"
+#include "cache.h"
+#include "conn.h"
+#include "inode.h"
 
 struct fop {
   struct fs_ctx *fs;

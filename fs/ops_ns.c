@@ -9,7 +9,14 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#include "fs.h"
+#include "ops.h"
+#include "reply.h"
+#include "stats.h"
+#include "symlink.h"
+#include "writeback.h"
+#include "file.h"
+#include "conn.h"
+#include "inode.h"
 #include "smb3fs_ioctl.h"
 
 /* MS-FSCC 2.6 */

@@ -25,7 +25,13 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "fs.h"
+#include "reconnect.h"
+#include "locks.h"
+#include "notifier.h"
+#include "file.h"
+#include "cache.h"
+#include "conn.h"
+#include "inode.h"
 
 #define RETIRED_MAX 4
 

@@ -2,7 +2,8 @@
  * names may be passed on, and a file's attributes as struct stat and as a FUSE entry. */
 #include <string.h>
 
-#include "fs.h"
+#include "reply.h"
+#include "symlink.h"
 
 void fs_reply_smb_err(fuse_req_t req, int rc) { fuse_reply_err(req, rc ? fs_errno(rc) : EIO); }
 

@@ -25,7 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs.h"
+#include "writeback.h"
+#include "conn.h"
+#include "inode.h"
 
 struct wb_chunk {
   struct wb_chunk *next;      /* in wb.wire or wb.blocked */

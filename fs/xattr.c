@@ -9,7 +9,9 @@
 #include <strings.h>
 #include <sys/xattr.h>
 
-#include "fs.h"
+#include "xattr.h"
+#include "inode.h"
+#include "conn.h"
 
 #define USER_PREFIX "user."
 #define USER_PREFIX_LEN 5
