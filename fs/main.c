@@ -148,7 +148,9 @@ static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args
   memset(&ops, 0, sizeof ops);
   ops.init = ll_init;
   ops_ns_fill(&ops);
+  ops_attr_fill(&ops);
   ops_file_fill(&ops);
+  ops_range_fill(&ops);
   ops_dir_fill(&ops);
   ops_xattr_fill(&ops);
   ops_locks_fill(&ops, fs->nobrl);
