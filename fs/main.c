@@ -31,6 +31,7 @@
 #define FS_IDLE_THREADS 2
 #define FS_MAX_PAGES 256 /* libfuse's FUSE_MAX_MAX_PAGES (not exported) */
 
+/* Reply (none: libfuse answers INIT with conn, on the worker that received it, before any other request). */
 static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   struct fs_ctx *fs = userdata;
   unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS | FUSE_CAP_PARALLEL_DIROPS |

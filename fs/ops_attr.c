@@ -97,6 +97,7 @@ static void getattr_flushed(int err, void *arg) {
   stat_inode(arg);
 }
 
+/* Reply: this worker (fresh cached attributes), else I/O thread (the stat); reconnect thread if it waited. */
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct nsop *o = nsop_new(req);
   if (!o) return;
@@ -210,6 +211,7 @@ static void setattr_next(struct nsop *o, int rc) {
   }
 }
 
+/* Reply: I/O thread (the stat after the last change); this worker for a deleted file under cache=loose. */
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
   /* Ownership is the mount's (uid=/gid=): only a no-op chown succeeds. */
@@ -263,6 +265,7 @@ static void statfs_start(struct nsop *o) {
   nsop_submitted(o, smb3_statvfs_async(o->retry.conn, statfs_done, o));
 }
 
+/* Reply: I/O thread (the QUERY_INFO); reconnect thread if it waited. */
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
   (void)ino;
   struct nsop *o = nsop_new(req);
@@ -270,6 +273,7 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
 }
 
 /* ---- the stats ioctl (smb3fs_ioctl.h) on the mount root ---- */
+/* Reply: this worker (the counters are local). */
 static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg, struct fuse_file_info *fi,
                      unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
   (void)arg, (void)fi, (void)in_buf, (void)in_bufsz;

@@ -200,6 +200,7 @@ static void open_go(int err, void *arg) {
   if (rc && !fs_park_once(o->fs, &o->retry, rc, open_resume, o)) fop_fail(o, rc);
 }
 
+/* Reply: I/O thread (the CREATE); reconnect thread if it waited. */
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct fop *o = fop_new(req, fi);
   if (!o) return;
@@ -280,6 +281,7 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
   }
 }
 
+/* Reply: I/O thread (the CREATE, or the stat after it). */
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi) {
   (void)mode; /* file_mode decides */
   if (!fs_name_ok(name)) {
@@ -314,11 +316,13 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 }
 
 /* ---- data ---- */
+/* Reply: this worker if read-ahead has the data, else I/O thread (the READ); reconnect thread if it waited. */
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
   (void)ino;
   ra_read((struct fs_file *)(uintptr_t)fi->fh, req, size, (uint64_t)off);
 }
 
+/* Reply: this worker (write-back takes the data); past the dirty bound, I/O thread (a WRITE completion). */
 static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
                      struct fuse_file_info *fi) {
   (void)ino;
@@ -349,6 +353,7 @@ static void flush_done(int err, void *arg) {
 }
 
 /* close(2): the data must be on the server, and a failed write is reported here. */
+/* Reply: the thread that ends the write-back flush (this worker when nothing is in flight, else I/O). */
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   locks_flush((struct fs_file *)(uintptr_t)fi->fh, fi->lock_owner);
@@ -372,6 +377,7 @@ static void fsync_flushed(int err, void *arg) {
   if (rc) fsync_done(rc, r);
 }
 
+/* Reply: I/O thread (the FLUSH, after the write-back flush). */
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
   (void)ino, (void)datasync;
   struct reqctx *r = reqctx_new(req, fi);
@@ -416,6 +422,7 @@ static void release_flushed(int err, void *arg) {
   ra_shutdown(fh, release_drained);
 }
 
+/* Reply: I/O thread (the CLOSE, after the write-back flush and the read-ahead READs in flight). */
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;

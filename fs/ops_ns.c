@@ -120,6 +120,7 @@ static void lookup_start(struct nsop *o) {
   nsop_submitted(o, smb3_stat_async(o->retry.conn, o->path, entry_done, o));
 }
 
+/* Reply: I/O thread (the stat, or the symlink file's read); reconnect thread if it waited. */
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
   if (o) nsop_run(o, lookup_start);
@@ -144,17 +145,20 @@ static void mkdir_start(struct nsop *o) {
   nsop_submitted(o, smb3_mkdir_stat_async(o->retry.conn, o->path, mkdir_done, o));
 }
 
+/* Reply: I/O thread (the CREATE, or the stat after it); reconnect thread if it waited. */
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
   (void)mode; /* dir_mode decides */
   struct nsop *o = entry_op(req, parent, name, EINVAL);
   if (o) nsop_run_unsent(o, mkdir_start);
 }
 
+/* Reply (none): this worker. */
 static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
   inode_forget(fuse_req_userdata(req), ino, nlookup);
   fuse_reply_none(req);
 }
 
+/* Reply (none): this worker. */
 static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
   struct fs_ctx *fs = fuse_req_userdata(req);
   for (size_t i = 0; i < count; i++) inode_forget(fs, forgets[i].ino, forgets[i].nlookup);
@@ -173,6 +177,7 @@ static void readlink_checked(void *arg, int rc) {
   nsop_free(o);
 }
 
+/* Reply: this worker when the link's target is known, else I/O thread (the symlink file's read). */
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino) {
   struct nsop *o = nsop_new(req);
   if (!o) return;
@@ -192,6 +197,7 @@ static void symlink_written(int64_t result, void *arg) {
   nsop_run(o, lookup_start); /* the entry, read back as the link it now is */
 }
 
+/* Reply: I/O thread (the write of the symlink file, then the lookup of the new entry). */
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
   struct fs_ctx *fs = fuse_req_userdata(req);
   if (!fs->mfsymlinks) { /* no symlinks on SMB without it (like mount.cifs) */
@@ -248,6 +254,7 @@ static void link_start(struct nsop *o) {
   nsop_submitted(o, smb3_link_async(o->retry.conn, o->dest, o->path, link_done, o));
 }
 
+/* Reply: I/O thread (the link, then the stat of the new name); reconnect thread if it waited. */
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
   struct nsop *o = entry_op(req, newparent, newname, EINVAL);
   if (!o) return;
@@ -325,8 +332,10 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, in
   nsop_run_unsent(o, remove_start);
 }
 
+/* Reply: I/O thread (the delete, or an open file's hidden rename + delete); reconnect thread if it waited. */
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) { remove_entry(req, parent, name, 0); }
 
+/* Reply: I/O thread (the delete); reconnect thread if it waited. */
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) { remove_entry(req, parent, name, 1); }
 
 /* ---- rename ---- */
@@ -366,6 +375,7 @@ static void rename_flushed(int err, void *arg) {
   rename_go(o);
 }
 
+/* Reply: I/O thread (the rename, after the write-back flush and moving an open target away). */
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
                       unsigned int flags) {
   if (flags & ~RENAME_NOREPLACE) { /* RENAME_EXCHANGE / WHITEOUT have no SMB equivalent */
