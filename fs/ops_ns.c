@@ -311,7 +311,8 @@ static void unlink_silly_done(int rc, void *arg) {
   nsop_submitted(o, silly_moved(o, o->parent, rc, unlink_done));
 }
 
-/* unlink and rmdir are one operation that differs only in its request. */
+/* unlink and rmdir are one operation that differs only in its request (and, for unlink, in the
+ * hidden rename an open file needs first: start_silly). */
 static void remove_start(struct nsop *o) {
   if (entry_again(o)) return;
   o->retry.conn = fs_conn(o->fs);
@@ -320,7 +321,7 @@ static void remove_start(struct nsop *o) {
   nsop_submitted(o, send(o->retry.conn, o->path, unlink_done, o));
 }
 
-static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, int rmdir) {
+static void entry_remove(fuse_req_t req, fuse_ino_t parent, const char *name, int rmdir) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
   if (!o) return;
   o->victim = inode_find_child(o->fs, o->parent, name);
@@ -333,10 +334,10 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, in
 }
 
 /* Reply: I/O thread (the delete, or an open file's hidden rename + delete); reconnect thread if it waited. */
-static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) { remove_entry(req, parent, name, 0); }
+static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) { entry_remove(req, parent, name, 0); }
 
 /* Reply: I/O thread (the delete); reconnect thread if it waited. */
-static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) { remove_entry(req, parent, name, 1); }
+static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) { entry_remove(req, parent, name, 1); }
 
 /* ---- rename ---- */
 static void rename_done(int rc, void *arg) {
