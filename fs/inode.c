@@ -13,12 +13,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "fs.h"
+#include "inode.h"
 
 #define NBUCKETS 16384u
 
 struct inode_table {
   pthread_mutex_t lock;
+  void (*drop)(struct fs_inode *); /* frees what upper floors keep in an inode (itab_new) */
   struct fs_inode *root;
   char *base; /* path of the mount root inside the share ("" = the share root) */
   uint64_t next_gen;
@@ -26,12 +27,6 @@ struct inode_table {
   struct fs_inode *by_name[NBUCKETS];
   struct fs_inode *by_gen[NBUCKETS];
 };
-
-double fs_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static unsigned hash64(uint64_t v) {
   v ^= v >> 33;
@@ -105,7 +100,7 @@ static void put_locked(struct inode_table *t, struct fs_inode *in) {
     pthread_mutex_destroy(&in->lock);
     free(in->name);
     free(in->lnk_target);
-    locks_free(in);
+    t->drop(in);
     free(in);
     in = parent;
   }
@@ -140,7 +135,7 @@ static struct fs_inode *inode_alloc(struct fs_ctx *fs, uint64_t srv_id, uint64_t
   in->generation = gen ? gen : ++t->next_gen;
   in->nodeid = (uint64_t)(uintptr_t)in;
   in->srv_id = srv_id;
-  cache_make_key(fs, in->generation, in->key);
+  itab_make_key(fs, in->generation, in->key);
   unsigned b = hash64(in->generation);
   in->node_next = t->by_gen[b];
   t->by_gen[b] = in;
@@ -148,9 +143,11 @@ static struct fs_inode *inode_alloc(struct fs_ctx *fs, uint64_t srv_id, uint64_t
 }
 
 /* ---- public ---- */
-struct inode_table *itab_new(void) {
+struct inode_table *itab_new(void (*drop)(struct fs_inode *)) {
   struct inode_table *t = calloc(1, sizeof *t);
-  if (t) pthread_mutex_init(&t->lock, NULL);
+  if (!t) return NULL;
+  pthread_mutex_init(&t->lock, NULL);
+  t->drop = drop;
   return t;
 }
 
@@ -163,7 +160,7 @@ void itab_free(struct inode_table *t) {
       pthread_mutex_destroy(&in->lock);
       free(in->name);
       free(in->lnk_target);
-      locks_free(in);
+      t->drop(in);
       free(in);
     }
   }
@@ -420,6 +417,13 @@ full:
   free(all);
 }
 
+void itab_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]) {
+  /* One key per inode (MS-SMB2 3.2.4.3.8: all opens of a file share the client's lease key);
+   * the generation part finds the inode again when the server breaks the lease. */
+  memcpy(key, fs->lease_salt, 8);
+  memcpy(key + 8, &generation, 8);
+}
+
 struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]) {
   uint64_t gen;
   if (memcmp(key, fs->lease_salt, 8)) return NULL;
@@ -450,45 +454,4 @@ void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_st
   double ttl = fs_attr_ttl(fs, in);
   in->attr_expiry = ttl > 0 ? fs_now() + ttl : 0;
   pthread_mutex_unlock(&in->lock);
-}
-
-/* MS-FSCC 2.6 file attributes */
-#define ATTR_READONLY 0x1u
-
-void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct stat *a) {
-  memset(a, 0, sizeof *a);
-  a->st_ino = st->ino;
-  if (st->is_dir) {
-    a->st_mode = S_IFDIR | fs->dir_mode;
-    a->st_nlink = 2;
-  } else {
-    a->st_mode = S_IFREG | fs->file_mode;
-    /* Like cifs: the read-only attribute takes the write bits away. */
-    if (st->attributes & ATTR_READONLY) a->st_mode &= ~(mode_t)0222;
-    a->st_nlink = st->nlink ? st->nlink : 1;
-  }
-  a->st_uid = fs->uid;
-  a->st_gid = fs->gid;
-  a->st_size = (off_t)st->size;
-  a->st_blksize = 128 * 1024; /* stdio and cp size their buffers from this */
-  a->st_blocks = (blkcnt_t)((st->alloc_size + 511) / 512);
-  a->st_atim.tv_sec = st->atime.sec, a->st_atim.tv_nsec = st->atime.nsec;
-  a->st_mtim.tv_sec = st->mtime.sec, a->st_mtim.tv_nsec = st->mtime.nsec;
-  a->st_ctim.tv_sec = st->ctime.sec, a->st_ctim.tv_nsec = st->ctime.nsec;
-}
-
-int fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e) {
-  memset(e, 0, sizeof *e);
-  e->ino = in->nodeid;
-  e->generation = in->generation;
-  pthread_mutex_lock(&in->lock);
-  fs_fill_stat(fs, &in->st, &e->attr);
-  mfsl_fill(in, &e->attr);
-  mode_t ifmt = e->attr.st_mode & S_IFMT;
-  int changed = fs_type_changed(in, ifmt);
-  if (!in->kern_ifmt) in->kern_ifmt = ifmt;
-  pthread_mutex_unlock(&in->lock);
-  e->attr_timeout = fs_attr_ttl(fs, in);
-  e->entry_timeout = fs->actimeo;
-  return changed ? -1 : 0;
 }

@@ -27,7 +27,11 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "fs.h"
+#include "locks.h"
+#include "notifier.h"
+#include "writeback.h"
+#include "cache.h"
+#include "conn.h"
 
 /* "To the end of the file" (l_len 0): the end of what off_t can address. */
 #define LOCK_EOF ((uint64_t)INT64_MAX)
@@ -573,6 +577,7 @@ static int posix_range(const struct flock *fl, uint64_t *start, uint64_t *end) {
   return 0;
 }
 
+/* Reply: this worker (synchronous requests); the lock waiter thread for an F_SETLKW that waits. */
 static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *fl, int sleep) {
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
@@ -582,6 +587,7 @@ static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   else change_locks(req, fh->fs, fh->in, &ch, sleep);
 }
 
+/* Reply: this worker (synchronous requests); the lock waiter thread for a blocking flock that waits. */
 static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op) {
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
@@ -594,6 +600,7 @@ static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 /* F_GETLK: a conflicting lock of another owner here, else a probe at the server (a lock of the
  * parts of the range this mount holds nothing of, released at once). Another client's lock is
  * reported as the requested range, exclusive, pid 0: SMB does not say whose or which it is. */
+/* Reply: this worker (synchronous probe at the server). */
 static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *fl) {
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;

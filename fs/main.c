@@ -17,7 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fs.h"
+#include "ops.h"
+#include "xattr.h"
+#include "locks.h"
+#include "reconnect.h"
+#include "notifier.h"
+#include "opts.h"
+#include "inode.h"
 
 /* FUSE workers: a few. Handlers only submit and return (replies come from libsmb3's I/O thread),
  * so these are for the kernel's requests that arrive together, not for waiting. */
@@ -25,6 +31,7 @@
 #define FS_IDLE_THREADS 2
 #define FS_MAX_PAGES 256 /* libfuse's FUSE_MAX_MAX_PAGES (not exported) */
 
+/* Reply (none: libfuse answers INIT with conn, on the worker that received it, before any other request). */
 static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   struct fs_ctx *fs = userdata;
   unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS | FUSE_CAP_PARALLEL_DIROPS |
@@ -129,7 +136,7 @@ static int connect_share(struct fs_ctx *fs, const char *source) {
   fs->rsize = smb3_rsize(fs->c);
   fs->wsize = smb3_wsize(fs->c);
   fs->leases = fs->cache != SMB3_CACHE_NONE; /* leases on 2.1+, oplocks on 2.0.2 (the library picks) */
-  fs->it = itab_new();
+  fs->it = itab_new(locks_free); /* the byte-range lock records go with an inode */
   if (!fs->it || itab_set_root(fs, &st)) {
     fprintf(stderr, "smb3fs: out of memory\n");
     return -1;
@@ -142,7 +149,9 @@ static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args
   memset(&ops, 0, sizeof ops);
   ops.init = ll_init;
   ops_ns_fill(&ops);
+  ops_attr_fill(&ops);
   ops_file_fill(&ops);
+  ops_range_fill(&ops);
   ops_dir_fill(&ops);
   ops_xattr_fill(&ops);
   ops_locks_fill(&ops, fs->nobrl);
@@ -157,43 +166,6 @@ static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args
   struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, fs);
   fuse_opt_free_args(&args);
   return se;
-}
-
-/* Kernel read-ahead for the mount: the bdi default (128 KiB) makes a reader with small blocks
- * send 128 KiB FUSE READs, eight times as many requests as a 1 MiB reader. Like the kernel's
- * cifs client (rasize), raise it to rsize (at least 1 MiB) so that bs=4k reads reach us as max-size requests.
- * The bdi is found through /proc/self/mountinfo (a stat() of the mount point would wait for our
- * own request loop). It must run after FUSE INIT, whose reply lowers the bdi's read-ahead to
- * what the kernel offered (the old default), so the first open does it. Best effort: needs
- * root, else the default stays. */
-void fs_tune_readahead(struct fs_ctx *fs) {
-  if (__atomic_exchange_n(&fs->ra_tuned, 1, __ATOMIC_ACQ_REL)) return;
-  unsigned kb = FS_KERNEL_RA(fs) / 1024;
-  char real[PATH_MAX], want[4 * PATH_MAX], line[8192], mp[8192];
-  if (!fs->mountpoint || !realpath(fs->mountpoint, real)) return;
-  size_t w = 0;
-  for (const char *p = real; *p && w + 5 < sizeof want; p++) {
-    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\') w += (size_t)snprintf(want + w, 5, "\\%03o", (unsigned char)*p);
-    else want[w++] = *p;
-  }
-  want[w] = 0;
-  FILE *f = fopen("/proc/self/mountinfo", "re");
-  if (!f) return;
-  char dev[32] = "";
-  while (fgets(line, sizeof line, f)) {
-    char mm[32];
-    const char *sep = strstr(line, " - ");
-    if (!sep || sscanf(line, "%*s %*s %31s %*s %8191s", mm, mp) != 2) continue;
-    if (!strcmp(mp, want) && !strncmp(sep + 3, "fuse", 4)) snprintf(dev, sizeof dev, "%s", mm); /* the last one is ours */
-  }
-  fclose(f);
-  if (!dev[0]) return;
-  char path[96];
-  snprintf(path, sizeof path, "/sys/class/bdi/%s/read_ahead_kb", dev);
-  FILE *ra = fopen(path, "we");
-  if (!ra) return;
-  fprintf(ra, "%u\n", kb);
-  fclose(ra);
 }
 
 static int run_loop(struct fuse_session *se) {

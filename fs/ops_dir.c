@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs.h"
+#include "ops.h"
+#include "reply.h"
+#include "symlink.h"
+#include "conn.h"
+#include "inode.h"
 
 struct dent {
   char *name;
@@ -58,6 +62,7 @@ static void dirh_free(struct dirh *dh) {
   free(dh);
 }
 
+/* Reply: this worker (nothing is asked of the server until the first readdir). */
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
   struct fs_inode *in = inode_get(fs, ino);
@@ -233,14 +238,17 @@ static void list_start(struct dirh *dh) {
   if (rc) listed(rc, NULL, 0, dh); /* the callback will not run: answer the waiters now */
 }
 
+/* Reply: this worker if the listing is done, else I/O thread (the listing); reconnect thread if it waited. */
 static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
   do_readdir(req, ino, size, off, fi, 0);
 }
 
+/* Reply: as readdir. */
 static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
   do_readdir(req, ino, size, off, fi, 1);
 }
 
+/* Reply: this worker. */
 static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   struct dirh *dh = (struct dirh *)(uintptr_t)fi->fh;

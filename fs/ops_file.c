@@ -1,14 +1,23 @@
-/* ops_file.c - FUSE operations on open files: create, open, read, write, flush, fsync, release,
- * lseek (SEEK_DATA/SEEK_HOLE), fallocate, copy_file_range.
- * Data goes through readahead.c and writeback.c; opens ask for a lease (cache.c). */
+/* ops_file.c - FUSE operations on open files: create, open, read, write, flush, fsync, release.
+ * Data goes through readahead.c and writeback.c; opens ask for a lease (cache.c); the open file
+ * itself is file.c's. lseek, fallocate and copy_file_range are in ops_range.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/falloc.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "fs.h"
+#include "ops.h"
+#include "reply.h"
+#include "locks.h"
+#include "readahead.h"
+#include "writeback.h"
+#include "file.h"
+#include "cache.h"
+#include "conn.h"
+#include "inode.h"
 
 struct fop {
   struct fs_ctx *fs;
@@ -71,61 +80,11 @@ static void fop_fail(struct fop *o, int smb_rc) {
   fop_free(o);
 }
 
-static void close_quietly(smb3_file *f);
-
-/* ---- open files ---- */
-static struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_file *f, int flags) {
-  struct fs_file *fh = calloc(1, sizeof *fh);
-  if (!fh) return NULL;
-  fh->fs = fs;
-  fh->in = in;
-  fh->f = f;
-  fh->flags = flags;
-  fh->refs = 1;
-  ra_init(fh);
-  inode_ref(fs, in);
-  pthread_mutex_lock(&in->lock);
-  in->nopen++;
-  if ((flags & O_ACCMODE) != O_RDONLY) in->local_mod = 1; /* see kernel_view_stale() */
-  pthread_mutex_unlock(&in->lock);
-  pthread_mutex_lock(&fs->files_lock);
-  fh->file_next = fs->files;
-  if (fs->files) fs->files->file_prev = fh;
-  fs->files = fh;
-  pthread_mutex_unlock(&fs->files_lock);
-  return fh;
-}
-
-static void file_put(struct fs_file *fh) {
-  struct fs_inode *in = fh->in;
-  struct fs_ctx *fs = fh->fs;
-  pthread_mutex_lock(&in->lock);
-  int left = --fh->refs;
-  pthread_mutex_unlock(&in->lock);
-  if (left) return;
-  pthread_mutex_lock(&fs->files_lock);
-  if (fh->file_prev) fh->file_prev->file_next = fh->file_next;
-  else fs->files = fh->file_next;
-  if (fh->file_next) fh->file_next->file_prev = fh->file_prev;
-  pthread_mutex_unlock(&fs->files_lock);
-  pthread_mutex_lock(&in->lock);
-  int last = --in->nopen == 0;
-  in->direct_writers -= fh->direct_wr;
-  if (last) in->lease = 0; /* the server drops the lease with the last open of its key */
-  int gone = last && in->unlinked;
-  pthread_mutex_unlock(&in->lock);
-  if (gone) inode_detach(fh->fs, in); /* the server deleted it at this close */
-  pthread_mutex_destroy(&fh->ra.lock);
-  inode_put(fh->fs, in);
-  free(fh);
-}
-
-void fh_unref(struct fs_file *fh) { file_put(fh); }
-
 /* A new handle becomes an fs_file and the reply's file info (in->lock not held). */
 static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, int truncated) {
   struct fs_file *fh = file_new(o->fs, in, f, o->fi.flags);
   if (!fh) return NULL;
+  ra_init(fh);
   uint32_t lease = smb3_file_lease(f);
   pthread_mutex_lock(&in->lock);
   if (lease || in->nopen == 1) in->lease = lease;
@@ -137,6 +96,43 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
   pthread_mutex_unlock(&in->lock);
   o->fi.fh = (uint64_t)(uintptr_t)fh;
   return fh;
+}
+
+/* Kernel read-ahead for the mount: the bdi default (128 KiB) makes a reader with small blocks
+ * send 128 KiB FUSE READs, eight times as many requests as a 1 MiB reader. Like the kernel's
+ * cifs client (rasize), raise it to rsize (at least 1 MiB) so that bs=4k reads reach us as max-size requests.
+ * The bdi is found through /proc/self/mountinfo (a stat() of the mount point would wait for our
+ * own request loop). It must run after FUSE INIT, whose reply lowers the bdi's read-ahead to
+ * what the kernel offered (the old default), so the first open does it. Best effort: needs
+ * root, else the default stays. */
+static void tune_kernel_readahead(struct fs_ctx *fs) {
+  if (__atomic_exchange_n(&fs->ra_tuned, 1, __ATOMIC_ACQ_REL)) return;
+  unsigned kb = FS_KERNEL_RA(fs) / 1024;
+  char real[PATH_MAX], want[4 * PATH_MAX], line[8192], mp[8192];
+  if (!fs->mountpoint || !realpath(fs->mountpoint, real)) return;
+  size_t w = 0;
+  for (const char *p = real; *p && w + 5 < sizeof want; p++) {
+    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\') w += (size_t)snprintf(want + w, 5, "\\%03o", (unsigned char)*p);
+    else want[w++] = *p;
+  }
+  want[w] = 0;
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (!f) return;
+  char dev[32] = "";
+  while (fgets(line, sizeof line, f)) {
+    char mm[32];
+    const char *sep = strstr(line, " - ");
+    if (!sep || sscanf(line, "%*s %*s %31s %*s %8191s", mm, mp) != 2) continue;
+    if (!strcmp(mp, want) && !strncmp(sep + 3, "fuse", 4)) snprintf(dev, sizeof dev, "%s", mm); /* the last one is ours */
+  }
+  fclose(f);
+  if (!dev[0]) return;
+  char path[96];
+  snprintf(path, sizeof path, "/sys/class/bdi/%s/read_ahead_kb", dev);
+  FILE *ra = fopen(path, "we");
+  if (!ra) return;
+  fprintf(ra, "%u\n", kb);
+  fclose(ra);
 }
 
 /* ---- open ---- */
@@ -184,12 +180,12 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
   inode_set_attr(o->fs, o->in, st); /* the CREATE response carries size and times */
   struct fs_file *fh = adopt(o, o->in, f, o->flags & O_TRUNC);
   if (!fh) {
-    close_quietly(f);
+    file_close_quietly(f);
     fop_fail(o, SMB3_ENOMEM);
     return;
   }
   if (fuse_reply_open(o->req, &o->fi)) { /* interrupted: nobody will release it */
-    close_quietly(f);
+    file_close_quietly(f);
     file_put(fh);
   }
   fop_free(o);
@@ -204,10 +200,11 @@ static void open_go(int err, void *arg) {
   if (rc && !fs_park_once(o->fs, &o->retry, rc, open_resume, o)) fop_fail(o, rc);
 }
 
+/* Reply: I/O thread (the CREATE); reconnect thread if it waited. */
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct fop *o = fop_new(req, fi);
   if (!o) return;
-  fs_tune_readahead(o->fs);
+  tune_kernel_readahead(o->fs);
   o->in = inode_get(o->fs, ino);
   o->path = inode_path(o->fs, o->in);
   if (!o->path) {
@@ -232,7 +229,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
 static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
   struct fop *o = arg;
   if (rc) {
-    close_quietly(o->f);
+    file_close_quietly(o->f);
     fop_fail(o, rc);
     return;
   }
@@ -243,7 +240,7 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
   if (!fh) {
     if (in) inode_forget(o->fs, in->nodeid, 1);
     inode_put(o->fs, in);
-    close_quietly(o->f);
+    file_close_quietly(o->f);
     fop_fail(o, SMB3_ENOMEM);
     return;
   }
@@ -251,7 +248,7 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
   (void)fs_fill_entry(o->fs, in, &e); /* a new file: a new inode, whose type is this one */
   if (fuse_reply_create(o->req, &e, &o->fi)) {
     inode_forget(o->fs, in->nodeid, 1);
-    close_quietly(o->f);
+    file_close_quietly(o->f);
     file_put(fh);
   }
   inode_put(o->fs, in);
@@ -279,11 +276,12 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
   }
   rc = smb3_fstat_async(f, create_statted, o); /* a server without QFid: ask for the file id */
   if (rc) {
-    close_quietly(f);
+    file_close_quietly(f);
     fop_fail(o, rc);
   }
 }
 
+/* Reply: I/O thread (the CREATE, or the stat after it). */
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi) {
   (void)mode; /* file_mode decides */
   if (!fs_name_ok(name)) {
@@ -310,7 +308,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     memcpy(o->key, known->key, 16);
   else {
     o->gen = itab_new_gen(fs);
-    cache_make_key(fs, o->gen, o->key);
+    itab_make_key(fs, o->gen, o->key);
   }
   inode_put(fs, known);
   int rc = create_go(o);
@@ -318,11 +316,13 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 }
 
 /* ---- data ---- */
+/* Reply: this worker if read-ahead has the data, else I/O thread (the READ); reconnect thread if it waited. */
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
   (void)ino;
   ra_read((struct fs_file *)(uintptr_t)fi->fh, req, size, (uint64_t)off);
 }
 
+/* Reply: this worker (write-back takes the data); past the dirty bound, I/O thread (a WRITE completion). */
 static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
                      struct fuse_file_info *fi) {
   (void)ino;
@@ -353,6 +353,7 @@ static void flush_done(int err, void *arg) {
 }
 
 /* close(2): the data must be on the server, and a failed write is reported here. */
+/* Reply: the thread that ends the write-back flush (this worker when nothing is in flight, else I/O). */
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   locks_flush((struct fs_file *)(uintptr_t)fi->fh, fi->lock_owner);
@@ -376,15 +377,11 @@ static void fsync_flushed(int err, void *arg) {
   if (rc) fsync_done(rc, r);
 }
 
+/* Reply: I/O thread (the FLUSH, after the write-back flush). */
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
   (void)ino, (void)datasync;
   struct reqctx *r = reqctx_new(req, fi);
   if (r) wb_flush(r->fh->fs, r->fh->in, 1, fsync_flushed, r);
-}
-
-static void quiet_done(int rc, void *arg) { (void)rc, (void)arg; }
-static void close_quietly(smb3_file *f) {
-  if (f) smb3_close_async(f, quiet_done, NULL); /* frees f even when it cannot be sent */
 }
 
 static void release_closed(int rc, void *arg) {
@@ -411,145 +408,11 @@ static void release_closed_stat(int rc, const struct smb3_stat *st, void *arg) {
 }
 
 static void release_drained(struct fs_file *fh) {
-  pthread_mutex_lock(&fh->in->lock);
-  fh->released = 1; /* a reopen completing from now on closes its handle itself */
-  smb3_file *f = fh->f;
-  int nstale = fh->nstale;
-  fh->nstale = 0;
-  pthread_mutex_unlock(&fh->in->lock);
-  for (int i = 0; i < nstale; i++) close_quietly(fh->stale[i]); /* lost connections: just freed */
+  smb3_file *f = file_closing(fh);
   fh->close_asked = fs_now();
   int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY ? smb3_close_stat_async(f, release_closed_stat, fh)
                                                                       : smb3_close_async(f, release_closed, fh);
   if (rc) release_closed(rc, fh);
-}
-
-/* ---- reopening after a reconnect ---- */
-struct reopen {
-  struct fs_file *fh;
-  char *path;
-};
-
-struct fh_waiter {
-  struct fh_waiter *next;
-  void (*fn)(void *arg, int ok);
-  void *arg;
-};
-
-static int fh_current(struct fs_file *fh) { return smb3_file_client(fh_handle(fh)) == fs_conn(fh->fs); }
-
-void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg) {
-  struct fh_waiter *w = malloc(sizeof *w);
-  pthread_mutex_lock(&fh->in->lock);
-  if (fh->reopening && w) {
-    *w = (struct fh_waiter){fh->reopen_waiters, fn, arg};
-    fh->reopen_waiters = w;
-    pthread_mutex_unlock(&fh->in->lock);
-    return;
-  }
-  pthread_mutex_unlock(&fh->in->lock);
-  free(w);
-  fn(arg, fh_current(fh));
-}
-
-/* A reopen of fh ended (in->lock not held): once none is left, wake what waited, in arrival order. */
-static void reopen_ended(struct fs_file *fh) {
-  pthread_mutex_lock(&fh->in->lock);
-  struct fh_waiter *w = NULL, *rev = NULL;
-  if (--fh->reopening == 0) {
-    w = fh->reopen_waiters;
-    fh->reopen_waiters = NULL;
-  }
-  pthread_mutex_unlock(&fh->in->lock);
-  while (w) {
-    struct fh_waiter *next = w->next;
-    w->next = rev;
-    rev = w;
-    w = next;
-  }
-  int ok = rev && fh_current(fh);
-  while (rev) {
-    struct fh_waiter *next = rev->next;
-    rev->fn(rev->arg, ok);
-    free(rev);
-    rev = next;
-  }
-}
-
-static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
-  (void)st;
-  struct reopen *r = arg;
-  struct fs_file *fh = r->fh;
-  struct fs_inode *in = fh->in;
-  free(r->path);
-  free(r);
-  if (!rc) {
-    pthread_mutex_lock(&in->lock);
-    /* not the handle of a connection lost again meanwhile (a later reopen brings the current one) */
-    int keep = !fh->released && fh->nstale < FS_STALE_MAX && smb3_file_client(f) == fs_conn(fh->fs);
-    if (keep) {
-      fh->stale[fh->nstale++] = fh->f; /* a worker may still be using it: freed at release */
-      __atomic_store_n(&fh->f, f, __ATOMIC_RELEASE);
-      uint32_t lease = smb3_file_lease(f);
-      if (lease) in->lease = lease;
-    }
-    pthread_mutex_unlock(&in->lock);
-    if (keep) {
-      atomic_fetch_add(&fh->fs->ctr.reopens, 1);
-      locks_reacquire(fh);
-    } else {
-      close_quietly(f);
-    }
-  }
-  /* else: gone or not ours any more (deleted, renamed, access changed): it stays broken */
-  reopen_ended(fh);
-  file_put(fh);
-}
-
-struct reopen_list {
-  size_t n;
-  struct fs_file *fh[];
-};
-
-struct reopen_list *files_reopen_prepare(struct fs_ctx *fs) {
-  pthread_mutex_lock(&fs->files_lock);
-  size_t n = 0;
-  for (struct fs_file *fh = fs->files; fh; fh = fh->file_next) n++;
-  struct reopen_list *l = calloc(1, sizeof *l + (n ? n : 1) * sizeof l->fh[0]);
-  for (struct fs_file *fh = fs->files; l && fh; fh = fh->file_next) {
-    pthread_mutex_lock(&fh->in->lock);
-    if (!fh->released && fh->refs > 0) { /* refs 0: being freed (file_put unlinks it next) */
-      fh->refs++;
-      fh->reopening++;
-      l->fh[l->n++] = fh;
-    }
-    pthread_mutex_unlock(&fh->in->lock);
-  }
-  pthread_mutex_unlock(&fs->files_lock);
-  return l;
-}
-
-void files_reopen(struct fs_ctx *fs, struct reopen_list *l) {
-  for (size_t i = 0; l && i < l->n; i++) {
-    struct fs_file *fh = l->fh[i];
-    struct reopen *r = calloc(1, sizeof *r);
-    if (r) {
-      r->fh = fh;
-      r->path = inode_path(fs, fh->in);
-    }
-    /* never again O_CREAT/O_EXCL/O_TRUNC: the file exists and its data must stay */
-    int flags = fh->flags & ~(O_CREAT | O_EXCL | O_TRUNC);
-    int rc = r && r->path ? smb3_open_lease_async(fs_conn(fs), r->path, flags, fh->in->key,
-                                                  cache_lease_want(fs, flags), reopened, r)
-                          : SMB3_ENOMEM;
-    if (rc) {
-      if (r) free(r->path);
-      free(r);
-      reopen_ended(fh);
-      file_put(fh);
-    }
-  }
-  free(l);
 }
 
 static void release_flushed(int err, void *arg) {
@@ -559,283 +422,13 @@ static void release_flushed(int err, void *arg) {
   ra_shutdown(fh, release_drained);
 }
 
+/* Reply: I/O thread (the CLOSE, after the write-back flush and the read-ahead READs in flight). */
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
   fh->release_req = req;
   locks_release(fh);
   wb_flush(fh->fs, fh->in, 1, release_flushed, fh);
-}
-
-/* ---- lseek(2) SEEK_DATA / SEEK_HOLE: from the server's allocated ranges ---- */
-struct seekop {
-  fuse_req_t req;
-  struct fs_file *fh;
-  int whence, step;
-  uint64_t pos, size; /* pos: where the search goes on; size: the server's, after the flush */
-};
-
-static void seek_reply(struct seekop *o, int err, uint64_t at) { /* err: positive errno or 0 */
-  if (err) fuse_reply_err(o->req, err);
-  else fuse_reply_lseek(o->req, (off_t)at);
-  free(o);
-}
-
-static void seek_ranges(int rc, const struct smb3_range *r, size_t n, int more, void *arg);
-
-static void seek_query(struct seekop *o) {
-  if (o->pos >= o->size) { /* past the last data: SEEK_HOLE finds the end, SEEK_DATA nothing */
-    seek_reply(o, o->whence == SEEK_DATA ? ENXIO : 0, o->size);
-    return;
-  }
-  int rc = smb3_allocated_ranges_async(fh_handle(o->fh), o->pos, o->size - o->pos, seek_ranges, o);
-  if (rc) seek_reply(o, fs_errno(rc), 0);
-}
-
-static void seek_ranges(int rc, const struct smb3_range *r, size_t n, int more, void *arg) {
-  struct seekop *o = arg;
-  if (rc) {
-    seek_reply(o, fs_errno(rc), 0);
-    return;
-  }
-  for (size_t i = 0; i < n; i++) {
-    uint64_t end = r[i].off + r[i].len;
-    if (end <= o->pos) continue;
-    if (o->whence == SEEK_DATA) { /* the first data at or after pos */
-      uint64_t at = r[i].off > o->pos ? r[i].off : o->pos;
-      seek_reply(o, at < o->size ? 0 : ENXIO, at);
-      return;
-    }
-    if (r[i].off > o->pos) { /* a gap before this range: the hole */
-      seek_reply(o, 0, o->pos);
-      return;
-    }
-    o->pos = end; /* data up to here */
-  }
-  if (more && n) { /* the answer was cut: ask again after what it covered */
-    uint64_t end = r[n - 1].off + r[n - 1].len;
-    if (end > o->pos) o->pos = end;
-    seek_query(o);
-    return;
-  }
-  if (o->whence == SEEK_DATA) seek_reply(o, ENXIO, 0);      /* only holes up to the end */
-  else seek_reply(o, 0, o->pos < o->size ? o->pos : o->size); /* the end is a hole */
-}
-
-static void seek_next(struct seekop *o, int err);
-static void seek_flushed(int err, void *arg) { seek_next(arg, err); }
-static void seek_stat(int rc, const struct smb3_stat *st, void *arg) {
-  struct seekop *o = arg;
-  if (!rc) o->size = st->size;
-  seek_next(o, -fs_errno(rc));
-}
-
-static void seek_next(struct seekop *o, int err) { /* err: 0 or a negative errno */
-  if (err) {
-    seek_reply(o, -err, 0);
-    return;
-  }
-  switch (o->step++) {
-  case 0: /* data this mount still holds is data too: on the server first */
-    wb_flush(o->fh->fs, o->fh->in, 0, seek_flushed, o);
-    return;
-  case 1: {
-    int rc = smb3_fstat_async(fh_handle(o->fh), seek_stat, o);
-    if (rc) seek_reply(o, fs_errno(rc), 0);
-    return;
-  }
-  default:
-    if (o->pos >= o->size) seek_reply(o, ENXIO, 0); /* lseek(2): an offset at or past the end */
-    else seek_query(o);
-  }
-}
-
-static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi) {
-  (void)ino;
-  if ((whence != SEEK_DATA && whence != SEEK_HOLE) || off < 0) {
-    fuse_reply_err(req, EINVAL); /* the kernel answers SEEK_SET/CUR/END itself */
-    return;
-  }
-  struct seekop *o = malloc(sizeof *o);
-  if (!o) {
-    fuse_reply_err(req, ENOMEM);
-    return;
-  }
-  *o = (struct seekop){req, (struct fs_file *)(uintptr_t)fi->fh, whence, 0, (uint64_t)off, 0};
-  seek_next(o, 0);
-}
-
-/* The server's data of in changed by this mount other than through write-back (fallocate, a
- * server-side copy): read-ahead buffers are stale, size and mtime come from the server next
- * time, the kernel's view under cache=loose comes from this change, and the size is at least
- * grow_to (0: unchanged). */
-static void data_changed(struct fs_inode *in, uint64_t grow_to) {
-  pthread_mutex_lock(&in->lock);
-  in->data_gen++;
-  in->local_mod = 1;
-  in->attr_expiry = 0;
-  if (in->st.size < grow_to) in->st.size = grow_to;
-  pthread_mutex_unlock(&in->lock);
-}
-
-/* ---- fallocate(2): reserve (mode 0, KEEP_SIZE), punch a hole, zero a range ---- */
-struct fallocop {
-  fuse_req_t req;
-  struct fs_file *fh;
-  int mode;
-  uint64_t off, end, size; /* size: the server's, asked after the flush */
-  int step;
-};
-
-static void falloc_next(struct fallocop *o, int rc);
-static void falloc_flushed(int err, void *arg) { falloc_next(arg, err); }
-static void falloc_done(int rc, void *arg) { falloc_next(arg, -fs_errno(rc)); }
-static void falloc_keep_going(int rc, void *arg) { /* mode 0's reservation is a wish, not a must */
-  (void)rc;
-  falloc_next(arg, 0);
-}
-static void falloc_stat(int rc, const struct smb3_stat *st, void *arg) {
-  struct fallocop *o = arg;
-  if (!rc) o->size = st->size;
-  falloc_done(rc, o);
-}
-
-/* err: 0 or a negative errno. Each step either submits (and returns) or falls through. */
-static void falloc_next(struct fallocop *o, int err) {
-  struct fs_inode *in = o->fh->in;
-  int keep = o->mode & FALLOC_FL_KEEP_SIZE, zero = o->mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE);
-  int rc = 0;
-  if (err) goto out;
-  switch (o->step++) {
-  case 0: /* what this mount holds goes first: the server then has every byte the range may cover */
-    wb_flush(o->fh->fs, in, 0, falloc_flushed, o);
-    return;
-  case 1:
-    rc = smb3_fstat_async(fh_handle(o->fh), falloc_stat, o);
-    break;
-  case 2: /* a hole: the file is sparse first, so that the server frees it and reports it as a hole */
-    if ((o->mode & FALLOC_FL_PUNCH_HOLE) && o->off < o->size) {
-      rc = smb3_set_sparse_async(fh_handle(o->fh), falloc_keep_going, o); /* a server without: zeros anyway */
-      break;
-    }
-    o->step++;
-    /* fall through */
-  case 3: /* zeros: within the file (a hole past its end is no change) */
-    if (zero && o->off < o->size) {
-      rc = smb3_punch_hole_async(fh_handle(o->fh), o->off, (o->end < o->size ? o->end : o->size) - o->off, falloc_done, o);
-      break;
-    }
-    o->step++;
-    /* fall through */
-  case 4: /* space past the end (best effort for mode 0: most servers grant it lazily anyway) */
-    if (!(o->mode & FALLOC_FL_ZERO_RANGE) && !(o->mode & FALLOC_FL_PUNCH_HOLE) && o->end > o->size) {
-      rc = smb3_fallocate_async(fh_handle(o->fh), o->end, keep ? falloc_done : falloc_keep_going, o);
-      break;
-    }
-    o->step++;
-    /* fall through */
-  case 5: /* the new size */
-    if (!keep && o->end > o->size) {
-      rc = smb3_ftruncate_async(fh_handle(o->fh), o->end, falloc_done, o);
-      break;
-    }
-    /* fall through */
-  default:
-    goto out;
-  }
-  if (!rc) return;
-  err = -fs_errno(rc);
-out:
-  if (!err) data_changed(in, keep ? 0 : o->end);
-  fuse_reply_err(o->req, -err); /* the kernel drops its pages of a zeroed range and sets the size */
-  free(o);
-}
-
-static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len, struct fuse_file_info *fi) {
-  (void)ino;
-  int punch = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
-  if (mode != 0 && mode != FALLOC_FL_KEEP_SIZE && mode != punch && (mode & ~FALLOC_FL_KEEP_SIZE) != FALLOC_FL_ZERO_RANGE) {
-    fuse_reply_err(req, EOPNOTSUPP); /* collapse, insert, unshare: SMB has no such operation */
-    return;
-  }
-  if (off < 0 || len <= 0 || off > INT64_MAX - len) {
-    fuse_reply_err(req, EINVAL);
-    return;
-  }
-  struct fallocop *o = malloc(sizeof *o);
-  if (!o) {
-    fuse_reply_err(req, ENOMEM);
-    return;
-  }
-  *o = (struct fallocop){req, (struct fs_file *)(uintptr_t)fi->fh, mode, (uint64_t)off, (uint64_t)off + (uint64_t)len, 0, 0};
-  falloc_next(o, 0);
-}
-
-/* ---- copy_file_range(2): a server-side copy (cp uses it) ---- */
-#define FS_COPY_MAX (1u << 30) /* per call: the reply's count has 32 bits; callers ask again */
-struct copyop {
-  fuse_req_t req;
-  struct fs_file *src, *dst;
-  uint64_t src_off, dst_off, len;
-  int step;
-};
-
-static void copy_next(struct copyop *o, int err);
-static void copy_flushed(int err, void *arg) { copy_next(arg, err); }
-
-static void copy_done(int64_t r, void *arg) {
-  struct copyop *o = arg;
-  if (r >= 0) {
-    if (r > 0) data_changed(o->dst->in, o->dst_off + (uint64_t)r);
-    fuse_reply_write(o->req, (size_t)r); /* the kernel drops its pages of the range itself */
-  } else {
-    /* SMB3_ENOTSUP and SMB3_EXDEV give EOPNOTSUPP and EXDEV: the kernel then copies through the page cache */
-    fuse_reply_err(o->req, fs_errno((int)r));
-  }
-  free(o);
-}
-
-/* Data this mount still holds for either file goes to the server first, then the copy. */
-static void copy_next(struct copyop *o, int err) {
-  struct fs_ctx *fs = o->src->fs;
-  if (err) {
-    fuse_reply_err(o->req, -err);
-    free(o);
-    return;
-  }
-  switch (o->step++) {
-  case 0:
-    wb_flush(fs, o->src->in, 0, copy_flushed, o);
-    return;
-  case 1:
-    if (o->dst->in != o->src->in) {
-      wb_flush(fs, o->dst->in, 0, copy_flushed, o);
-      return;
-    }
-    /* fall through */
-  default: {
-    int rc = smb3_copy_range_async(fh_handle(o->src), o->src_off, fh_handle(o->dst), o->dst_off, o->len, copy_done, o);
-    if (rc) copy_done(rc, o);
-  }
-  }
-}
-
-static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse_file_info *fi_in,
-                               fuse_ino_t ino_out, off_t off_out, struct fuse_file_info *fi_out, size_t len,
-                               int flags) {
-  (void)ino_in, (void)ino_out;
-  if (flags || off_in < 0 || off_out < 0) {
-    fuse_reply_err(req, EINVAL);
-    return;
-  }
-  struct copyop *o = malloc(sizeof *o);
-  if (!o) {
-    fuse_reply_err(req, ENOMEM);
-    return;
-  }
-  *o = (struct copyop){req, (struct fs_file *)(uintptr_t)fi_in->fh, (struct fs_file *)(uintptr_t)fi_out->fh,
-                       (uint64_t)off_in, (uint64_t)off_out, len < FS_COPY_MAX ? len : FS_COPY_MAX, 0};
-  copy_next(o, 0);
 }
 
 void ops_file_fill(struct fuse_lowlevel_ops *op) {
@@ -846,7 +439,4 @@ void ops_file_fill(struct fuse_lowlevel_ops *op) {
   op->flush = ll_flush;
   op->fsync = ll_fsync;
   op->release = ll_release;
-  op->copy_file_range = ll_copy_file_range;
-  op->fallocate = ll_fallocate;
-  op->lseek = ll_lseek;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fs.h"
+#include "opts.h"
 
 /* Options libfuse's mount code understands (fuse_session_new, libfuse 3.14). */
 static const char *const fuse_flags[] = {

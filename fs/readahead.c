@@ -20,7 +20,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "fs.h"
+#include "readahead.h"
+#include "writeback.h"
+#include "conn.h"
 
 #define RA_MAX_BYTES (16u << 20)
 #define RA_MAX_BUFS 64u

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs.h"
+#include "stats.h"
+#include "conn.h"
 
 char *stats_json(struct fs_ctx *fs) {
   struct smb3_stats s;

@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs.h"
+#include "symlink.h"
+#include "conn.h"
 
 int mfsl_candidate(const struct fs_ctx *fs, const struct smb3_stat *st) {
   return fs->mfsymlinks && !st->is_dir && st->size == MFSL_SIZE;

@@ -25,7 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs.h"
+#include "writeback.h"
+#include "conn.h"
+#include "inode.h"
 
 struct wb_chunk {
   struct wb_chunk *next;      /* in wb.wire or wb.blocked */
@@ -447,7 +449,3 @@ void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn do
   pthread_mutex_unlock(&in->lock);
   send_all(send);
 }
-
-int wb_dirty(struct fs_inode *in) { return in->wb.open || in->wb.inflight; }
-
-uint64_t wb_end(struct fs_inode *in) { return wb_dirty(in) ? in->wb.dirty_end : 0; }

@@ -9,7 +9,9 @@
 #include <strings.h>
 #include <sys/xattr.h>
 
-#include "fs.h"
+#include "xattr.h"
+#include "inode.h"
+#include "conn.h"
 
 #define USER_PREFIX "user."
 #define USER_PREFIX_LEN 5
@@ -141,6 +143,7 @@ static void list_now(struct xop *o) {
   if (rc) listed(rc, NULL, 0, o);
 }
 
+/* Reply: I/O thread (the QUERY_INFO of the EAs); this worker outside user.*. */
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size) {
   struct xop *o = xop_new(req, ino, X_GET, name);
   if (!o) return;
@@ -148,6 +151,7 @@ static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
   list_now(o);
 }
 
+/* Reply: I/O thread (the QUERY_INFO of the EAs). */
 static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   struct xop *o = xop_new(req, ino, X_LIST, NULL);
   if (!o) return;
@@ -155,6 +159,7 @@ static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   list_now(o);
 }
 
+/* Reply: I/O thread (the SET_INFO, after a listing for XATTR_CREATE/REPLACE). */
 static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size,
                         int flags) {
   if (size > 65535) {
@@ -179,6 +184,7 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
   else send_set(o);
 }
 
+/* Reply: I/O thread (the SET_INFO, after a listing). */
 static void ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name) {
   struct xop *o = xop_new(req, ino, X_REMOVE, name);
   if (o) list_now(o); /* removing one that is not there is ENODATA, which SMB would not say */

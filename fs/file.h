@@ -1,0 +1,73 @@
+/* file.h - open files (file.c): struct fs_file, its references, its handle and the reopen after
+ * a reconnect. */
+#ifndef SMB3FS_FILE_H
+#define SMB3FS_FILE_H
+
+#include "inode.h"
+
+/* ---- read-ahead state of one open file: readahead.c is its mechanism (ra_init makes it);
+ * here because every open file holds one. ---- */
+struct ra_buf;
+struct ra_wait;
+struct ra_state {
+  pthread_mutex_t lock;
+  uint64_t next_off;     /* where a sequential reader reads next */
+  int started;           /* a stream was started on this file */
+  unsigned window;       /* buffers to keep ahead (grows while sequential) */
+  struct ra_buf *bufs;   /* contiguous, ascending */
+  uint64_t gen;          /* inode data_gen the buffers were read at */
+  int inflight;          /* wire READs of this file not yet completed */
+  struct ra_wait *waiters;
+  void (*drained)(struct fs_file *); /* set by release: run when inflight drops to 0 */
+};
+
+/* ---- open files ---- */
+#define FS_STALE_MAX 4
+struct fs_file {
+  struct fs_ctx *fs;
+  struct fs_inode *in; /* referenced */
+  smb3_file *f;        /* read with fh_handle(): a reconnect puts a reopened handle here */
+  int flags;
+  int direct;
+  int direct_wr; /* counted in in->direct_writers (cache_open_mode) */
+  struct ra_state ra;
+  fuse_req_t release_req;
+  double close_asked; /* cache=loose: when the closing CLOSE (with attributes) was sent */
+  /* guarded by in->lock */
+  int refs;            /* the open + a reopen in flight */
+  int released;        /* release began: a reopen that completes now closes what it got */
+  smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
+  int nstale;
+  int reopening;       /* reopens in flight (two losses close together: two) */
+  struct fh_waiter *reopen_waiters; /* fh_when_current() callers waiting for it */
+  /* guarded by fs->files_lock */
+  struct fs_file *file_next, *file_prev;
+};
+/* The file's current server handle (may belong to a lost connection until reopened). */
+static inline smb3_file *fh_handle(struct fs_file *fh) { return __atomic_load_n(&fh->f, __ATOMIC_ACQUIRE); }
+/* After a reconnect (reconnect thread): every open file is marked as being reopened (before the
+ * new connection is published, so that nothing sees a file between the two), then opened again
+ * on the new connection. */
+struct reopen_list;
+struct reopen_list *files_reopen_prepare(struct fs_ctx *fs);
+/* then(fh) for each file whose reopen gave it a handle on the new connection (the reopen's
+ * callback, on the I/O thread). */
+void files_reopen(struct fs_ctx *fs, struct reopen_list *l, void (*then)(struct fs_file *));
+/* fn(arg, ok) once fh's handle is one of the current connection: at once, or when its reopen
+ * completes; ok = 0 if it is not and will not be (the reopen failed or none was possible). */
+void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg);
+/* Drop a reference to fh taken as fh->refs++ under fh->in->lock (write-back extents hold one);
+ * without that lock held. */
+void fh_unref(struct fs_file *fh);
+/* A new open of in with server handle f (refs 1, on fs->files, counted in in->nopen). The caller
+ * runs ra_init() on it before anything reads through it. */
+struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_file *f, int flags);
+/* Drop a reference (in->lock not held); the last one frees fh. */
+void file_put(struct fs_file *fh);
+/* Release began: a reopen that completes from now on closes what it gets; the handles of lost
+ * connections are freed. Returns the handle to CLOSE. */
+smb3_file *file_closing(struct fs_file *fh);
+/* CLOSE f without waiting for (or reporting) the answer; f is freed either way. */
+void file_close_quietly(smb3_file *f);
+
+#endif

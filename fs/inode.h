@@ -1,0 +1,142 @@
+/* inode.h - the inode table (inode.c): one fs_inode per server file, named by (parent, name);
+ * the per-inode state other floors keep in it (write-back extents, lock records, symlink). */
+#ifndef SMB3FS_INODE_H
+#define SMB3FS_INODE_H
+
+#include "mount.h"
+
+/* ---- write-back state of one inode: writeback.c is its mechanism; guarded by inode->lock.
+ * Here because every inode holds one, and the attribute code below needs wb_dirty/wb_end. */
+struct wb_chunk;
+struct wb_waiter;
+struct wb_parked;
+struct wb_state {
+  struct wb_chunk *open;     /* extents being filled (not yet on the wire), by offset */
+  int nopen;
+  size_t open_bytes;
+  struct wb_chunk *wire;     /* on the wire */
+  struct wb_chunk *blocked;  /* waiting for an overlapping extent on the wire */
+  size_t inflight_bytes;     /* wire + blocked bytes */
+  int inflight;              /* wire + blocked extents */
+  uint64_t dirty_end;        /* end of the data not yet confirmed by the server */
+  int err;                   /* first failed wire WRITE (negative errno), until reported */
+  struct wb_waiter *waiters; /* flushes waiting for inflight == 0 */
+  struct wb_parked *parked;  /* FUSE writes whose reply waits for the dirty bound */
+};
+
+/* ---- inodes (inode.c) ---- */
+struct fs_inode {
+  /* guarded by the table lock */
+  uint64_t nodeid;          /* what the kernel knows it by (FUSE_ROOT_ID for the root) */
+  uint64_t generation;
+  uint64_t srv_id;          /* the server's file id (IndexNumber): st_ino */
+  struct fs_inode *parent;  /* holds a reference; NULL for the root and when detached */
+  char *name;               /* NULL when detached (unlinked or replaced) */
+  uint64_t nlookup;         /* kernel lookup count */
+  uint32_t refs;            /* internal references: children, open files, operations */
+  int hashed_id;            /* in the srv_id hash */
+  struct fs_inode *id_next, *name_next, *node_next;
+  /* guarded by lock */
+  pthread_mutex_t lock;
+  struct smb3_stat st;
+  double attr_expiry;       /* monotonic seconds; 0 = invalid */
+  double attr_lookup;       /* when a LOOKUP reply carried them (one GETATTR may use them); 0 = no */
+  int nopen;                /* open files */
+  int opening;              /* opens of this inode in flight (ops_file.c) */
+  int unlinked;             /* renamed to a hidden name and delete-pending (ops_ns.c) */
+  uint32_t lease;           /* SMB3_LEASE_* currently held by the key */
+  uint8_t key[16];          /* lease key, shared by every open of this inode */
+  uint64_t data_gen;        /* bumped by every local change of the data (read-ahead coherence) */
+  struct timespec_smb3 cached_mtime; /* version of the data in the kernel page cache */
+  uint64_t cached_size;
+  int cached_valid;
+  int direct_writers; /* cache=strict: open files written with direct I/O (cache_open_mode) */
+  /* mfsymlinks (symlink.c): whether this version (size, mtime) of the file is a symlink file */
+  int lnk;          /* 1 = a link to lnk_target, -1 = not one, 0 = not read */
+  mode_t kern_ifmt; /* S_IFMT the kernel's inode was given (first entry), never changed */
+  char *lnk_target;
+  uint64_t lnk_size;
+  struct timespec_smb3 lnk_mtime;
+  /* cache=loose only (the kernel's write-back cache keeps its own size and mtime of a regular file
+   * and ignores ours): the size and mtime the kernel's inode was made with or last agreed with us
+   * on, and whether this mount changed the file since (open for writing, setattr). inode_link_gen
+   * gives a file that changed on the server behind the kernel's back a new inode. */
+  uint64_t kern_size;
+  struct timespec_smb3 kern_mtime;
+  int kern_valid;
+  double kern_at;           /* when the server was asked for that view (fs_now()) */
+  int local_mod;
+  struct wb_state wb;
+  struct fs_lock *locks; /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
+  struct piece *srv_locks; /* ... and what the server holds for them (locks.c) */
+  int lock_changing;     /* a change (locks.c apply) has some of them out of the list */
+};
+
+/* drop(in): called for each inode freed, for what upper floors keep in it (locks.c: locks_free). */
+/* Write-back accessors (in->lock held): data not yet confirmed by the server, and its end. */
+static inline int wb_dirty(struct fs_inode *in) { return in->wb.open || in->wb.inflight; } /* in->lock held */
+/* Pending size including data not yet on the server (in->lock held). */
+static inline uint64_t wb_end(struct fs_inode *in) { return wb_dirty(in) ? in->wb.dirty_end : 0; }
+
+/* drop(in): called for each inode freed, for what upper floors keep in it (locks.c: locks_free). */
+struct inode_table *itab_new(void (*drop)(struct fs_inode *));
+void itab_free(struct inode_table *t);
+/* The root inode (nodeid FUSE_ROOT_ID) with the server's attributes. */
+int itab_set_root(struct fs_ctx *fs, const struct smb3_stat *st);
+/* Find by nodeid; returns a referenced inode (inode_put it) or NULL. */
+struct fs_inode *inode_get(struct fs_ctx *fs, fuse_ino_t nodeid);
+void inode_ref(struct fs_ctx *fs, struct fs_inode *in);
+void inode_put(struct fs_ctx *fs, struct fs_inode *in);
+/* The child `name` of parent that the server reported with attributes st: finds the inode by
+ * server id (moving it to parent/name if it was elsewhere) or creates it; counts one kernel lookup
+ * and stores st. Returns a referenced inode or NULL (ENOMEM). asked: when the server was asked
+ * (fs_now()), to tell an older answer from a newer one under cache=loose. */
+struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st,
+                            double asked);
+/* The same, giving a newly created inode the generation gen (from itab_new_gen(), so that its
+ * lease key was known before the file existed). */
+struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                const struct smb3_stat *st, uint64_t gen, double asked);
+/* cache=loose (in->lock held): the kernel's inode holds st's size and mtime, as the server said
+ * when asked at `asked` (see kernel_view_stale() in inode.c). */
+void inode_kernel_view_set(struct fs_inode *in, const struct smb3_stat *st, double asked);
+uint64_t itab_new_gen(struct fs_ctx *fs);
+/* fn(in, arg) for every inode, each referenced and with no lock held. */
+void itab_each(struct fs_ctx *fs, void (*fn)(struct fs_inode *, void *), void *arg);
+/* Kernel forget. */
+void inode_forget(struct fs_ctx *fs, fuse_ino_t nodeid, uint64_t n);
+/* Path relative to the share ("" for the root), malloc'd; NULL when detached or ENOMEM. */
+char *inode_path(struct fs_ctx *fs, struct fs_inode *in);
+/* parent's path joined with name, malloc'd; NULL on ENOMEM/detached. */
+char *inode_child_path(struct fs_ctx *fs, struct fs_inode *parent, const char *name);
+/* The known inode at parent/name (referenced) or NULL. */
+struct fs_inode *inode_find_child(struct fs_ctx *fs, struct fs_inode *parent, const char *name);
+/* After a rename on the server: move in to newparent/newname. */
+void inode_move(struct fs_ctx *fs, struct fs_inode *in, struct fs_inode *newparent, const char *newname);
+/* The name is gone on the server (unlinked/replaced): drop it from the name and id indexes. */
+void inode_detach(struct fs_ctx *fs, struct fs_inode *in);
+/* Find by lease key (a lease break, notifier.c): referenced inode or NULL. */
+struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]);
+
+/* The lease key of the inode of generation `generation` (inode_by_key finds it again). */
+void itab_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);
+/* Attributes: cache st in `in` for fs_attr_ttl() (with the size write-back data still makes). */
+void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st);
+/* Is st the version of the file that (size, mtime) recorded? What the page cache (cache.c), the
+ * kernel's view under cache=loose (inode.c) and symlink files (symlink.c) are keyed on. */
+static inline int fs_same_version(uint64_t size, struct timespec_smb3 mtime, const struct smb3_stat *st) {
+  return size == st->size && mtime.sec == st->mtime.sec && mtime.nsec == st->mtime.nsec;
+}
+/* in->lock held: would attributes of type ifmt contradict the kernel's inode? */
+static inline int fs_type_changed(const struct fs_inode *in, mode_t ifmt) {
+  return in->kern_ifmt && in->kern_ifmt != ifmt;
+}
+/* Seconds the kernel and we may keep an inode's attributes: actimeo, except for the share root,
+ * whose attributes are kept at least FS_ROOT_ATTR_TTL: every path walk checks the root's
+ * permissions (default_permissions), and what decides them (uid, gid, dir_mode) comes from the
+ * mount options, not from the server; with actimeo=0 each stat() would otherwise cost a round
+ * trip for the root on top of the file's own. */
+#define FS_ROOT_ATTR_TTL 1.0
+double fs_attr_ttl(const struct fs_ctx *fs, const struct fs_inode *in);
+
+#endif

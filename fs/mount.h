@@ -1,0 +1,83 @@
+/* mount.h - the mount's context (struct fs_ctx, the FUSE userdata) and its counters. Types only.
+ *
+ * Threads (see docs/ARCHITECTURE.md, "fs/"):
+ *   - FUSE workers (fuse_session_loop_mt, a few threads) run the request handlers. A handler
+ *     validates, submits to a libsmb3 *_async call and returns; it never waits for the server,
+ *     except the byte-range lock handlers (locks.c), which make synchronous calls.
+ *   - libsmb3's I/O thread runs every completion callback; callbacks call fuse_reply_*.
+ *   - The notifier thread (notifier.c) handles lease breaks: flush, invalidate the kernel's page
+ *     cache, acknowledge. It is the only thread that calls fuse_lowlevel_notify_*.
+ *   - The reconnect thread (reconnect.c) logs on again after a lost connection and resumes the
+ *     operations parked meanwhile (conn.c); the lock waiter thread (locks.c) retries F_SETLKW.
+ *
+ * Locks, outermost first: inode table lock (inode.c) > inode->lock > file->ra.lock. Nobody
+ * holds a lock across a libsmb3 submission whose callback needs that lock (callbacks never run
+ * inside the submitting call), and fuse_reply_* is called with at most file->ra.lock held. */
+#ifndef SMB3FS_MOUNT_H
+#define SMB3FS_MOUNT_H
+
+#include <stdatomic.h>
+#include <sys/stat.h>
+#include "util.h"
+
+/* ---- per-mount counters (stats.c) ---- */
+struct fs_counters {
+  atomic_uint_fast64_t ra_hits;       /* FUSE reads served from read-ahead buffers */
+  atomic_uint_fast64_t ra_misses;     /* FUSE reads that had to wait for / bypass read-ahead */
+  atomic_uint_fast64_t ra_wire_reads; /* wire READs issued by read-ahead */
+  atomic_uint_fast64_t direct_reads;  /* wire READs issued for random reads */
+  atomic_uint_fast64_t wb_writes;     /* FUSE writes absorbed by write-back */
+  atomic_uint_fast64_t wb_wire_writes;/* wire WRITEs issued by write-back */
+  atomic_uint_fast64_t wb_throttled;  /* FUSE writes whose reply waited for the dirty bound */
+  atomic_uint_fast64_t wb_errors;     /* failed wire WRITEs */
+  atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
+  atomic_uint_fast64_t lease_breaks;  /* lease breaks handled */
+  atomic_uint_fast64_t invalidations; /* kernel page-cache invalidations sent */
+  atomic_uint_fast64_t reconnects;    /* new connections after a lost one (reconnect.c) */
+  atomic_uint_fast64_t reopens;       /* open files reopened on a new connection */
+  atomic_uint_fast64_t relocks;       /* byte-range locks taken again on a new connection (locks.c) */
+  atomic_uint_fast64_t relocks_lost;  /* ... and refused: another client took the range meanwhile */
+};
+
+struct fs_inode;
+struct fs_file;
+struct fs_lock;
+struct piece;
+struct lock_waits;
+struct inode_table;
+struct notifier;
+struct reconn;
+struct conn;
+
+/* One per mount: the FUSE userdata. Immutable after init except where noted. */
+struct fs_ctx {
+  smb3_client *c; /* the current connection: read it with fs_conn() (conn.c; reconnect.c replaces it) */
+  const char *mountpoint;
+  int ra_tuned;             /* the kernel's read-ahead was raised (ll_open; atomic) */
+  struct smb3_options o;
+  struct fuse_session *se;
+  uint32_t rsize, wsize;
+  uid_t uid;
+  gid_t gid;
+  mode_t file_mode, dir_mode;
+  double actimeo;
+  int cache; /* enum smb3_cache_mode */
+  int ro;
+  int mfsymlinks; /* symlinks as Minshall+French symlink files (symlink.c) */
+  int debug;
+  int leases; /* cache != none: opens ask for a lease (2.1+) or an oplock (2.0.2) */
+  int wb_cache; /* cache=loose: the kernel's write-back cache is on (set at FUSE init) */
+  uint8_t lease_salt[8];
+  struct inode_table *it;
+  struct notifier *nt;
+  struct conn *conn; /* connection state shared with the reconnect thread (conn.c) */
+  struct reconn *rc; /* the reconnect thread (reconnect.c) */
+  pthread_mutex_t files_lock;
+  pthread_mutex_t locks_mu; /* one byte-range lock change at a time (locks.c) */
+  int nobrl;                /* locks stay in the kernel, on this machine only */
+  struct lock_waits *lock_waits; /* F_SETLKW / flock waits (locks.c) */
+  struct fs_file *files; /* every open file (reconnect.c reopens them) */
+  struct fs_counters ctr;
+};
+
+#endif

@@ -1,0 +1,48 @@
+/* nsop.h - one namespace or attribute operation in flight (nsop.c), shared by ops_ns.c and
+ * ops_attr.c. */
+#ifndef SMB3FS_NSOP_H
+#define SMB3FS_NSOP_H
+
+#include "conn.h"
+#include "inode.h"
+
+/* One operation in flight. */
+struct nsop {
+  struct fs_ctx *fs;
+  fuse_req_t req;
+  struct fs_inode *in, *parent, *newparent, *victim;
+  char *name, *newname, *path, *dest, *path2, *hidden; /* path2: the hidden name's path */
+  struct fs_file *fh;
+  struct stat attr;
+  int to_set;
+  int step;
+  int replace;
+  int silly;
+  int rmdir; /* unlink or rmdir (remove_start) */
+  double asked; /* entry operations: when the server was asked (inode_link) */
+  /* Asked again on a new connection if the one it was sent on is lost (see fs_park): */
+  void (*start)(struct nsop *); /* (re)sends it; NULL: never asked again */
+  struct fs_retry retry;        /* retry.conn: the connection start() used */
+  int unsent_only;              /* start() may be repeated only if its request never left */
+  int sending;                  /* start() is submitting (cleared by the request's callback) */
+};
+
+/* A new operation for req (replies ENOMEM and returns NULL when there is no memory). */
+struct nsop *nsop_new(fuse_req_t req);
+void nsop_free(struct nsop *o);
+/* Reply and free: err a positive errno or 0; rc an SMB3_E* code. */
+void nsop_finish_err(struct nsop *o, int err);
+void nsop_finish_rc(struct nsop *o, int rc);
+/* A lost connection: wait for the next one and ask again, once, if the operation has a start()
+ * (each of those can be asked twice without harm, or, for unsent_only ones (mkdir, rmdir,
+ * unlink, link), when the request was refused before it left: the connection was known to be
+ * lost). Otherwise reply rc. */
+void nsop_finish_smb(struct nsop *o, int rc);
+/* Submission result: on failure the callback never runs, so finish here. */
+void nsop_submitted(struct nsop *o, int rc);
+/* Run start(o) now and again on the next connection if this one is lost. */
+void nsop_run(struct nsop *o, void (*start)(struct nsop *));
+/* The same for an operation that must not be done twice: again only if it never left. */
+void nsop_run_unsent(struct nsop *o, void (*start)(struct nsop *));
+
+#endif

@@ -1,0 +1,303 @@
+/* ops_attr.c - FUSE attribute operations: getattr, setattr, statfs, and the stats ioctl on the
+ * mount root. Each submits an asynchronous libsmb3 call and returns; the completion (on the I/O
+ * thread) replies. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include "ops.h"
+#include "nsop.h"
+#include "reply.h"
+#include "stats.h"
+#include "symlink.h"
+#include "writeback.h"
+#include "file.h"
+#include "conn.h"
+#include "inode.h"
+#include "smb3fs_ioctl.h"
+
+/* MS-FSCC 2.6 */
+#define ATTR_READONLY 0x1u
+#define ATTR_NORMAL 0x80u
+
+/* ---- getattr ---- */
+#define FS_ATTR_SAME_OP 0.01 /* seconds */
+static void reply_attr_of(struct nsop *o) {
+  struct stat a;
+  pthread_mutex_lock(&o->in->lock);
+  fs_fill_stat(o->fs, &o->in->st, &a);
+  mfsl_fill(o->in, &a);
+  int changed = fs_type_changed(o->in, a.st_mode & S_IFMT);
+  if (changed) {
+    /* A FUSE inode cannot change type (the kernel would call it bad: EIO from then on); only a
+     * lookup can give the name an inode of the new type (entry_retype). A regular file that now
+     * holds a symlink file (written through an open descriptor, say) stays the regular file it is
+     * for this inode; a link that became something else cannot be answered for: ESTALE, which
+     * makes the kernel look the path up again. */
+    o->in->attr_expiry = 0;
+    if (o->in->kern_ifmt == S_IFREG) fs_fill_stat(o->fs, &o->in->st, &a), changed = 0;
+  }
+  pthread_mutex_unlock(&o->in->lock);
+  if (changed) {
+    nsop_finish_err(o, ESTALE);
+    return;
+  }
+  fuse_reply_attr(o->req, &a, fs_attr_ttl(o->fs, o->in));
+  nsop_free(o);
+}
+static void reply_attr_cb(void *arg, int rc) {
+  struct nsop *o = arg;
+  if (rc)
+    nsop_finish_smb(o, rc);
+  else
+    reply_attr_of(o);
+}
+
+static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
+  struct nsop *o = arg;
+  if (rc) {
+    nsop_finish_smb(o, rc);
+    return;
+  }
+  inode_set_attr(o->fs, o->in, st);
+  mfsl_check(o->fs, o->in, reply_attr_cb, o);
+}
+
+/* Ask the server: through the open handle when there is one (works after unlink too). */
+static void stat_inode(struct nsop *o) {
+  if (o->fh) {
+    smb3_file *f = fh_handle(o->fh);
+    o->retry.conn = smb3_file_client(f);
+    nsop_submitted(o, smb3_fstat_async(f, attr_done, o));
+    return;
+  }
+  free(o->path);
+  o->path = inode_path(o->fs, o->in);
+  if (!o->path) {
+    nsop_finish_err(o, ESTALE);
+    return;
+  }
+  o->retry.conn = fs_conn(o->fs);
+  nsop_submitted(o, smb3_stat_async(o->retry.conn, o->path, attr_done, o));
+}
+
+/* getattr asked again after a reconnect: by path, unless only the handle names the file (its
+ * reopen on the new connection may not have completed yet). */
+static void getattr_again(struct nsop *o) {
+  pthread_mutex_lock(&o->in->lock);
+  if (!o->in->unlinked) o->fh = NULL;
+  pthread_mutex_unlock(&o->in->lock);
+  stat_inode(o);
+}
+
+static void getattr_flushed(int err, void *arg) {
+  (void)err; /* reported by the next fsync/close, not by stat */
+  stat_inode(arg);
+}
+
+/* Reply: this worker (fresh cached attributes), else I/O thread (the stat); reconnect thread if it waited. */
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  struct nsop *o = nsop_new(req);
+  if (!o) return;
+  o->in = inode_get(o->fs, ino);
+  o->fh = fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
+  o->start = getattr_again;
+  pthread_mutex_lock(&o->in->lock);
+  int dirty = wb_dirty(o->in);
+  double now = fs_now();
+  int fresh = !dirty && o->in->attr_expiry > now;
+  /* Even with actimeo=0: the kernel follows the LOOKUP of a path walk with a GETATTR of the same
+   * inode; what that LOOKUP fetched a moment ago is what the server says. Asking again would
+   * double every uncached stat() (the kernel's cifs client counts attributes from the current
+   * jiffy as fresh for the same reason). One GETATTR per LOOKUP reply, within FS_ATTR_SAME_OP. */
+  if (!dirty && o->in->attr_lookup > 0 && now - o->in->attr_lookup < FS_ATTR_SAME_OP) fresh = 1;
+  o->in->attr_lookup = 0;
+  /* An unlinked open file is delete-pending on the server: its path cannot be opened any more,
+   * and nobody else can open it, so what we know (our own writes included) is its state. */
+  if (o->in->unlinked) fresh = 1;
+  pthread_mutex_unlock(&o->in->lock);
+  if (fresh) /* (a file that may be a symlink file is read if that version was not) */
+    mfsl_check(o->fs, o->in, reply_attr_cb, o);
+  else if (dirty) /* the size the server reports must include what we hold */
+    wb_flush(o->fs, o->in, 0, getattr_flushed, o);
+  else
+    stat_inode(o);
+}
+
+/* ---- setattr: flush, truncate, times/attributes, then fresh attributes ---- */
+static void setattr_next(struct nsop *o, int rc);
+static void setattr_done_cb(int rc, void *arg) { setattr_next(arg, rc); }
+static void setattr_flushed(int err, void *arg) {
+  (void)err;
+  setattr_next(arg, 0);
+}
+
+static struct timespec_smb3 ts_of(const struct timespec *t, int now) {
+  struct timespec n;
+  if (now) clock_gettime(CLOCK_REALTIME, &n);
+  const struct timespec *s = now ? &n : t;
+  return (struct timespec_smb3){s->tv_sec, s->tv_nsec};
+}
+
+/* The attributes SET_INFO needs to apply a chmod (0 = leave them). */
+static uint32_t chmod_attrs(struct nsop *o) {
+  if (!(o->to_set & FUSE_SET_ATTR_MODE)) return 0;
+  pthread_mutex_lock(&o->in->lock);
+  uint32_t cur = o->in->st.attributes;
+  int is_dir = o->in->st.is_dir;
+  pthread_mutex_unlock(&o->in->lock);
+  if (is_dir) return 0; /* FILE_ATTRIBUTE_READONLY means something else on directories */
+  int ro = !(o->attr.st_mode & 0222);
+  if (ro == !!(cur & ATTR_READONLY)) return 0;
+  uint32_t a = ro ? (cur | ATTR_READONLY) : (cur & ~ATTR_READONLY);
+  return a ? a : ATTR_NORMAL; /* 0 would mean "unchanged" */
+}
+
+static int setattr_truncate(struct nsop *o) {
+  uint64_t size = (uint64_t)o->attr.st_size;
+  pthread_mutex_lock(&o->in->lock);
+  o->in->data_gen++;
+  o->in->st.size = size;
+  pthread_mutex_unlock(&o->in->lock);
+  if (o->fh) return smb3_ftruncate_async(fh_handle(o->fh), size, setattr_done_cb, o);
+  return smb3_truncate_async(fs_conn(o->fs), o->path, size, setattr_done_cb, o);
+}
+
+static int setattr_times(struct nsop *o, uint32_t attrs) {
+  struct timespec_smb3 at, mt;
+  int s = o->to_set;
+  int has_at = s & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW);
+  int has_mt = s & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW);
+  if (has_at) at = ts_of(&o->attr.st_atim, s & FUSE_SET_ATTR_ATIME_NOW);
+  if (has_mt) mt = ts_of(&o->attr.st_mtim, s & FUSE_SET_ATTR_MTIME_NOW);
+  /* A file that lost its name (unlinked or replaced while open) is reached through its handle. */
+  pthread_mutex_lock(&o->in->lock);
+  int nameless = !o->path || o->in->unlinked;
+  pthread_mutex_unlock(&o->in->lock);
+  if (nameless && o->fh)
+    return smb3_fsetattr_async(fh_handle(o->fh), has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+  return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+}
+
+static void setattr_next(struct nsop *o, int rc) {
+  if (rc) {
+    nsop_finish_smb(o, rc);
+    return;
+  }
+  switch (o->step++) {
+  case 0:
+    wb_flush(o->fs, o->in, 0, setattr_flushed, o);
+    return;
+  case 1:
+    if (o->to_set & FUSE_SET_ATTR_SIZE) {
+      nsop_submitted(o, setattr_truncate(o));
+      return;
+    }
+    /* fall through */
+  case 2: {
+    o->step = 3;
+    uint32_t attrs = chmod_attrs(o);
+    if (attrs || (o->to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME |
+                               FUSE_SET_ATTR_MTIME_NOW))) {
+      nsop_submitted(o, setattr_times(o, attrs));
+      return;
+    }
+  }
+    /* fall through */
+  default:
+    stat_inode(o);
+  }
+}
+
+/* Reply: I/O thread (the stat after the last change); this worker for a deleted file under cache=loose. */
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi) {
+  struct fs_ctx *fs = fuse_req_userdata(req);
+  /* Ownership is the mount's (uid=/gid=): only a no-op chown succeeds. */
+  if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs->uid) ||
+      ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs->gid)) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  struct nsop *o = nsop_new(req);
+  if (!o) return;
+  o->in = inode_get(fs, ino);
+  pthread_mutex_lock(&o->in->lock);
+  o->in->local_mod = 1; /* the kernel's view now comes from this change (see kernel_view_stale()) */
+  pthread_mutex_unlock(&o->in->lock);
+  o->fh = fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
+  o->attr = *attr;
+  o->to_set = to_set;
+  o->path = inode_path(fs, o->in);
+  if (!o->path && !o->fh) {
+    /* With the kernel's write-back cache (cache=loose) the kernel itself sends the times of a
+     * file it is evicting, also after the file was deleted: nothing is left to update. */
+    if (fs->wb_cache && !(to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE))) {
+      reply_attr_of(o);
+      return;
+    }
+    nsop_finish_err(o, ESTALE);
+    return;
+  }
+  setattr_next(o, 0);
+}
+
+/* ---- statfs ---- */
+static void statfs_done(int rc, const struct smb3_statvfs *sv, void *arg) {
+  struct nsop *o = arg;
+  if (rc) {
+    nsop_finish_smb(o, rc);
+    return;
+  }
+  struct statvfs v = {0};
+  v.f_bsize = v.f_frsize = sv->bsize ? sv->bsize : 4096;
+  v.f_blocks = sv->blocks;
+  v.f_bfree = sv->bfree;
+  v.f_bavail = sv->bavail;
+  v.f_namemax = 255;
+  fuse_reply_statfs(o->req, &v);
+  nsop_free(o);
+}
+
+static void statfs_start(struct nsop *o) {
+  o->retry.conn = fs_conn(o->fs);
+  nsop_submitted(o, smb3_statvfs_async(o->retry.conn, statfs_done, o));
+}
+
+/* Reply: I/O thread (the QUERY_INFO); reconnect thread if it waited. */
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
+  (void)ino;
+  struct nsop *o = nsop_new(req);
+  if (o) nsop_run(o, statfs_start);
+}
+
+/* ---- the stats ioctl (smb3fs_ioctl.h) on the mount root ---- */
+/* Reply: this worker (the counters are local). */
+static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg, struct fuse_file_info *fi,
+                     unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
+  (void)arg, (void)fi, (void)in_buf, (void)in_bufsz;
+  struct fs_ctx *fs = fuse_req_userdata(req);
+  if (cmd != SMB3FS_IOC_STATS || ino != FUSE_ROOT_ID || (flags & FUSE_IOCTL_COMPAT) || out_bufsz < SMB3FS_STATS_MAX) {
+    fuse_reply_err(req, ENOTTY);
+    return;
+  }
+  char *j = stats_json(fs);
+  char *buf = calloc(1, SMB3FS_STATS_MAX);
+  if (!j || !buf || strlen(j) >= SMB3FS_STATS_MAX) {
+    fuse_reply_err(req, j && buf ? ERANGE : ENOMEM);
+  } else {
+    memcpy(buf, j, strlen(j) + 1);
+    fuse_reply_ioctl(req, 0, buf, SMB3FS_STATS_MAX);
+  }
+  free(j);
+  free(buf);
+}
+
+void ops_attr_fill(struct fuse_lowlevel_ops *op) {
+  op->getattr = ll_getattr;
+  op->setattr = ll_setattr;
+  op->statfs = ll_statfs;
+  /* No getxattr/listxattr here: xattr.c (see smb3fs_ioctl.h for the stats). */
+  op->ioctl = ll_ioctl;
+}

@@ -1,0 +1,55 @@
+/* reply.c - what the FUSE handlers answer the kernel with: the errno of a library error, which
+ * names may be passed on, and a file's attributes as struct stat and as a FUSE entry. */
+#include <string.h>
+
+#include "reply.h"
+#include "symlink.h"
+
+void fs_reply_smb_err(fuse_req_t req, int rc) { fuse_reply_err(req, rc ? fs_errno(rc) : EIO); }
+
+int fs_name_ok(const char *name) {
+  if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) return 0;
+  /* '\\' is the separator on the wire: a name containing it would address another file. */
+  return !strpbrk(name, "/\\");
+}
+
+/* MS-FSCC 2.6 file attributes */
+#define ATTR_READONLY 0x1u
+
+void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct stat *a) {
+  memset(a, 0, sizeof *a);
+  a->st_ino = st->ino;
+  if (st->is_dir) {
+    a->st_mode = S_IFDIR | fs->dir_mode;
+    a->st_nlink = 2;
+  } else {
+    a->st_mode = S_IFREG | fs->file_mode;
+    /* Like cifs: the read-only attribute takes the write bits away. */
+    if (st->attributes & ATTR_READONLY) a->st_mode &= ~(mode_t)0222;
+    a->st_nlink = st->nlink ? st->nlink : 1;
+  }
+  a->st_uid = fs->uid;
+  a->st_gid = fs->gid;
+  a->st_size = (off_t)st->size;
+  a->st_blksize = 128 * 1024; /* stdio and cp size their buffers from this */
+  a->st_blocks = (blkcnt_t)((st->alloc_size + 511) / 512);
+  a->st_atim.tv_sec = st->atime.sec, a->st_atim.tv_nsec = st->atime.nsec;
+  a->st_mtim.tv_sec = st->mtime.sec, a->st_mtim.tv_nsec = st->mtime.nsec;
+  a->st_ctim.tv_sec = st->ctime.sec, a->st_ctim.tv_nsec = st->ctime.nsec;
+}
+
+int fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e) {
+  memset(e, 0, sizeof *e);
+  e->ino = in->nodeid;
+  e->generation = in->generation;
+  pthread_mutex_lock(&in->lock);
+  fs_fill_stat(fs, &in->st, &e->attr);
+  mfsl_fill(in, &e->attr);
+  mode_t ifmt = e->attr.st_mode & S_IFMT;
+  int changed = fs_type_changed(in, ifmt);
+  if (!in->kern_ifmt) in->kern_ifmt = ifmt;
+  pthread_mutex_unlock(&in->lock);
+  e->attr_timeout = fs_attr_ttl(fs, in);
+  e->entry_timeout = fs->actimeo;
+  return changed ? -1 : 0;
+}

@@ -1,0 +1,21 @@
+/* reply.h - what the FUSE handlers answer with (reply.c): errnos, names, attributes, entries. */
+#ifndef SMB3FS_REPLY_H
+#define SMB3FS_REPLY_H
+
+#include "inode.h"
+
+/* Reply to a FUSE request with an SMB3_E* code. */
+void fs_reply_smb_err(fuse_req_t req, int rc);
+/* Reject names the server can't represent or we never pass on ('/', '\\', NUL, ".", ".."). */
+int fs_name_ok(const char *name);
+/* Names of unlinked-but-open files (hidden from listings). */
+#define FS_HIDDEN_PREFIX ".smb3fs-unlinked-"
+
+/* The attributes of st as the kernel sees them (mount uid/gid/modes). */
+void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct stat *out);
+/* A FUSE entry for in (attributes from its cache). Returns 0, or -1 if the file now has another
+ * type than the kernel's inode was made with (a symlink file written or replaced: a FUSE inode
+ * must never change type; the caller gives the name a new inode). */
+int fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e);
+
+#endif
