@@ -18,10 +18,14 @@ struct cli {
   struct smb3_options opts;
 };
 
-/* Parse URL + options, connect. On failure prints "smb3: <cmd>: <reason>" and returns the exit
- * status: CLI_USAGE for a malformed URL, -o option or credentials file, CLI_FAILED when the
- * connection or logon failed. */
-int cli_connect(struct cli *cli, const char *cmd, const char *url);
+/* The URL, -A and -o (in rising precedence) and PASSWD into cli->opts. On failure prints
+ * "smb3: <cmd>: <reason>" and returns CLI_USAGE (a malformed URL, -o option or credentials file).
+ * Commands check what else they need of their arguments after it and before cli_connect(), so that
+ * a usage error never costs a connection. */
+int cli_parse(struct cli *cli, const char *cmd, const char *url);
+/* Connect with cli->opts (after cli_parse). CLI_FAILED, after the message, when the connection or
+ * logon failed. */
+int cli_connect(struct cli *cli, const char *cmd);
 /* Print "smb3: <cmd>: <message>" (cmd NULL: "smb3: <message>") to stderr; return CLI_FAILED. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a command line that cannot be used as given; returns CLI_USAGE. */

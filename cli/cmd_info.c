@@ -21,8 +21,8 @@ static void print_entry(const char *name, const struct smb3_stat *st) {
 
 int cmd_ls(struct cli *cli, int argc, char **argv) {
   (void)argc;
-  int rc = cli_connect(cli, "ls", argv[0]);
-  if (rc) return rc;
+  int rc = cli_parse(cli, "ls", argv[0]);
+  if (rc || (rc = cli_connect(cli, "ls"))) return rc;
   const char *path = cli->opts.path;
   struct smb3_stat st;
   if (path[0]) {
@@ -46,8 +46,8 @@ int cmd_ls(struct cli *cli, int argc, char **argv) {
 
 int cmd_stat(struct cli *cli, int argc, char **argv) {
   (void)argc;
-  int rc = cli_connect(cli, "stat", argv[0]);
-  if (rc) return rc;
+  int rc = cli_parse(cli, "stat", argv[0]);
+  if (rc || (rc = cli_connect(cli, "stat"))) return rc;
   struct smb3_stat st;
   rc = smb3_stat(cli->client, cli->opts.path, &st);
   if (rc) return cli_fail(cli, "stat", rc);
@@ -65,8 +65,8 @@ int cmd_stat(struct cli *cli, int argc, char **argv) {
 
 int cmd_df(struct cli *cli, int argc, char **argv) {
   (void)argc;
-  int rc = cli_connect(cli, "df", argv[0]);
-  if (rc) return rc;
+  int rc = cli_parse(cli, "df", argv[0]);
+  if (rc || (rc = cli_connect(cli, "df"))) return rc;
   struct smb3_statvfs sv;
   rc = smb3_statvfs(cli->client, &sv);
   if (rc) return cli_fail(cli, "df", rc);

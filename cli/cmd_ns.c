@@ -6,9 +6,10 @@
 
 static int one_path(struct cli *cli, const char *cmd, int argc, char **argv, int (*fn)(smb3_client *, const char *)) {
   (void)argc;
-  int rc = cli_connect(cli, cmd, argv[0]);
+  int rc = cli_parse(cli, cmd, argv[0]);
   if (rc) return rc;
   if (!cli->opts.path[0]) return cli_usage_error(cmd, "no path in URL '%s'", argv[0]);
+  if ((rc = cli_connect(cli, cmd))) return rc;
   rc = fn(cli->client, cli->opts.path);
   return rc ? cli_fail(cli, cmd, rc) : 0;
 }
@@ -45,12 +46,13 @@ int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char 
 static int two_names(struct cli *cli, const char *cmd, int argc, char **argv,
                      int (*fn)(smb3_client *, const char *, const char *)) {
   (void)argc;
-  int rc = cli_connect(cli, cmd, argv[0]);
+  int rc = cli_parse(cli, cmd, argv[0]);
   if (rc) return rc;
   if (!cli->opts.path[0]) return cli_usage_error(cmd, "no path in URL '%s'", argv[0]);
   char to[4096];
   if ((rc = cli_same_share_path(cli, cmd, argv[1], to, sizeof to))) return rc;
   if (!to[0]) return cli_usage_error(cmd, "empty target path");
+  if ((rc = cli_connect(cli, cmd))) return rc;
   rc = fn(cli->client, cli->opts.path, to);
   return rc ? cli_fail(cli, cmd, rc) : 0;
 }

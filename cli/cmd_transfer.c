@@ -44,11 +44,19 @@ static const char *base_name(const char *path) {
   return s ? s + 1 : path;
 }
 
-/* Open the remote file for reading; st gets its size. Nonzero: the exit status (message printed). */
-static int open_remote(struct cli *cli, const char *cmd, const char *url, smb3_file **f, struct smb3_stat *st) {
-  int rc = cli_connect(cli, cmd, url);
+/* The URL of a file (with a path): cli_parse, and the path checked. */
+static int parse_file_url(struct cli *cli, const char *cmd, const char *url) {
+  int rc = cli_parse(cli, cmd, url);
   if (rc) return rc;
   if (!cli->opts.path[0]) return cli_usage_error(cmd, "no file path in URL '%s'", url);
+  return CLI_OK;
+}
+
+/* Connect and open the parsed URL's file for reading; st gets its size. Nonzero: the exit status
+ * (message printed). */
+static int open_remote(struct cli *cli, const char *cmd, smb3_file **f, struct smb3_stat *st) {
+  int rc = cli_connect(cli, cmd);
+  if (rc) return rc;
   rc = smb3_open(cli->client, cli->opts.path, O_RDONLY, f, st);
   if (rc) return cli_fail(cli, cmd, rc);
   if (st->is_dir) {
@@ -62,8 +70,8 @@ int cmd_cat(struct cli *cli, int argc, char **argv) {
   (void)argc;
   smb3_file *f;
   struct smb3_stat st;
-  int orc = open_remote(cli, "cat", argv[0], &f, &st);
-  if (orc) return orc;
+  int orc = parse_file_url(cli, "cat", argv[0]);
+  if (orc || (orc = open_remote(cli, "cat", &f, &st))) return orc;
   struct fd_sink s = {1, 0};
   int64_t n = smb3_read_stream(f, 0, st.size, sink_fd, &s, NULL, NULL); /* size at open: no READs past the end */
   int crc = smb3_close(f);
@@ -76,8 +84,8 @@ int cmd_cat(struct cli *cli, int argc, char **argv) {
 int cmd_get(struct cli *cli, int argc, char **argv) {
   smb3_file *f;
   struct smb3_stat st;
-  int orc = open_remote(cli, "get", argv[0], &f, &st);
-  if (orc) return orc;
+  int orc = parse_file_url(cli, "get", argv[0]);
+  if (orc || (orc = open_remote(cli, "get", &f, &st))) return orc;
   char local[4096];
   const char *dst = argc == 2 ? argv[1] : base_name(cli->opts.path);
   struct stat ls;
@@ -171,6 +179,8 @@ static void temp_name(const char *target, unsigned r, char *tmp, size_t n) {
 
 int cmd_put(struct cli *cli, int argc, char **argv) {
   (void)argc;
+  int rc = cli_parse(cli, "put", argv[1]);
+  if (rc) return rc;
   int fd = open(argv[0], O_RDONLY);
   if (fd < 0) return cli_error("put", "cannot open '%s': %s", argv[0], strerror(errno));
   struct stat ls;
@@ -178,7 +188,7 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
     close(fd);
     return cli_error("put", "'%s' is not a regular file", argv[0]);
   }
-  int rc = cli_connect(cli, "put", argv[1]);
+  rc = cli_connect(cli, "put");
   if (rc) {
     close(fd);
     return rc;
@@ -224,13 +234,10 @@ int cmd_cp(struct cli *cli, int argc, char **argv) {
   (void)argc;
   smb3_file *src, *dst;
   struct smb3_stat st, ts;
-  int rc = open_remote(cli, "cp", argv[0], &src, &st);
-  if (rc) return rc;
   char to[4096], target[4200], tmp[4400];
-  if ((rc = cli_same_share_path(cli, "cp", argv[1], to, sizeof to))) {
-    smb3_close(src);
-    return rc;
-  }
+  int rc = parse_file_url(cli, "cp", argv[0]);
+  if (rc || (rc = cli_same_share_path(cli, "cp", argv[1], to, sizeof to))) return rc;
+  if ((rc = open_remote(cli, "cp", &src, &st))) return rc;
   size_t al = strlen(argv[1]);
   int is_dir = !to[0] || argv[1][al - 1] == '/' || (smb3_stat(cli->client, to, &ts) == 0 && ts.is_dir);
   size_t tl = strlen(to);

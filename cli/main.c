@@ -113,7 +113,7 @@ static int cmd_help(int argc, char **argv) {
 
 /* -o and -A are checked before any command runs: a mistyped option or an unreadable credentials
  * file is a usage error (exit 2) even for a command that makes no connection, and it is found
- * before anything is sent. cli_connect() applies them again, in their order of precedence. */
+ * before anything is sent. cli_parse() applies them again, in their order of precedence. */
 static int options_check(const struct cli *cli, const char *cmd) {
   struct smb3_options o;
   char err[512] = "";
@@ -154,16 +154,21 @@ int cli_fail(struct cli *cli, const char *cmd, int rc) {
   return cli_error(cmd, "%s", msg && msg[0] ? msg : smb3_strerror(rc));
 }
 
-int cli_connect(struct cli *cli, const char *cmd, const char *url) {
+int cli_parse(struct cli *cli, const char *cmd, const char *url) {
   char err[512];
+  smb3_options_free(&cli->opts);
   smb3_options_init(&cli->opts);
-  /* Everything before smb3_connect() is the command line's: a usage error. */
   if (smb3_url_parse(&cli->opts, url, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
   if (cli->authfile && smb3_options_credentials_file(&cli->opts, cli->authfile, err, sizeof err))
     return cli_usage_error(cmd, "%s", err);
   if (smb3_options_parse(&cli->opts, cli->optstr, 0, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
   const char *env = getenv("PASSWD");
-  if (!cli->opts.password && env) cli->opts.password = strdup(env);
+  if (!cli->opts.password && env && !(cli->opts.password = strdup(env))) return cli_error(cmd, "out of memory");
+  return CLI_OK;
+}
+
+int cli_connect(struct cli *cli, const char *cmd) {
+  char err[512];
   int rc = smb3_connect(&cli->opts, &cli->client, err, sizeof err);
   if (rc) return cli_error(cmd, "%s", err);
   return CLI_OK;
