@@ -32,7 +32,8 @@ int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char 
     }
     if (strcmp(o.host, cli->opts.host) || strcmp(o.share, cli->opts.share)) {
       smb3_options_free(&o);
-      return cli_usage_error(cmd, "cannot %s across servers or shares", !strcmp(cmd, "mv") ? "move" : !strcmp(cmd, "ln") ? "link" : "copy");
+      const char *verb = !strcmp(cmd, "mv") ? "move" : !strcmp(cmd, "ln") ? "link" : "copy";
+      return cli_usage_error(cmd, "cannot %s across servers or shares", verb);
     }
     to = o.path;
   }

@@ -163,7 +163,8 @@ int cli_parse(struct cli *cli, const char *cmd, const char *url) {
     return cli_usage_error(cmd, "%s", err);
   if (smb3_options_parse(&cli->opts, cli->optstr, 0, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
   const char *env = getenv("PASSWD");
-  if (!cli->opts.password && env && !(cli->opts.password = strdup(env))) return cli_error(cmd, "out of memory");
+  if (!cli->opts.password && env && !(cli->opts.password = strdup(env)))
+    return cli_error(cmd, "out of memory");
   return CLI_OK;
 }
 

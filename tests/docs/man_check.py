@@ -42,8 +42,8 @@ for name in pages:
     for width in ("80", "60"):  # a terminal and a narrow one: no line that cannot be broken or adjusted
         env = dict(os.environ, MANWIDTH=width, LC_ALL="C.UTF-8")
         rc, err = run(["man", "--warnings=all", "-l", path], env)
-        result(rc == 0 and not err,
-               f"MANWIDTH={width} man --warnings=all -l {name}" + (f": exit {rc}: {err}" if rc or err else ""))
+        what = f"MANWIDTH={width} man --warnings=all -l {name}"
+        result(rc == 0 and not err, what + (f": exit {rc}: {err}" if rc or err else ""))
 
 
 def mentions(page, word):
