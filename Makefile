@@ -2,7 +2,7 @@
 #   make demo    set up, start a throwaway Samba share, run the seed workloads, print a table
 #   make check   build, run every test (unit, integration against a real smbd), then again
 #                under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make install library, header, smb3.pc, smb3 (PREFIX=/usr/local)
+#   make install library, header, smb3.pc, smb3, smb3fs, man pages (PREFIX=/usr/local)
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
 #   make bench   the side-by-side benchmark (not part of check)
 BUILD ?= build

@@ -6,6 +6,9 @@
 
 #include "smb3/smb3.h"
 
+/* Exit status of smb3: every path out of main() returns one of these. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
 struct cli {
   const char *optstr;   /* -o */
   const char *authfile; /* -A */
@@ -15,11 +18,19 @@ struct cli {
   struct smb3_options opts;
 };
 
-/* Parse URL + options, connect. On failure prints "smb3: <cmd>: <reason>" and returns non-zero. */
-int cli_connect(struct cli *cli, const char *cmd, const char *url);
-/* Print "smb3: <cmd>: <message>" to stderr; returns 1. */
+/* The URL, -A and -o (in rising precedence) and PASSWD into cli->opts. On failure prints
+ * "smb3: <cmd>: <reason>" and returns CLI_USAGE (a malformed URL, -o option or credentials file).
+ * Commands check what else they need of their arguments after it and before cli_connect(), so that
+ * a usage error never costs a connection. */
+int cli_parse(struct cli *cli, const char *cmd, const char *url);
+/* Connect with cli->opts (after cli_parse). CLI_FAILED, after the message, when the connection or
+ * logon failed. */
+int cli_connect(struct cli *cli, const char *cmd);
+/* Print "smb3: <cmd>: <message>" (cmd NULL: "smb3: <message>") to stderr; return CLI_FAILED. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The client's last error as a CLI error. */
+/* The same for a command line that cannot be used as given; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The client's last error as a CLI error (CLI_FAILED). */
 int cli_fail(struct cli *cli, const char *cmd, int rc);
 
 /* Progress meter on stderr (only when it is a terminal and not -q). */
@@ -32,6 +43,8 @@ void progress_start(struct progress *p, const struct cli *cli, uint64_t total);
 void progress_update(uint64_t done, void *p);
 void progress_end(struct progress *p, uint64_t done);
 
+/* The commands. main() has checked argc against the command table (cli/main.c) before the call;
+ * each returns the exit status. */
 int cmd_get(struct cli *cli, int argc, char **argv);
 int cmd_put(struct cli *cli, int argc, char **argv);
 int cmd_cat(struct cli *cli, int argc, char **argv);
@@ -45,7 +58,7 @@ int cmd_mv(struct cli *cli, int argc, char **argv);
 int cmd_cp(struct cli *cli, int argc, char **argv);
 int cmd_ln(struct cli *cli, int argc, char **argv);
 /* A second path on the connected share (a path or an smb:// URL of the same share), without its
- * leading '/'; nonzero after printing why it is not one. */
+ * leading '/'; CLI_USAGE after printing why it is not one. */
 int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char *out, size_t n);
 int cmd_stats(struct cli *cli, int argc, char **argv);
 

@@ -20,11 +20,11 @@ static void print_entry(const char *name, const struct smb3_stat *st) {
 }
 
 int cmd_ls(struct cli *cli, int argc, char **argv) {
-  if (argc != 1) return cli_error("ls", "usage: smb3 ls URL");
-  if (cli_connect(cli, "ls", argv[0])) return 1;
+  (void)argc;
+  int rc = cli_parse(cli, "ls", argv[0]);
+  if (rc || (rc = cli_connect(cli, "ls"))) return rc;
   const char *path = cli->opts.path;
   struct smb3_stat st;
-  int rc = 0;
   if (path[0]) {
     rc = smb3_stat(cli->client, path, &st);
     if (rc) return cli_fail(cli, "ls", rc);
@@ -45,10 +45,11 @@ int cmd_ls(struct cli *cli, int argc, char **argv) {
 }
 
 int cmd_stat(struct cli *cli, int argc, char **argv) {
-  if (argc != 1) return cli_error("stat", "usage: smb3 stat URL");
-  if (cli_connect(cli, "stat", argv[0])) return 1;
+  (void)argc;
+  int rc = cli_parse(cli, "stat", argv[0]);
+  if (rc || (rc = cli_connect(cli, "stat"))) return rc;
   struct smb3_stat st;
-  int rc = smb3_stat(cli->client, cli->opts.path, &st);
+  rc = smb3_stat(cli->client, cli->opts.path, &st);
   if (rc) return cli_fail(cli, "stat", rc);
   char a[32], m[32], c[32], b[32];
   fmt_time(a, sizeof a, &st.atime);
@@ -63,10 +64,11 @@ int cmd_stat(struct cli *cli, int argc, char **argv) {
 }
 
 int cmd_df(struct cli *cli, int argc, char **argv) {
-  if (argc != 1) return cli_error("df", "usage: smb3 df URL");
-  if (cli_connect(cli, "df", argv[0])) return 1;
+  (void)argc;
+  int rc = cli_parse(cli, "df", argv[0]);
+  if (rc || (rc = cli_connect(cli, "df"))) return rc;
   struct smb3_statvfs sv;
-  int rc = smb3_statvfs(cli->client, &sv);
+  rc = smb3_statvfs(cli->client, &sv);
   if (rc) return cli_fail(cli, "df", rc);
   unsigned long long k = 1024;
   printf("%-30s %14s %14s %14s\n", "share", "1K-blocks", "used", "available");

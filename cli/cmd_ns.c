@@ -5,10 +5,12 @@
 #include "cli.h"
 
 static int one_path(struct cli *cli, const char *cmd, int argc, char **argv, int (*fn)(smb3_client *, const char *)) {
-  if (argc != 1) return cli_error(cmd, "usage: smb3 %s URL", cmd);
-  if (cli_connect(cli, cmd, argv[0])) return 1;
-  if (!cli->opts.path[0]) return cli_error(cmd, "no path in URL '%s'", argv[0]);
-  int rc = fn(cli->client, cli->opts.path);
+  (void)argc;
+  int rc = cli_parse(cli, cmd, argv[0]);
+  if (rc) return rc;
+  if (!cli->opts.path[0]) return cli_usage_error(cmd, "no path in URL '%s'", argv[0]);
+  if ((rc = cli_connect(cli, cmd))) return rc;
+  rc = fn(cli->client, cli->opts.path);
   return rc ? cli_fail(cli, cmd, rc) : 0;
 }
 
@@ -26,11 +28,12 @@ int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char 
   if (!strncmp(to, "smb://", 6)) {
     if (smb3_url_parse(&o, to, err, sizeof err)) {
       smb3_options_free(&o);
-      return cli_error(cmd, "%s", err);
+      return cli_usage_error(cmd, "%s", err);
     }
     if (strcmp(o.host, cli->opts.host) || strcmp(o.share, cli->opts.share)) {
       smb3_options_free(&o);
-      return cli_error(cmd, "cannot %s across servers or shares", !strcmp(cmd, "mv") ? "move" : !strcmp(cmd, "ln") ? "link" : "copy");
+      const char *verb = !strcmp(cmd, "mv") ? "move" : !strcmp(cmd, "ln") ? "link" : "copy";
+      return cli_usage_error(cmd, "cannot %s across servers or shares", verb);
     }
     to = o.path;
   }
@@ -43,13 +46,15 @@ int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char 
 /* mv and ln: the URL's file gets the second argument's path (as its new name, or as one more). */
 static int two_names(struct cli *cli, const char *cmd, int argc, char **argv,
                      int (*fn)(smb3_client *, const char *, const char *)) {
-  if (argc != 2) return cli_error(cmd, "usage: smb3 %s URL NEWPATH", cmd);
-  if (cli_connect(cli, cmd, argv[0])) return 1;
-  if (!cli->opts.path[0]) return cli_error(cmd, "no path in URL '%s'", argv[0]);
+  (void)argc;
+  int rc = cli_parse(cli, cmd, argv[0]);
+  if (rc) return rc;
+  if (!cli->opts.path[0]) return cli_usage_error(cmd, "no path in URL '%s'", argv[0]);
   char to[4096];
-  if (cli_same_share_path(cli, cmd, argv[1], to, sizeof to)) return 1;
-  if (!to[0]) return cli_error(cmd, "empty target path");
-  int rc = fn(cli->client, cli->opts.path, to);
+  if ((rc = cli_same_share_path(cli, cmd, argv[1], to, sizeof to))) return rc;
+  if (!to[0]) return cli_usage_error(cmd, "empty target path");
+  if ((rc = cli_connect(cli, cmd))) return rc;
+  rc = fn(cli->client, cli->opts.path, to);
   return rc ? cli_fail(cli, cmd, rc) : 0;
 }
 

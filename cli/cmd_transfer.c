@@ -44,11 +44,20 @@ static const char *base_name(const char *path) {
   return s ? s + 1 : path;
 }
 
-/* Open the remote file for reading; st gets its size. */
-static int open_remote(struct cli *cli, const char *cmd, const char *url, smb3_file **f, struct smb3_stat *st) {
-  if (cli_connect(cli, cmd, url)) return 1;
-  if (!cli->opts.path[0]) return cli_error(cmd, "no file path in URL '%s'", url);
-  int rc = smb3_open(cli->client, cli->opts.path, O_RDONLY, f, st);
+/* The URL of a file (with a path): cli_parse, and the path checked. */
+static int parse_file_url(struct cli *cli, const char *cmd, const char *url) {
+  int rc = cli_parse(cli, cmd, url);
+  if (rc) return rc;
+  if (!cli->opts.path[0]) return cli_usage_error(cmd, "no file path in URL '%s'", url);
+  return CLI_OK;
+}
+
+/* Connect and open the parsed URL's file for reading; st gets its size. Nonzero: the exit status
+ * (message printed). */
+static int open_remote(struct cli *cli, const char *cmd, smb3_file **f, struct smb3_stat *st) {
+  int rc = cli_connect(cli, cmd);
+  if (rc) return rc;
+  rc = smb3_open(cli->client, cli->opts.path, O_RDONLY, f, st);
   if (rc) return cli_fail(cli, cmd, rc);
   if (st->is_dir) {
     smb3_close(*f);
@@ -58,10 +67,11 @@ static int open_remote(struct cli *cli, const char *cmd, const char *url, smb3_f
 }
 
 int cmd_cat(struct cli *cli, int argc, char **argv) {
-  if (argc != 1) return cli_error("cat", "usage: smb3 cat URL");
+  (void)argc;
   smb3_file *f;
   struct smb3_stat st;
-  if (open_remote(cli, "cat", argv[0], &f, &st)) return 1;
+  int orc = parse_file_url(cli, "cat", argv[0]);
+  if (orc || (orc = open_remote(cli, "cat", &f, &st))) return orc;
   struct fd_sink s = {1, 0};
   int64_t n = smb3_read_stream(f, 0, st.size, sink_fd, &s, NULL, NULL); /* size at open: no READs past the end */
   int crc = smb3_close(f);
@@ -72,10 +82,10 @@ int cmd_cat(struct cli *cli, int argc, char **argv) {
 }
 
 int cmd_get(struct cli *cli, int argc, char **argv) {
-  if (argc < 1 || argc > 2) return cli_error("get", "usage: smb3 get URL [LOCAL]");
   smb3_file *f;
   struct smb3_stat st;
-  if (open_remote(cli, "get", argv[0], &f, &st)) return 1;
+  int orc = parse_file_url(cli, "get", argv[0]);
+  if (orc || (orc = open_remote(cli, "get", &f, &st))) return orc;
   char local[4096];
   const char *dst = argc == 2 ? argv[1] : base_name(cli->opts.path);
   struct stat ls;
@@ -168,7 +178,9 @@ static void temp_name(const char *target, unsigned r, char *tmp, size_t n) {
 }
 
 int cmd_put(struct cli *cli, int argc, char **argv) {
-  if (argc != 2) return cli_error("put", "usage: smb3 put LOCAL URL");
+  (void)argc;
+  int rc = cli_parse(cli, "put", argv[1]);
+  if (rc) return rc;
   int fd = open(argv[0], O_RDONLY);
   if (fd < 0) return cli_error("put", "cannot open '%s': %s", argv[0], strerror(errno));
   struct stat ls;
@@ -176,15 +188,16 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
     close(fd);
     return cli_error("put", "'%s' is not a regular file", argv[0]);
   }
-  if (cli_connect(cli, "put", argv[1])) {
+  rc = cli_connect(cli, "put");
+  if (rc) {
     close(fd);
-    return 1;
+    return rc;
   }
   char target[4096], tmp[4200];
   put_target(cli, argv[1], argv[0], target, sizeof target);
   temp_name(target, (unsigned)getpid() ^ (unsigned)ls.st_ino, tmp, sizeof tmp);
   smb3_file *f;
-  int rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &f, NULL);
+  rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &f, NULL);
   if (rc) {
     close(fd);
     return create_failed(cli, "put", target, rc);
@@ -218,15 +231,13 @@ static int sink_remote(const void *buf, size_t n, uint64_t off, void *arg) {
 #define CP_STEP (256u << 20) /* bytes per server-side copy call: the progress bar moves in these */
 
 int cmd_cp(struct cli *cli, int argc, char **argv) {
-  if (argc != 2) return cli_error("cp", "usage: smb3 cp URL NEWPATH");
+  (void)argc;
   smb3_file *src, *dst;
   struct smb3_stat st, ts;
-  if (open_remote(cli, "cp", argv[0], &src, &st)) return 1;
   char to[4096], target[4200], tmp[4400];
-  if (cli_same_share_path(cli, "cp", argv[1], to, sizeof to)) {
-    smb3_close(src);
-    return 1;
-  }
+  int rc = parse_file_url(cli, "cp", argv[0]);
+  if (rc || (rc = cli_same_share_path(cli, "cp", argv[1], to, sizeof to))) return rc;
+  if ((rc = open_remote(cli, "cp", &src, &st))) return rc;
   size_t al = strlen(argv[1]);
   int is_dir = !to[0] || argv[1][al - 1] == '/' || (smb3_stat(cli->client, to, &ts) == 0 && ts.is_dir);
   size_t tl = strlen(to);
@@ -240,7 +251,7 @@ int cmd_cp(struct cli *cli, int argc, char **argv) {
     return cli_error("cp", "'%s' and '%s' are the same file", cli->opts.path, target);
   }
   temp_name(target, (unsigned)getpid() ^ (unsigned)st.ino, tmp, sizeof tmp);
-  int rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &dst, NULL);
+  rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &dst, NULL);
   if (rc) {
     smb3_close(src);
     return create_failed(cli, "cp", target, rc);

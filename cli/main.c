@@ -1,5 +1,10 @@
 /* main.c - smb3: the command-line client. Global options come before the subcommand:
- *   smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] COMMAND ARGS... */
+ *   smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] COMMAND ARGS...
+ *   smb3 --help | --version | help [COMMAND]
+ * Exit status (docs/man/smb3.1): 0 success, 1 the operation failed, 2 usage error (the command
+ * line could not be used: unknown option or command, wrong number of arguments, a malformed URL,
+ * -o option or credentials file). */
+#include <ctype.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,45 +16,137 @@
 
 #include "cli.h"
 
-static const struct {
+/* One row per command: main() checks the number of arguments against min_args..max_args before
+ * calling fn, so a command never sees a wrong count; `smb3 help NAME` prints args and details. */
+static const struct command {
   const char *name;
   int (*fn)(struct cli *, int, char **);
-  const char *usage;
+  int min_args, max_args;
+  const char *args;
+  const char *summary;
+  const char *details;
 } commands[] = {
-    {"ls", cmd_ls, "ls URL                  list a directory (or one file)"},
-    {"stat", cmd_stat, "stat URL                show a file's attributes"},
-    {"cat", cmd_cat, "cat URL                 write a file to standard output"},
-    {"get", cmd_get, "get URL [LOCAL]         download a file (atomically: temp name, then rename)"},
-    {"put", cmd_put, "put LOCAL URL           upload a file (atomically: temp name, then rename)"},
-    {"rm", cmd_rm, "rm URL                  delete a file"},
-    {"mkdir", cmd_mkdir, "mkdir URL               create a directory"},
-    {"rmdir", cmd_rmdir, "rmdir URL               remove an empty directory"},
-    {"cp", cmd_cp, "cp URL NEWPATH          copy within the share, by the server (NEWPATH: path or smb:// URL)"},
-    {"mv", cmd_mv, "mv URL NEWPATH          rename within the share (NEWPATH: path or smb:// URL)"},
-    {"ln", cmd_ln, "ln URL NEWPATH          a hard link: NEWPATH becomes a second name of the file"},
-    {"df", cmd_df, "df URL                  show the share's size and free space"},
-    {"stats", cmd_stats, "stats MOUNTPOINT        counters of an smb3fs mount as JSON"},
+    {"ls", cmd_ls, 1, 1, "URL", "list a directory (or one file)",
+     "One line per entry: type (d or -), w or r (the read-only attribute), size in bytes,\n"
+     "modification time (UTC) and name; directories end in '/'. A URL naming a file lists that file.\n"},
+    {"stat", cmd_stat, 1, 1, "URL", "show a file's attributes",
+     "Name, type, size, allocation size, server file id, attributes (FILE_ATTRIBUTE_* in hex),\n"
+     "link count, and access, modify, change and birth times (UTC).\n"},
+    {"cat", cmd_cat, 1, 1, "URL", "write a file to standard output",
+     "Reads the file up to the size it had when it was opened, through the pipelined READ engine.\n"},
+    {"get", cmd_get, 1, 2, "URL [LOCAL]", "download a file (atomically: temp name, then rename)",
+     "LOCAL defaults to the file's name in the current directory; an existing directory as LOCAL\n"
+     "receives the file under its own name. The data goes to a hidden temporary file next to LOCAL,\n"
+     "which is synced and renamed to LOCAL only when complete; a failed get leaves no file.\n"},
+    {"put", cmd_put, 2, 2, "LOCAL URL", "upload a file (atomically: temp name, then rename)",
+     "A URL that ends in '/', names a directory or the share's root receives LOCAL under its own\n"
+     "name. The data goes to a hidden temporary name in the target directory, renamed over the\n"
+     "target when the server has acknowledged every WRITE; on failure it is removed. A regular file\n"
+     "is sent from the page cache with sendfile(2) unless the session signs or seals.\n"},
+    {"rm", cmd_rm, 1, 1, "URL", "delete a file", ""},
+    {"mkdir", cmd_mkdir, 1, 1, "URL", "create a directory", ""},
+    {"rmdir", cmd_rmdir, 1, 1, "URL", "remove an empty directory", ""},
+    {"cp", cmd_cp, 2, 2, "URL NEWPATH", "copy within the share, by the server (NEWPATH: path or smb:// URL)",
+     "NEWPATH is a path on the same share or an smb:// URL of the same server and share; one that\n"
+     "ends in '/' or names a directory receives the file under its own name. The server copies the\n"
+     "data (FSCTL_SRV_COPYCHUNK_WRITE: nothing crosses the network); a server that cannot copy gets\n"
+     "it through this client. Written to a temporary name, renamed over NEWPATH when complete.\n"},
+    {"mv", cmd_mv, 2, 2, "URL NEWPATH", "rename within the share (NEWPATH: path or smb:// URL)",
+     "NEWPATH is the new name (a path on the same share or an smb:// URL of the same server and\n"
+     "share); an existing file of that name is not replaced.\n"},
+    {"ln", cmd_ln, 2, 2, "URL NEWPATH", "a hard link: NEWPATH becomes a second name of the file",
+     "NEWPATH (a path or an smb:// URL of the same share) must not exist yet.\n"},
+    {"df", cmd_df, 1, 1, "URL", "show the share's size and free space",
+     "Size, used and available space of the share in 1024-byte blocks.\n"},
+    {"stats", cmd_stats, 1, 1, "MOUNTPOINT", "counters of an smb3fs mount as JSON",
+     "Reads the counters of the smb3fs mounted at MOUNTPOINT (its root directory) with the\n"
+     "SMB3FS_IOC_STATS ioctl and prints them as one JSON object; no connection is made.\n"},
 };
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static const char global_usage[] = "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] COMMAND ARGS...\n"
+                                   "       smb3 --help | --version | help COMMAND\n";
 
 static void usage(FILE *to) {
-  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] COMMAND ARGS...\n\ncommands:\n");
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) fprintf(to, "  %s\n", commands[i].usage);
+  fprintf(to, "%s\ncommands:\n", global_usage);
+  for (size_t i = 0; i < N_COMMANDS; i++) {
+    char head[64];
+    snprintf(head, sizeof head, "%s %s", commands[i].name, commands[i].args);
+    fprintf(to, "  %-23s %s\n", head, commands[i].summary);
+  }
   fprintf(to, "\nURL: smb://[DOMAIN;]USER[:PASSWORD]@HOST[:PORT]/SHARE[/PATH]\n"
               "password: from the URL, -o password=, -A FILE (username=/password=/domain= lines)\n"
               "          or the PASSWD environment variable\n"
               "options (-o, comma-separated): vers=2.0|2.1|3.0|3.0.2|3.1.1, sign, seal, port=N, rsize=N,\n"
               "          wsize=N, max_inflight=N, credits=N, nocompound, timeout=S, connect_timeout=S,\n"
-              "          username=, password=, domain=, credentials=FILE\n");
+              "          echo_interval=S, username=, password=, domain=, credentials=FILE\n"
+              "exit status: 0 success, 1 the operation failed, 2 usage error. See smb3(1).\n");
+}
+
+static const struct command *command_find(const char *name) {
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    if (!strcmp(name, commands[i].name)) return &commands[i];
+  return NULL;
+}
+
+static void command_usage(FILE *to, const struct command *c) {
+  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s %s\n\n%c%s.\n%s%s", c->name, c->args,
+          toupper((unsigned char)c->summary[0]), c->summary + 1, c->details[0] ? "\n" : "", c->details);
+}
+
+static void version(void) {
+  printf("smb3 %s\nlibsmb3 %s\n", SMB3_VERSION_STRING, smb3_version());
+}
+
+/* smb3 help [COMMAND] */
+static int cmd_help(int argc, char **argv) {
+  if (argc == 0) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  if (argc > 1) return cli_usage_error("help", "usage: smb3 help [COMMAND]");
+  const struct command *c = command_find(argv[0]);
+  if (!c) return cli_usage_error("help", "unknown command '%s' (see 'smb3 --help')", argv[0]);
+  command_usage(stdout, c);
+  return CLI_OK;
+}
+
+/* -o and -A are checked before any command runs: a mistyped option or an unreadable credentials
+ * file is a usage error (exit 2) even for a command that makes no connection, and it is found
+ * before anything is sent. cli_parse() applies them again, in their order of precedence. */
+static int options_check(const struct cli *cli, const char *cmd) {
+  struct smb3_options o;
+  char err[512] = "";
+  smb3_options_init(&o);
+  int rc = 0;
+  if (cli->authfile) rc = smb3_options_credentials_file(&o, cli->authfile, err, sizeof err);
+  if (!rc) rc = smb3_options_parse(&o, cli->optstr, 0, err, sizeof err);
+  smb3_options_free(&o);
+  return rc ? cli_usage_error(cmd, "%s", err[0] ? err : smb3_strerror(rc)) : CLI_OK;
+}
+
+/* "smb3: CMD: message" (or "smb3: message" before a command is known): one line on stderr. */
+static void verror(const char *cmd, const char *fmt, va_list ap) {
+  if (cmd) fprintf(stderr, "smb3: %s: ", cmd);
+  else fputs("smb3: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
 }
 
 int cli_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "smb3: %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  verror(cmd, fmt, ap);
   va_end(ap);
-  return 1;
+  return CLI_FAILED;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  verror(cmd, fmt, ap);
+  va_end(ap);
+  return CLI_USAGE;
 }
 
 int cli_fail(struct cli *cli, const char *cmd, int rc) {
@@ -57,18 +154,25 @@ int cli_fail(struct cli *cli, const char *cmd, int rc) {
   return cli_error(cmd, "%s", msg && msg[0] ? msg : smb3_strerror(rc));
 }
 
-int cli_connect(struct cli *cli, const char *cmd, const char *url) {
+int cli_parse(struct cli *cli, const char *cmd, const char *url) {
   char err[512];
+  smb3_options_free(&cli->opts);
   smb3_options_init(&cli->opts);
-  if (smb3_url_parse(&cli->opts, url, err, sizeof err)) return cli_error(cmd, "%s", err);
+  if (smb3_url_parse(&cli->opts, url, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
   if (cli->authfile && smb3_options_credentials_file(&cli->opts, cli->authfile, err, sizeof err))
-    return cli_error(cmd, "%s", err);
-  if (smb3_options_parse(&cli->opts, cli->optstr, 0, err, sizeof err)) return cli_error(cmd, "%s", err);
+    return cli_usage_error(cmd, "%s", err);
+  if (smb3_options_parse(&cli->opts, cli->optstr, 0, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
   const char *env = getenv("PASSWD");
-  if (!cli->opts.password && env) cli->opts.password = strdup(env);
+  if (!cli->opts.password && env && !(cli->opts.password = strdup(env)))
+    return cli_error(cmd, "out of memory");
+  return CLI_OK;
+}
+
+int cli_connect(struct cli *cli, const char *cmd) {
+  char err[512];
   int rc = smb3_connect(&cli->opts, &cli->client, err, sizeof err);
   if (rc) return cli_error(cmd, "%s", err);
-  return 0;
+  return CLI_OK;
 }
 
 static double now_s(void) {
@@ -122,40 +226,54 @@ int main(int argc, char **argv) {
                                            {"stats", no_argument, 0, 'S'},
                                            {"quiet", no_argument, 0, 'q'},
                                            {"help", no_argument, 0, 'h'},
+                                           {"version", no_argument, 0, 'V'},
                                            {0, 0, 0, 0}};
   int ch;
-  while ((ch = getopt_long(argc, argv, "+o:A:qh", longopts, NULL)) != -1) {
+  opterr = 0; /* our own one-line messages */
+  /* '+': options end at the command name; ':' first: a missing value is reported as ':' */
+  while ((ch = getopt_long(argc, argv, "+:o:A:qhV", longopts, NULL)) != -1) {
     switch (ch) {
     case 'o': cli.optstr = optarg; break;
     case 'A': cli.authfile = optarg; break;
     case 'S': cli.stats = 1; break;
     case 'q': cli.quiet = 1; break;
-    case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
+    case 'h': usage(stdout); return CLI_OK;
+    case 'V': version(); return CLI_OK;
+    case ':': return cli_usage_error(NULL, "option '%s' needs a value (see 'smb3 --help')", argv[optind - 1]);
+    default:
+      if (optopt) return cli_usage_error(NULL, "unknown option '-%c' (see 'smb3 --help')", optopt);
+      return cli_usage_error(NULL, "unknown option '%s' (see 'smb3 --help')", argv[optind - 1]);
     }
   }
   if (optind >= argc) {
     usage(stderr);
-    return 2;
+    return CLI_USAGE;
   }
   const char *name = argv[optind];
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-    if (strcmp(name, commands[i].name)) continue;
-    int rc = commands[i].fn(&cli, argc - optind - 1, argv + optind + 1);
-    if (cli.client) {
-      if (cli.stats) {
-        struct smb3_stats s;
-        smb3_get_stats(cli.client, &s);
-        char *j = smb3_stats_json(&s);
-        if (j) fprintf(stderr, "%s\n", j);
-        free(j);
-      }
-      smb3_disconnect(cli.client);
-    }
-    smb3_options_free(&cli.opts);
-    return rc;
+  int nargs = argc - optind - 1;
+  char **args = argv + optind + 1;
+  if (!strcmp(name, "help")) return cmd_help(nargs, args);
+  const struct command *c = command_find(name);
+  if (!c) return cli_usage_error(NULL, "unknown command '%s' (see 'smb3 --help')", name);
+  if (nargs == 1 && (!strcmp(args[0], "--help") || !strcmp(args[0], "-h"))) {
+    command_usage(stdout, c);
+    return CLI_OK;
   }
-  fprintf(stderr, "smb3: unknown command '%s'\n", name);
-  usage(stderr);
-  return 2;
+  if (nargs < c->min_args || nargs > c->max_args)
+    return cli_usage_error(name, "usage: smb3 %s %s (see 'smb3 help %s')", name, c->args, name);
+  int rc = options_check(&cli, name);
+  if (rc) return rc;
+  rc = c->fn(&cli, nargs, args);
+  if (cli.client) {
+    if (cli.stats) {
+      struct smb3_stats s;
+      smb3_get_stats(cli.client, &s);
+      char *j = smb3_stats_json(&s);
+      if (j) fprintf(stderr, "%s\n", j);
+      free(j);
+    }
+    smb3_disconnect(cli.client);
+  }
+  smb3_options_free(&cli.opts);
+  return rc;
 }

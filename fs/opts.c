@@ -105,11 +105,18 @@ static int parse_source(const char *src, struct smb3_options *o, char *err, size
 static void usage(FILE *to) {
   fprintf(to,
           "usage: smb3fs //HOST/SHARE[/PATH] MOUNTPOINT [-o OPTIONS] [-f] [-d]\n"
+          "       smb3fs -h | --help | -V | --version\n"
           "  -f  stay in the foreground      -d  debug (FUSE requests on stderr; implies -f)\n"
           "options (mount.cifs names): username=, password= (or PASSWD env), credentials=FILE, domain=,\n"
           "  port=, vers=, rsize=, wsize=, cache=strict|none|loose, actimeo=, uid=, gid=, file_mode=,\n"
           "  dir_mode=, sign, seal, nocompound, echo_interval=, ro, mfsymlinks, nobrl; and the FUSE mount options\n"
-          "  allow_other, default_permissions, fsname=, nosuid, nodev, noexec, noatime, ...\n");
+          "  allow_other, default_permissions, fsname=, nosuid, nodev, noexec, noatime, ...\n"
+          "exit status: 0 mounted, 1 the mount failed, 2 usage error. See smb3fs(8).\n");
+}
+
+/* The versions of smb3fs, of the libsmb3 and libfuse it runs with. */
+static void version(void) {
+  printf("smb3fs %s\nlibsmb3 %s\nlibfuse %s\n", SMB3_VERSION_STRING, smb3_version(), fuse_pkgversion());
 }
 
 int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options *o, char *err, size_t errlen) {
@@ -121,6 +128,9 @@ int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options 
     const char *s = argv[i];
     if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
       usage(stdout);
+      exit(0);
+    } else if (!strcmp(s, "-V") || !strcmp(s, "--version")) {
+      version();
       exit(0);
     } else if (!strcmp(s, "-f")) {
       a->foreground = 1;

@@ -6,7 +6,7 @@ build=(build-essential cmake pkg-config libssl-dev libcmocka-dev libfuse3-dev fu
 server=(samba smbclient)
 case "${1:-check}" in
   build) want=("${build[@]}") ;;
-  check) want=("${build[@]}" "${server[@]}" iproute2 procps python3) ;;
+  check) want=("${build[@]}" "${server[@]}" iproute2 procps python3 groff-base man-db) ;; # groff, man: docs.man
   demo) want=("${build[@]}" "${server[@]}" iproute2 procps bc python3) ;;
   fuzz) want=("${build[@]}" clang libclang-rt-14-dev) ;;
   bench) want=("${build[@]}" "${server[@]}" iproute2 procps iperf3 gnuplot-nox smbnetfs rclone) ;;

@@ -63,6 +63,10 @@ typedef struct smb3_client smb3_client;
 typedef struct smb3_file smb3_file;
 typedef struct smb3_dir smb3_dir;
 
+/* The library's version, "MAJOR.MINOR.PATCH": a static string, CMake's project() version.
+ * Errors: none. From a callback: yes. */
+const char *smb3_version(void);
+
 /* ---- options (one parser for the CLI, the library and the mount) ---- */
 enum smb3_cache_mode { SMB3_CACHE_STRICT = 0, SMB3_CACHE_NONE = 1, SMB3_CACHE_LOOSE = 2 };
 
