@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "opts.h"
+#include "util.h" /* fuse_pkgversion() */
 
 /* Options libfuse's mount code understands (fuse_session_new, libfuse 3.14). */
 static const char *const fuse_flags[] = {
