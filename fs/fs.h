@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "extents.h"
 #include "smb3/smb3.h"
 
 /* ---- per-mount counters (stats.c) ---- */
@@ -87,9 +88,7 @@ struct wb_chunk;
 struct wb_waiter;
 struct wb_parked;
 struct wb_state {
-  struct wb_chunk *open;     /* extents being filled (not yet on the wire), by offset */
-  int nopen;
-  size_t open_bytes;
+  struct extent_set open;    /* extents being filled (not yet on the wire), by offset */
   struct wb_chunk *wire;     /* on the wire */
   struct wb_chunk *blocked;  /* waiting for an overlapping extent on the wire */
   size_t inflight_bytes;     /* wire + blocked bytes */
