@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t extent_window_end(uint64_t off, size_t wsize) { return (off / wsize + 1) * wsize; }
+uint64_t extent_window_end(uint64_t off, size_t wsize) {
+  return (off / wsize + 1) * wsize;
+}
 
 /* Room for n more bytes. A streaming writer (a first write of 64 KiB or more) gets the rest of
  * the extent's window at once, so its bytes are copied once; a small writer starts at 64 KiB, then
@@ -56,7 +58,9 @@ static void bury(struct extent_set *set, struct extent *e, const struct extent_o
 }
 
 /* Whole window: ready for the wire. */
-static int is_full(const struct extent *e, size_t wsize) { return e->off % wsize == 0 && e->len == wsize; }
+static int is_full(const struct extent *e, size_t wsize) {
+  return e->off % wsize == 0 && e->len == wsize;
+}
 
 /* Reached the end of its window: nothing more can be appended. */
 static int at_window_end(const struct extent *e, size_t wsize) {
@@ -103,7 +107,8 @@ int extents_add(struct extent_set *set, struct fs_file *fh, const void *data, si
       c = ops->make(ctx, fh, off);
       if (!c) return -ENOMEM;
       struct extent **pos = &set->head;
-      while (*pos && (*pos)->off < off) pos = &(*pos)->next;
+      while (*pos && (*pos)->off < off)
+        pos = &(*pos)->next;
       c->next = *pos;
       *pos = c;
       set->n++;
@@ -124,5 +129,6 @@ int extents_add(struct extent_set *set, struct fs_file *fh, const void *data, si
 }
 
 void extents_seal_all(struct extent_set *set, const struct extent_ops *ops, void *ctx) {
-  while (set->head) seal(set, set->head, ops, ctx);
+  while (set->head)
+    seal(set, set->head, ops, ctx);
 }

@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 
-static int overlap(const struct fs_lock *l, uint64_t start, uint64_t end) { return l->start < end && start < l->end; }
+static int overlap(const struct fs_lock *l, uint64_t start, uint64_t end) {
+  return l->start < end && start < l->end;
+}
 
 struct fs_lock *lockrange_conflict(struct fs_lock *list, const struct lock_change *ch) {
   for (struct fs_lock *l = list; l; l = l->next)
@@ -37,7 +39,8 @@ void lockrange_free(struct fs_lock *l) {
 /* Push every record of from onto the head of *list (so in reverse order). */
 static size_t push_all(struct fs_lock **list, struct fs_lock *from) {
   size_t n = 0;
-  for (struct fs_lock *l = from, *next; l; l = next, n++) next = l->next, l->next = *list, *list = l;
+  for (struct fs_lock *l = from, *next; l; l = next, n++)
+    next = l->next, l->next = *list, *list = l;
   return n;
 }
 
@@ -69,19 +72,26 @@ int lockrange_apply(struct fs_lock **list, const struct lock_change *ch, struct 
   for (struct fs_lock *l = touched; l && !rc; l = l->next) {
     if (l->start < ch->start) {
       struct fs_lock *p = new_rec(l, l->start, ch->start);
-      if (!p) rc = LOCKRANGE_ENOMEM;
-      else p->next = fresh, fresh = p;
+      if (!p)
+        rc = LOCKRANGE_ENOMEM;
+      else
+        p->next = fresh, fresh = p;
     }
     if (!rc && l->end > ch->end) {
       struct fs_lock *p = new_rec(l, ch->end, l->end);
-      if (!p) rc = LOCKRANGE_ENOMEM;
-      else p->next = fresh, fresh = p;
+      if (!p)
+        rc = LOCKRANGE_ENOMEM;
+      else
+        p->next = fresh, fresh = p;
     }
   }
   if (!rc && ch->type != F_UNLCK) {
-    struct fs_lock proto = {NULL, ch->owner, ch->fh, ch->start, ch->end, ch->type == F_WRLCK, ch->flock, ch->pid};
-    if (!(add = new_rec(&proto, ch->start, ch->end))) rc = LOCKRANGE_ENOMEM;
-    else add->next = fresh, fresh = add;
+    struct fs_lock proto = {NULL,    ch->owner,           ch->fh,    ch->start,
+                            ch->end, ch->type == F_WRLCK, ch->flock, ch->pid};
+    if (!(add = new_rec(&proto, ch->start, ch->end)))
+      rc = LOCKRANGE_ENOMEM;
+    else
+      add->next = fresh, fresh = add;
   }
   if (rc) {
     lockrange_free(fresh);
@@ -198,14 +208,18 @@ static size_t iv_minus(const struct iv *a, size_t na, const struct iv *b, size_t
   return k;
 }
 
-static int ranges_meet(uint64_t s1, uint64_t e1, uint64_t s2, uint64_t e2) { return s1 < e2 && s2 < e1; }
+static int ranges_meet(uint64_t s1, uint64_t e1, uint64_t s2, uint64_t e2) {
+  return s1 < e2 && s2 < e1;
+}
 
 int lockrange_plan(const struct fs_lock *recs, struct piece *pieces, const struct fs_file *dying,
                    struct lock_plan *out) {
   *out = (struct lock_plan){NULL, 0};
   size_t nr = 0, np = 0;
-  for (const struct fs_lock *l = recs; l; l = l->next) nr++;
-  for (struct piece *p = pieces; p; p = p->next) np++;
+  for (const struct fs_lock *l = recs; l; l = l->next)
+    nr++;
+  for (struct piece *p = pieces; p; p = p->next)
+    np++;
   struct iv *rec = calloc(nr + 1, sizeof *rec), *cov = calloc(nr + 1, sizeof *cov);
   struct iv *keptr = calloc(np + 1, sizeof *keptr), *need = calloc(nr + np + 1, sizeof *need);
   struct piece **ps = calloc(np + 1, sizeof *ps);
@@ -224,7 +238,8 @@ int lockrange_plan(const struct fs_lock *recs, struct piece *pieces, const struc
     if (!l->wr) cov[ncov++] = rec[k];
   }
   k = 0;
-  for (struct piece *p = pieces; p; p = p->next) ps[k++] = p;
+  for (struct piece *p = pieces; p; p = p->next)
+    ps[k++] = p;
   ncov = iv_merge(cov, ncov);
 
   /* What stays: an exclusive piece that is exactly an exclusive record (same handle), a shared
@@ -250,10 +265,12 @@ int lockrange_plan(const struct fs_lock *recs, struct piece *pieces, const struc
    * else the open of a record in it. */
   for (size_t i = 0; i < nneed; i++) {
     for (size_t j = 0; j < np && !need[i].fh; j++)
-      if (!keep[j] && !ps[j]->wr && ps[j]->holder != dying && ranges_meet(ps[j]->start, ps[j]->end, need[i].s, need[i].e))
+      if (!keep[j] && !ps[j]->wr && ps[j]->holder != dying &&
+          ranges_meet(ps[j]->start, ps[j]->end, need[i].s, need[i].e))
         need[i].fh = ps[j]->holder;
     for (size_t j = 0; j < nr && !need[i].fh; j++)
-      if (!rec[j].wr && rec[j].fh != dying && ranges_meet(rec[j].s, rec[j].e, need[i].s, need[i].e)) need[i].fh = rec[j].fh;
+      if (!rec[j].wr && rec[j].fh != dying && ranges_meet(rec[j].s, rec[j].e, need[i].s, need[i].e))
+        need[i].fh = rec[j].fh;
   }
   size_t n = 0;
   /* 1. shared pieces that overlap no piece of another handle (nor an exclusive one) being given
@@ -271,12 +288,15 @@ int lockrange_plan(const struct fs_lock *recs, struct piece *pieces, const struc
   }
   /* 2. what goes */
   for (size_t i = 0; i < np; i++)
-    if (!keep[i]) steps[n++] = (struct lock_step){0, ps[i]->wr, ps[i]->start, ps[i]->end, ps[i]->holder, ps[i], ps[i]->holder != dying};
+    if (!keep[i])
+      steps[n++] = (struct lock_step){
+          0, ps[i]->wr, ps[i]->start, ps[i]->end, ps[i]->holder, ps[i], ps[i]->holder != dying};
   /* 3. the rest: shared pieces that had to wait, exclusive records */
   for (size_t i = 0; i < nneed; i++)
     if (need[i].fh) steps[n++] = (struct lock_step){1, 0, need[i].s, need[i].e, need[i].fh, NULL, 0};
   for (size_t j = 0; j < nr; j++)
-    if (rec[j].wr && !matched[j]) steps[n++] = (struct lock_step){1, 1, rec[j].s, rec[j].e, rec[j].fh, NULL, 0};
+    if (rec[j].wr && !matched[j])
+      steps[n++] = (struct lock_step){1, 1, rec[j].s, rec[j].e, rec[j].fh, NULL, 0};
   out->steps = steps;
   out->n = n;
 out:

@@ -293,7 +293,8 @@ static int wait_later(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, co
 }
 
 /* One try here; a refused lock that may wait goes to the waiter thread, which replies. */
-static void change_locks(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, const struct lock_change *ch, int wait) {
+static void change_locks(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, const struct lock_change *ch,
+                         int wait) {
   pthread_mutex_lock(&fs->locks_mu);
   int rc = apply(fs, in, ch);
   pthread_mutex_unlock(&fs->locks_mu);
@@ -351,7 +352,8 @@ static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
   int how = op & (LOCK_SH | LOCK_EX | LOCK_UN);
-  struct lock_change ch = {fi->lock_owner, fh, 0, LOCK_EOF, how == LOCK_SH ? F_RDLCK : how == LOCK_EX ? F_WRLCK : F_UNLCK, 1, 0};
+  struct lock_change ch = {
+      fi->lock_owner, fh, 0, LOCK_EOF, how == LOCK_SH ? F_RDLCK : how == LOCK_EX ? F_WRLCK : F_UNLCK, 1, 0};
   if (how != LOCK_SH && how != LOCK_EX && how != LOCK_UN) fuse_reply_err(req, EINVAL);
   else change_locks(req, fh->fs, fh->in, &ch, !(op & LOCK_NB)); /* EAGAIN is EWOULDBLOCK */
 }

@@ -16,9 +16,9 @@
 
 struct ra_input {
   /* the open's read-ahead state */
-  uint64_t next_off; /* where a sequential reader reads next */
-  int started;       /* a stream was started on this open */
-  unsigned window;   /* buffers to keep ahead */
+  uint64_t next_off;   /* where a sequential reader reads next */
+  int started;         /* a stream was started on this open */
+  unsigned window;     /* buffers to keep ahead */
   uint64_t start, end; /* the stream: [start, end), whole rsize buffers (start == end: none) */
   uint64_t eof;        /* where the data is known to end (a completed short READ), or UINT64_MAX */
   /* the read */
@@ -40,8 +40,8 @@ enum ra_action {
 };
 
 struct ra_decision {
-  int drop_all;        /* first of all the buffers go (direct I/O without a lease, going back or
-                        * at the known end: data goes to the reader at most once) */
+  int drop_all; /* first of all the buffers go (direct I/O without a lease, going back or
+                 * at the known end: data goes to the reader at most once) */
   int sequential;
   uint64_t next_off;   /* the new ra_input.next_off */
   uint64_t consume_to; /* then the buffers that end at or before this go: the reader is past them */

@@ -423,9 +423,20 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
   }
   prune_failed(ra); /* READs that failed when sent (lost connection): ask again */
   struct ra_buf *t = tail(ra);
-  struct ra_input pin = {ra->next_off, ra->started, ra->window, ra->bufs ? ra->bufs->off : 0, t ? t->off + t->len : 0,
-                         known_eof(ra), off, size, fh->direct, coherent, size_hint, fh->fs->rsize, RA_NEAR(fh->fs),
-                         max_window(fh->fs)};
+  struct ra_input pin = {.next_off = ra->next_off,
+                         .started = ra->started,
+                         .window = ra->window,
+                         .start = ra->bufs ? ra->bufs->off : 0,
+                         .end = t ? t->off + t->len : 0,
+                         .eof = known_eof(ra),
+                         .off = off,
+                         .size = size,
+                         .direct = fh->direct,
+                         .coherent = coherent,
+                         .size_hint = size_hint,
+                         .rsize = fh->fs->rsize,
+                         .near = RA_NEAR(fh->fs),
+                         .max_window = max_window(fh->fs)};
   struct ra_decision d;
   ra_decide(&pin, &d);
   if (d.drop_all) drop_all(ra);

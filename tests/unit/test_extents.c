@@ -25,7 +25,9 @@ static struct fs_file F1 = {1}, F2 = {2};
 static int fail_realloc;
 void *__real_realloc(void *p, size_t n);
 void *__wrap_realloc(void *p, size_t n);
-void *__wrap_realloc(void *p, size_t n) { return fail_realloc ? NULL : __real_realloc(p, n); }
+void *__wrap_realloc(void *p, size_t n) {
+  return fail_realloc ? NULL : __real_realloc(p, n);
+}
 
 struct sealed {
   struct fs_file *fh;
@@ -71,12 +73,15 @@ static void bury(void *ctx, struct extent *e) {
 static const struct extent_ops ops = {make, seal, bury};
 
 /* The byte a writer puts at off (version v: a rewrite puts other bytes). */
-static uint8_t byte_at(uint64_t off, int v) { return (uint8_t)(off * 7 + off / 251 + (uint64_t)v * 13); }
+static uint8_t byte_at(uint64_t off, int v) {
+  return (uint8_t)(off * 7 + off / 251 + (uint64_t)v * 13);
+}
 
 static void write_at(struct sim *s, struct fs_file *fh, uint64_t off, size_t len, int v, size_t wsize) {
   uint8_t *b = malloc(len);
   assert_non_null(b);
-  for (size_t i = 0; i < len; i++) b[i] = byte_at(off + i, v);
+  for (size_t i = 0; i < len; i++)
+    b[i] = byte_at(off + i, v);
   uint64_t reached;
   assert_int_equal(extents_add(&s->set, fh, b, len, off, wsize, &ops, s, &reached), 0);
   assert_true(reached == off + len);
@@ -105,7 +110,8 @@ static void expect_sealed(struct sim *s, int i, struct fs_file *fh, uint64_t off
 
 static void sim_free(struct sim *s) {
   extents_seal_all(&s->set, &ops, s);
-  for (int i = 0; i < s->nout; i++) free(s->out[i].data);
+  for (int i = 0; i < s->nout; i++)
+    free(s->out[i].data);
 }
 
 static void test_window_end(void **state) {
@@ -118,7 +124,8 @@ static void test_window_end(void **state) {
 static void test_in_order_fills_windows(void **state) {
   (void)state;
   struct sim s = {0};
-  for (uint64_t off = 0; off < 8 * MiB; off += 128 * 1024) write_at(&s, &F1, off, 128 * 1024, 0, 4 * MiB);
+  for (uint64_t off = 0; off < 8 * MiB; off += 128 * 1024)
+    write_at(&s, &F1, off, 128 * 1024, 0, 4 * MiB);
   assert_int_equal(s.nout, 2); /* each sent as soon as its window is full */
   expect_sealed(&s, 0, &F1, 0, 4 * MiB, 0);
   expect_sealed(&s, 1, &F1, 4 * MiB, 4 * MiB, 0);
@@ -132,7 +139,8 @@ static void test_out_of_order_1mib_writes(void **state) {
   (void)state;
   struct sim s = {0};
   static const int order[] = {1, 3, 0, 2, 6, 5, 7, 4};
-  for (int i = 0; i < 8; i++) write_at(&s, &F1, (uint64_t)order[i] * MiB, MiB, 0, 4 * MiB);
+  for (int i = 0; i < 8; i++)
+    write_at(&s, &F1, (uint64_t)order[i] * MiB, MiB, 0, 4 * MiB);
   assert_int_equal(s.nout, 2); /* two whole 4 MiB WRITEs, not eight */
   expect_sealed(&s, 0, &F1, 0, 4 * MiB, 0);
   expect_sealed(&s, 1, &F1, 4 * MiB, 4 * MiB, 0);
@@ -196,7 +204,8 @@ static void test_write_across_a_window_edge(void **state) {
 static void test_at_most_open_max(void **state) {
   (void)state;
   struct sim s = {0};
-  for (int i = 0; i < EXTENTS_OPEN_MAX; i++) write_at(&s, &F1, (uint64_t)(EXTENTS_OPEN_MAX - i) * MiB, 10, 0, MiB);
+  for (int i = 0; i < EXTENTS_OPEN_MAX; i++)
+    write_at(&s, &F1, (uint64_t)(EXTENTS_OPEN_MAX - i) * MiB, 10, 0, MiB);
   assert_int_equal(s.nout, 0);
   write_at(&s, &F1, 10 * MiB, 10, 0, MiB);
   assert_int_equal(s.nout, 1);
@@ -226,7 +235,8 @@ static void test_no_memory(void **state) {
   s.fail_make = 1;
   char b[10] = {0};
   uint64_t reached;
-  assert_int_equal(extents_add(&s.set, &F1, b, 10, 10, MiB, &ops, &s, &reached), 0); /* continues: no new one */
+  assert_int_equal(extents_add(&s.set, &F1, b, 10, 10, MiB, &ops, &s, &reached),
+                   0); /* continues: no new one */
   assert_int_equal(extents_add(&s.set, &F2, b, 10, 100, MiB, &ops, &s, &reached), -ENOMEM);
   assert_true(reached == 100);
   assert_int_equal(s.set.n, 1);

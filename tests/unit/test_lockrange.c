@@ -36,7 +36,9 @@ struct sim {
   char log[1024]; /* the steps carried out: "L1r0-40 U1w0-100 F2r0-10" (lock, unlock, forget) */
 };
 
-static int meet(uint64_t s1, uint64_t e1, uint64_t s2, uint64_t e2) { return s1 < e2 && s2 < e1; }
+static int meet(uint64_t s1, uint64_t e1, uint64_t s2, uint64_t e2) {
+  return s1 < e2 && s2 < e1;
+}
 
 static void log_step(struct sim *s, char op, const struct fs_file *fh, int wr, uint64_t a, uint64_t b) {
   size_t n = strlen(s->log);
@@ -91,8 +93,10 @@ static int run_plan(struct sim *s, const struct fs_file *dying) {
 static void check_consistent(const struct sim *s) {
   uint64_t pts[128];
   int n = 0;
-  for (const struct fs_lock *l = s->recs; l; l = l->next) pts[n++] = l->start, pts[n++] = l->end;
-  for (const struct piece *p = s->pieces; p; p = p->next) pts[n++] = p->start, pts[n++] = p->end;
+  for (const struct fs_lock *l = s->recs; l; l = l->next)
+    pts[n++] = l->start, pts[n++] = l->end;
+  for (const struct piece *p = s->pieces; p; p = p->next)
+    pts[n++] = p->start, pts[n++] = p->end;
   assert_true(n < 128);
   for (int i = 0; i < n; i++) {
     uint64_t at = pts[i]; /* each elementary interval starts at one of the points */
@@ -111,7 +115,8 @@ static void check_consistent(const struct sim *s) {
   int nwr_rec = 0, nwr_piece = 0;
   for (const struct fs_lock *l = s->recs; l; l = l->next) {
     for (const struct fs_lock *m = l->next; m; m = m->next)
-      if (m->owner == l->owner && m->flock == l->flock) assert_false(meet(l->start, l->end, m->start, m->end));
+      if (m->owner == l->owner && m->flock == l->flock)
+        assert_false(meet(l->start, l->end, m->start, m->end));
     if (!l->wr) continue;
     nwr_rec++;
     int found = 0;
@@ -119,7 +124,8 @@ static void check_consistent(const struct sim *s) {
       found |= p->wr && p->start == l->start && p->end == l->end && p->holder == l->fh;
     assert_true(found);
   }
-  for (const struct piece *p = s->pieces; p; p = p->next) nwr_piece += p->wr;
+  for (const struct piece *p = s->pieces; p; p = p->next)
+    nwr_piece += p->wr;
   assert_int_equal(nwr_rec, nwr_piece);
 }
 
@@ -148,12 +154,15 @@ static void release(struct sim *s, struct fs_file *fh) {
   s->log[0] = 0;
   struct fs_lock *gone = lockrange_take_file(&s->recs, fh);
   assert_int_equal(run_plan(s, fh), 0);
-  for (const struct piece *p = s->pieces; p; p = p->next) assert_ptr_not_equal(p->holder, fh);
+  for (const struct piece *p = s->pieces; p; p = p->next)
+    assert_ptr_not_equal(p->holder, fh);
   lockrange_free(gone);
   check_consistent(s);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 /* The records as sorted text: "o1f1w0-40 o2f2r5-10" (owner, open, shared/exclusive, range). */
 static const char *records(const struct sim *s) {
@@ -161,13 +170,15 @@ static const char *records(const struct sim *s) {
   char items[32][40], *ptrs[32];
   int n = 0;
   for (const struct fs_lock *l = s->recs; l && n < 32; l = l->next, n++) {
-    snprintf(items[n], sizeof items[n], "o%llu%s%d%c%llu-%llu", (unsigned long long)l->owner, l->flock ? "F" : "f",
-             l->fh->id, l->wr ? 'w' : 'r', (unsigned long long)l->start, (unsigned long long)l->end);
+    snprintf(items[n], sizeof items[n], "o%llu%s%d%c%llu-%llu", (unsigned long long)l->owner,
+             l->flock ? "F" : "f", l->fh->id, l->wr ? 'w' : 'r', (unsigned long long)l->start,
+             (unsigned long long)l->end);
     ptrs[n] = items[n];
   }
   qsort(ptrs, (size_t)n, sizeof *ptrs, cmp_str);
   out[0] = 0;
-  for (int i = 0; i < n; i++) snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", ptrs[i]);
+  for (int i = 0; i < n; i++)
+    snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", ptrs[i]);
   return out;
 }
 
@@ -183,13 +194,15 @@ static const char *pieces(const struct sim *s) {
   }
   qsort(ptrs, (size_t)n, sizeof *ptrs, cmp_str);
   out[0] = 0;
-  for (int i = 0; i < n; i++) snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", ptrs[i]);
+  for (int i = 0; i < n; i++)
+    snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", ptrs[i]);
   return out;
 }
 
 static void sim_free(struct sim *s) {
   lockrange_free(s->recs);
-  for (struct piece *p = s->pieces, *next; p; p = next) next = p->next, free(p);
+  for (struct piece *p = s->pieces, *next; p; p = next)
+    next = p->next, free(p);
   memset(s, 0, sizeof *s);
 }
 
@@ -409,7 +422,7 @@ static void test_owner_and_file_holds(void **state) {
   assert_false(lockrange_owner_holds(s.recs, 3));
   assert_false(lockrange_owner_holds(s.recs, 9)); /* a flock lock is not the owner's POSIX lock */
   assert_true(lockrange_file_holds(s.recs, s.pieces, &F1));
-  assert_true(lockrange_file_holds(s.recs, NULL, &F1)); /* by its records alone */
+  assert_true(lockrange_file_holds(s.recs, NULL, &F1));   /* by its records alone */
   assert_true(lockrange_file_holds(NULL, s.pieces, &F1)); /* by its pieces alone */
   assert_false(lockrange_file_holds(s.recs, s.pieces, &F3));
   lockrange_free(lockrange_take_file(&s.recs, &F2));

@@ -49,7 +49,8 @@ static enum ra_action sim_read(struct sim *s, uint64_t off, size_t size, struct 
   assert_true(d.window >= 1 && d.window <= s->in.max_window);
   if (d.drop_all) s->in.start = s->in.end = 0;
   s->in.next_off = d.next_off;
-  while (s->in.start < s->in.end && s->in.start + MiB <= d.consume_to) s->in.start += MiB;
+  while (s->in.start < s->in.end && s->in.start + MiB <= d.consume_to)
+    s->in.start += MiB;
   if (s->in.start == s->in.end) s->in.start = s->in.end = 0;
   s->in.window = d.window;
   known_eof(s);
@@ -96,12 +97,13 @@ static void test_sequential_run_grows_the_window(void **state) {
     assert_true(s.in.end <= off + 128 * KiB + (uint64_t)d.window * MiB + MiB);
   }
   assert_int_equal(last, 16);
-  assert_int_equal(grew, 4); /* 1 -> 2 -> 4 -> 8 -> 16, then capped */
+  assert_int_equal(grew, 4);      /* 1 -> 2 -> 4 -> 8 -> 16, then capped */
   assert_int_equal(s.issued, 64); /* each buffer read once, none past the end of the file */
   /* a limit that is no power of two: 8 -> 12, not 16 */
   sim_init(&s, 0, 1, 64 * MiB);
   s.in.max_window = 12;
-  for (uint64_t off = 0; off < 64 * MiB; off += 128 * KiB) sim_read(&s, off, 128 * KiB, &d);
+  for (uint64_t off = 0; off < 64 * MiB; off += 128 * KiB)
+    sim_read(&s, off, 128 * KiB, &d);
   assert_int_equal(d.window, 12);
 }
 
@@ -111,7 +113,8 @@ static void test_going_back_before_the_stream(void **state) {
   (void)state;
   struct sim s;
   sim_init(&s, 0, 1, 1024ull * MiB);
-  for (uint64_t off = 0; off < 20 * MiB; off += 128 * KiB) sim_read(&s, off, 128 * KiB, NULL);
+  for (uint64_t off = 0; off < 20 * MiB; off += 128 * KiB)
+    sim_read(&s, off, 128 * KiB, NULL);
   uint64_t start = s.in.start, end = s.in.end;
   assert_true(start > 0);
   struct ra_decision d;
@@ -139,7 +142,8 @@ static void test_reversed_reads_stay_direct(void **state) {
   /* page cache: backwards too, until the reads come near the start, where the kernel's own
    * first reads would arrive out of order: there a stream starts at 0 */
   sim_init(&s, 0, 1, 64 * MiB);
-  for (uint64_t off = 63 * MiB; off >= 3 * MiB; off -= MiB) assert_int_equal(sim_read(&s, off, MiB, NULL), RA_DIRECT);
+  for (uint64_t off = 63 * MiB; off >= 3 * MiB; off -= MiB)
+    assert_int_equal(sim_read(&s, off, MiB, NULL), RA_DIRECT);
   assert_int_equal(s.issued, 0);
   assert_int_equal(sim_read(&s, 2 * MiB, MiB, NULL), RA_NEW_STREAM);
   assert_true(s.in.start == 0);
@@ -168,7 +172,8 @@ static void test_sequential_run_after_a_seek(void **state) {
   (void)state;
   struct sim s;
   sim_init(&s, 0, 1, 1024ull * MiB);
-  for (uint64_t off = 0; off < 8 * MiB; off += 128 * KiB) assert_int_equal(sim_read(&s, off, 128 * KiB, NULL) == RA_DIRECT, 0);
+  for (uint64_t off = 0; off < 8 * MiB; off += 128 * KiB)
+    assert_int_equal(sim_read(&s, off, 128 * KiB, NULL) == RA_DIRECT, 0);
   assert_true(s.in.window > 1);
   struct ra_decision d;
   assert_int_equal(sim_read(&s, 100 * MiB, 128 * KiB, &d), RA_DIRECT); /* the seek: one read elsewhere */
@@ -245,7 +250,8 @@ static void test_size_hint_bounds_read_ahead(void **state) {
   struct sim s;
   sim_init(&s, 0, 1, 2 * MiB + 10); /* the file as the mount knows it */
   s.file_size = 100 * MiB;          /* ... though the server's is larger (the buffers say so) */
-  for (uint64_t off = 0; off < 6 * MiB; off += 128 * KiB) sim_read(&s, off, 128 * KiB, NULL);
+  for (uint64_t off = 0; off < 6 * MiB; off += 128 * KiB)
+    sim_read(&s, off, 128 * KiB, NULL);
   /* past the size it knows, only what the reader asks for */
   assert_true(s.in.end == 6 * MiB);
   assert_int_equal(s.issued, 6);
