@@ -3,6 +3,7 @@
 #ifndef SMB3FS_INODE_H
 #define SMB3FS_INODE_H
 
+#include "extents.h"
 #include "mount.h"
 
 /* ---- write-back state of one inode: writeback.c is its mechanism; guarded by inode->lock.
@@ -11,9 +12,7 @@ struct wb_chunk;
 struct wb_waiter;
 struct wb_parked;
 struct wb_state {
-  struct wb_chunk *open;     /* extents being filled (not yet on the wire), by offset */
-  int nopen;
-  size_t open_bytes;
+  struct extent_set open;    /* extents being filled (not yet on the wire), by offset */
   struct wb_chunk *wire;     /* on the wire */
   struct wb_chunk *blocked;  /* waiting for an overlapping extent on the wire */
   size_t inflight_bytes;     /* wire + blocked bytes */
@@ -72,9 +71,8 @@ struct fs_inode {
   int lock_changing;     /* a change (locks.c apply) has some of them out of the list */
 };
 
-/* drop(in): called for each inode freed, for what upper floors keep in it (locks.c: locks_free). */
 /* Write-back accessors (in->lock held): data not yet confirmed by the server, and its end. */
-static inline int wb_dirty(struct fs_inode *in) { return in->wb.open || in->wb.inflight; } /* in->lock held */
+static inline int wb_dirty(struct fs_inode *in) { return in->wb.open.head || in->wb.inflight; } /* in->lock held */
 /* Pending size including data not yet on the server (in->lock held). */
 static inline uint64_t wb_end(struct fs_inode *in) { return wb_dirty(in) ? in->wb.dirty_end : 0; }
 

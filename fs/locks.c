@@ -28,25 +28,11 @@
 #include <time.h>
 
 #include "locks.h"
+#include "lockrange.h"
 #include "notifier.h"
 #include "writeback.h"
 #include "cache.h"
 #include "conn.h"
-
-/* "To the end of the file" (l_len 0): the end of what off_t can address. */
-#define LOCK_EOF ((uint64_t)INT64_MAX)
-
-struct fs_lock {
-  struct fs_lock *next;
-  uint64_t owner;      /* the kernel's lock owner (flock: the open file's) */
-  struct fs_file *fh;  /* the open it was taken through */
-  uint64_t start, end; /* [start, end) */
-  int wr;              /* exclusive */
-  int flock;           /* flock(2) lock (its owner is the open file) */
-  pid_t pid;
-};
-
-static int overlap(const struct fs_lock *l, uint64_t start, uint64_t end) { return l->start < end && start < l->end; }
 
 /* ---- waiting for the current connection and the data: both without locks held ---- */
 struct waiter {
@@ -92,104 +78,12 @@ static int srv_lock(struct fs_file *fh, uint64_t start, uint64_t end, int type) 
   return smb3_lock(f, start, end - start, type);
 }
 
-/* ---- one change of an owner's locks (fs->locks_mu held) ---- */
-struct change {
-  uint64_t owner;
-  struct fs_file *fh;
-  uint64_t start, end;
-  int type; /* F_RDLCK, F_WRLCK, F_UNLCK */
-  int flock;
-  pid_t pid;
-};
-
-/* A record of another owner on this machine that forbids ch (or NULL). flock and fcntl locks of
- * different files' descriptors conflict too: at the server both are the same byte-range locks. */
-static struct fs_lock *local_conflict(struct fs_inode *in, const struct change *ch) {
-  for (struct fs_lock *l = in->locks; l; l = l->next)
-    if (!(l->owner == ch->owner && l->flock == ch->flock) && overlap(l, ch->start, ch->end) &&
-        (l->wr || ch->type == F_WRLCK))
-      return l;
-  return NULL;
-}
-
-static struct fs_lock *new_rec(const struct fs_lock *from, uint64_t start, uint64_t end) {
-  struct fs_lock *l = malloc(sizeof *l);
-  if (l) {
-    *l = *from;
-    l->next = NULL;
-    l->start = start;
-    l->end = end;
-  }
-  return l;
-}
-
-static void free_list(struct fs_lock *l) {
-  while (l) {
-    struct fs_lock *next = l->next;
-    free(l);
-    l = next;
-  }
-}
-
-/* ---- the server's view: pieces ----
- * What the server holds for this mount is kept apart from the records, as in->srv_locks: pieces
- * that never overlap one another. Every exclusive record is a piece of its own, held through the
- * handle of the open it was taken through (the server refuses I/O of other handles in it); the
- * shared records are covered by shared pieces, through any handle. Two handles of one connection
- * never hold locks over the same bytes: with its POSIX locking on (the default), Samba 4.17 keeps
- * the underlying fcntl lock of a handle that unlocks a range another handle of the same
- * connection also holds, and that stale lock then refuses every exclusive lock of the range. */
-struct piece {
-  struct piece *next;
-  uint64_t start, end;
-  int wr;
-  struct fs_file *holder;
-};
-struct iv {
-  uint64_t s, e;
-  int wr;
-  struct fs_file *fh;
-};
-
-static int iv_cmp(const void *a, const void *b) {
-  const struct iv *x = a, *y = b;
-  return x->s < y->s ? -1 : x->s > y->s;
-}
-/* Sort and join overlapping or touching intervals; returns the new count. */
-static size_t iv_merge(struct iv *v, size_t n) {
-  if (!n) return 0;
-  qsort(v, n, sizeof *v, iv_cmp);
-  size_t k = 0;
-  for (size_t i = 1; i < n; i++) {
-    if (v[i].s <= v[k].e) {
-      if (v[i].e > v[k].e) v[k].e = v[i].e;
-    } else {
-      v[++k] = v[i];
-    }
-  }
-  return k + 1;
-}
-/* Is [s, e) inside the merged set v? */
-static int iv_inside(const struct iv *v, size_t n, uint64_t s, uint64_t e) {
-  for (size_t i = 0; i < n; i++)
-    if (v[i].s <= s && e <= v[i].e) return 1;
-  return 0;
-}
-/* a minus b (both merged) into out, which has room for na + nb. */
-static size_t iv_minus(const struct iv *a, size_t na, const struct iv *b, size_t nb, struct iv *out) {
-  size_t k = 0;
-  for (size_t i = 0; i < na; i++) {
-    uint64_t at = a[i].s;
-    for (size_t j = 0; j < nb && at < a[i].e; j++) {
-      if (b[j].e <= at || b[j].s >= a[i].e) continue;
-      if (b[j].s > at) out[k++] = (struct iv){at, b[j].s, 0, NULL};
-      at = b[j].e;
-    }
-    if (at < a[i].e) out[k++] = (struct iv){at, a[i].e, 0, NULL};
-  }
-  return k;
-}
-
+/* ---- one change of an owner's locks (fs->locks_mu held) ----
+ * The records and the plan are lockrange.c's; here the plan is carried out. Two handles of one
+ * connection never hold locks over the same bytes: with its POSIX locking on (the default),
+ * Samba 4.17 keeps the underlying fcntl lock of a handle that unlocks a range another handle of
+ * the same connection also holds, and that stale lock then refuses every exclusive lock of the
+ * range. */
 static int piece_lock(struct fs_inode *in, uint64_t s, uint64_t e, int wr, struct fs_file *holder) {
   struct piece *p = malloc(sizeof *p);
   if (!p) return SMB3_ENOMEM;
@@ -200,8 +94,7 @@ static int piece_lock(struct fs_inode *in, uint64_t s, uint64_t e, int wr, struc
   }
   *p = (struct piece){NULL, s, e, wr, holder};
   pthread_mutex_lock(&in->lock);
-  p->next = in->srv_locks;
-  in->srv_locks = p;
+  lockrange_piece_link(&in->srv_locks, p);
   pthread_mutex_unlock(&in->lock);
   return 0;
 }
@@ -209,11 +102,7 @@ static int piece_lock(struct fs_inode *in, uint64_t s, uint64_t e, int wr, struc
 /* Take p out of the list; unlock it at the server unless its holder is closing (the CLOSE frees it). */
 static void piece_drop(struct fs_inode *in, struct piece *p, int unlock) {
   pthread_mutex_lock(&in->lock);
-  for (struct piece **pp = &in->srv_locks; *pp; pp = &(*pp)->next)
-    if (*pp == p) {
-      *pp = p->next;
-      break;
-    }
+  lockrange_piece_unlink(&in->srv_locks, p);
   pthread_mutex_unlock(&in->lock);
   if (unlock) {
     int u = srv_lock(p->holder, p->start, p->end, SMB3_LOCK_UNLOCK);
@@ -229,168 +118,44 @@ static void piece_drop(struct fs_inode *in, struct piece *p, int unlock) {
  * runs this again). dying: an open being released; the pieces it holds go without an UNLOCK,
  * after what they covered that is still needed was locked through another handle. */
 static int reconcile(struct fs_inode *in, struct fs_file *dying) {
+  struct lock_plan plan;
   pthread_mutex_lock(&in->lock);
-  size_t nr = 0, np = 0;
-  for (struct fs_lock *l = in->locks; l; l = l->next) nr++;
-  for (struct piece *p = in->srv_locks; p; p = p->next) np++;
-  struct iv *rec = calloc(nr + 1, sizeof *rec), *cov = calloc(nr + 1, sizeof *cov);
-  struct iv *keptr = calloc(np + 1, sizeof *keptr), *need = calloc(nr + np + 1, sizeof *need);
-  struct piece **ps = calloc(np + 1, sizeof *ps);
-  int *keep = calloc(np + 1, sizeof *keep), *matched = calloc(nr + 1, sizeof *matched);
-  if (!rec || !cov || !keptr || !need || !ps || !keep || !matched) {
-    pthread_mutex_unlock(&in->lock);
-    free(rec), free(cov), free(keptr), free(need), free(ps), free(keep), free(matched);
-    return SMB3_ENOMEM;
-  }
-  size_t ncov = 0, k = 0;
-  for (struct fs_lock *l = in->locks; l; l = l->next, k++) {
-    rec[k] = (struct iv){l->start, l->end, l->wr, l->fh};
-    if (!l->wr) cov[ncov++] = rec[k];
-  }
-  k = 0;
-  for (struct piece *p = in->srv_locks; p; p = p->next) ps[k++] = p;
+  int rc = lockrange_plan(in->locks, in->srv_locks, dying, &plan);
   pthread_mutex_unlock(&in->lock);
-  ncov = iv_merge(cov, ncov);
-
-  /* What stays: an exclusive piece that is exactly an exclusive record (same handle), a shared
-   * piece inside the shared records. */
-  size_t nkept = 0;
-  for (size_t i = 0; i < np; i++) {
-    struct piece *p = ps[i];
-    if (p->holder == dying) continue;
-    if (p->wr) {
-      for (size_t j = 0; j < nr && !keep[i]; j++)
-        if (rec[j].wr && !matched[j] && rec[j].s == p->start && rec[j].e == p->end && rec[j].fh == p->holder)
-          keep[i] = matched[j] = 1;
-    } else if (iv_inside(cov, ncov, p->start, p->end)) {
-      keep[i] = 1;
-      keptr[nkept++] = (struct iv){p->start, p->end, 0, NULL};
-    }
+  if (rc) return SMB3_ENOMEM;
+  for (size_t i = 0; i < plan.n; i++) { /* after a refusal no more locks, but the drops still */
+    const struct lock_step *st = &plan.steps[i];
+    if (!st->lock) piece_drop(in, st->piece, st->unlock);
+    else if (!rc) rc = piece_lock(in, st->start, st->end, st->wr, st->fh);
   }
-  nkept = iv_merge(keptr, nkept);
-  size_t nneed = iv_minus(cov, ncov, keptr, nkept, need); /* shared, not yet held */
-
-  /* Holder of a new shared piece: the holder of a shared piece being given up over it (the new
-   * one stacks on the same handle before the old goes, so the bytes stay locked throughout),
-   * else the open of a record in it. */
-  for (size_t i = 0; i < nneed; i++) {
-    for (size_t j = 0; j < np && !need[i].fh; j++)
-      if (!keep[j] && !ps[j]->wr && ps[j]->holder != dying && ps[j]->start < need[i].e && need[i].s < ps[j]->end)
-        need[i].fh = ps[j]->holder;
-    for (size_t j = 0; j < nr && !need[i].fh; j++)
-      if (!rec[j].wr && rec[j].fh != dying && rec[j].s < need[i].e && need[i].s < rec[j].e) need[i].fh = rec[j].fh;
-  }
-  /* 1. shared pieces that overlap no exclusive piece being given up: before anything goes */
-  int rc = 0;
-  for (size_t i = 0; i < nneed && !rc; i++) {
-    int early = 1;
-    for (size_t j = 0; j < np; j++)
-      if (!keep[j] && ps[j]->holder != dying &&
-          (ps[j]->wr || ps[j]->holder != need[i].fh) && ps[j]->start < need[i].e && need[i].s < ps[j]->end)
-        early = 0;
-    if (early && need[i].fh) {
-      rc = piece_lock(in, need[i].s, need[i].e, 0, need[i].fh);
-      need[i].fh = NULL; /* done */
-      need[i].wr = 1;    /* marks it done */
-    }
-  }
-  /* 2. what goes */
-  for (size_t i = 0; i < np; i++)
-    if (!keep[i]) piece_drop(in, ps[i], ps[i]->holder != dying);
-  /* 3. the rest: shared pieces that had to wait, exclusive records */
-  for (size_t i = 0; i < nneed && !rc; i++)
-    if (!need[i].wr && need[i].fh) rc = piece_lock(in, need[i].s, need[i].e, 0, need[i].fh);
-  for (size_t j = 0; j < nr && !rc; j++)
-    if (rec[j].wr && !matched[j]) rc = piece_lock(in, rec[j].s, rec[j].e, 1, rec[j].fh);
-  free(rec), free(cov), free(keptr), free(need), free(ps), free(keep), free(matched);
+  lockrange_plan_free(&plan);
   return rc;
 }
 
 /* Apply ch: 1 when it took a lock, 0 when it needed none (an unlock, or held so already), or a
  * negative SMB3_E* (SMB3_EAGAIN: a conflict). */
-static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct change *ch) {
+static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct lock_change *ch) {
+  struct lock_undo undo;
   pthread_mutex_lock(&in->lock);
-  if (ch->type != F_UNLCK && local_conflict(in, ch)) {
-    pthread_mutex_unlock(&in->lock);
-    return SMB3_EAGAIN;
-  }
-  /* The owner's records that ch touches, taken out of the list; and whether ch changes anything. */
-  struct fs_lock *touched = NULL, **pp = &in->locks;
-  int covered = 0;
-  while (*pp) {
-    struct fs_lock *l = *pp;
-    if (l->owner == ch->owner && l->flock == ch->flock && overlap(l, ch->start, ch->end)) {
-      if (ch->type != F_UNLCK && l->wr == (ch->type == F_WRLCK) && l->start <= ch->start && ch->end <= l->end)
-        covered = 1; /* already held so: nothing to do */
-      *pp = l->next;
-      l->next = touched;
-      touched = l;
-    } else {
-      pp = &l->next;
-    }
-  }
-  if (covered || (!touched && ch->type == F_UNLCK)) {
-    *pp = touched; /* back as they were */
-    pthread_mutex_unlock(&in->lock);
-    return 0;
-  }
-  /* The new records: the touched ones' parts outside ch's range, and ch's. */
-  struct fs_lock *fresh = NULL, *add = NULL;
-  int rc = 0;
-  for (struct fs_lock *l = touched; l && !rc; l = l->next) {
-    if (l->start < ch->start) {
-      struct fs_lock *p = new_rec(l, l->start, ch->start);
-      if (!p) rc = SMB3_ENOMEM;
-      else p->next = fresh, fresh = p;
-    }
-    if (!rc && l->end > ch->end) {
-      struct fs_lock *p = new_rec(l, ch->end, l->end);
-      if (!p) rc = SMB3_ENOMEM;
-      else p->next = fresh, fresh = p;
-    }
-  }
-  if (!rc && ch->type != F_UNLCK) {
-    struct fs_lock proto = {NULL, ch->owner, ch->fh, ch->start, ch->end, ch->type == F_WRLCK, ch->flock, ch->pid};
-    if (!(add = new_rec(&proto, ch->start, ch->end))) rc = SMB3_ENOMEM;
-    else add->next = fresh, fresh = add;
-  }
-  struct fs_lock *old = touched;
-  if (rc) {
-    free_list(fresh);
-    fresh = touched;
-    old = NULL;
-  }
-  size_t nfresh = 0;
-  for (struct fs_lock *l = fresh, *next; l; l = next, nfresh++) next = l->next, l->next = in->locks, in->locks = l;
-  in->lock_changing = 1;
+  int rc = lockrange_apply(&in->locks, ch, &undo);
+  if (rc == 1) in->lock_changing = 1;
   pthread_mutex_unlock(&in->lock);
-  if (rc) {
-    pthread_mutex_lock(&in->lock);
-    in->lock_changing = 0;
-    pthread_mutex_unlock(&in->lock);
-    return rc;
-  }
+  if (rc <= 0) return rc == LOCKRANGE_CONFLICT ? SMB3_EAGAIN : rc == LOCKRANGE_ENOMEM ? SMB3_ENOMEM : 0;
   flush_data(fs, in);
   rc = reconcile(in, NULL);
   if (rc) { /* refused: the owner keeps what it had */
     pthread_mutex_lock(&in->lock);
-    for (size_t i = 0; i < nfresh; i++) { /* the fresh records are the first nfresh of the list */
-      struct fs_lock *l = in->locks;
-      in->locks = l->next;
-      free(l);
-    }
-    for (struct fs_lock *l = old, *next; l; l = next) next = l->next, l->next = in->locks, in->locks = l;
-    old = NULL;
+    lockrange_undo(&in->locks, &undo);
     pthread_mutex_unlock(&in->lock);
     int r2 = reconcile(in, NULL);
     if (r2)
       syslog(LOG_WARNING, "smb3fs: a byte-range lock was lost while a refused change was undone: %s", smb3_strerror(r2));
   }
-  free_list(old);
+  lockrange_commit(&undo);
   pthread_mutex_lock(&in->lock);
   in->lock_changing = 0;
   pthread_mutex_unlock(&in->lock);
-  return rc ? rc : add != NULL;
+  return rc ? rc : undo.added;
 }
 
 static int lock_errno(int rc) {
@@ -431,7 +196,7 @@ struct lock_wait {
   struct lock_wait *next;
   fuse_req_t req;
   struct fs_inode *in; /* the file's: the kernel holds the file while the call waits */
-  struct change ch;
+  struct lock_change ch;
   long pause_ms;
   struct timespec due;
 };
@@ -508,7 +273,7 @@ static void *waiter_main(void *arg) {
 }
 
 /* Queue a waiting lock; ENOMEM or EAGAIN (no thread) when it cannot wait. */
-static int wait_later(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, const struct change *ch) {
+static int wait_later(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, const struct lock_change *ch) {
   struct lock_waits *lw = fs->lock_waits;
   struct lock_wait *w = malloc(sizeof *w);
   if (!lw || !w) {
@@ -532,7 +297,8 @@ static int wait_later(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, co
 }
 
 /* One try here; a refused lock that may wait goes to the waiter thread, which replies. */
-static void change_locks(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, const struct change *ch, int wait) {
+static void change_locks(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in, const struct lock_change *ch,
+                         int wait) {
   pthread_mutex_lock(&fs->locks_mu);
   int rc = apply(fs, in, ch);
   pthread_mutex_unlock(&fs->locks_mu);
@@ -581,7 +347,7 @@ static int posix_range(const struct flock *fl, uint64_t *start, uint64_t *end) {
 static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *fl, int sleep) {
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
-  struct change ch = {fi->lock_owner, fh, 0, 0, fl->l_type, 0, fl->l_pid};
+  struct lock_change ch = {fi->lock_owner, fh, 0, 0, fl->l_type, 0, fl->l_pid};
   int err = fl->l_type != F_RDLCK && fl->l_type != F_WRLCK && fl->l_type != F_UNLCK ? EINVAL : posix_range(fl, &ch.start, &ch.end);
   if (err) fuse_reply_err(req, err);
   else change_locks(req, fh->fs, fh->in, &ch, sleep);
@@ -592,7 +358,8 @@ static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
   int how = op & (LOCK_SH | LOCK_EX | LOCK_UN);
-  struct change ch = {fi->lock_owner, fh, 0, LOCK_EOF, how == LOCK_SH ? F_RDLCK : how == LOCK_EX ? F_WRLCK : F_UNLCK, 1, 0};
+  struct lock_change ch = {
+      fi->lock_owner, fh, 0, LOCK_EOF, how == LOCK_SH ? F_RDLCK : how == LOCK_EX ? F_WRLCK : F_UNLCK, 1, 0};
   if (how != LOCK_SH && how != LOCK_EX && how != LOCK_UN) fuse_reply_err(req, EINVAL);
   else change_locks(req, fh->fs, fh->in, &ch, !(op & LOCK_NB)); /* EAGAIN is EWOULDBLOCK */
 }
@@ -606,7 +373,7 @@ static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
   struct fs_ctx *fs = fh->fs;
   struct fs_inode *in = fh->in;
-  struct change ch = {fi->lock_owner, fh, 0, 0, fl->l_type, 0, 0};
+  struct lock_change ch = {fi->lock_owner, fh, 0, 0, fl->l_type, 0, 0};
   int err = fl->l_type != F_RDLCK && fl->l_type != F_WRLCK ? EINVAL : posix_range(fl, &ch.start, &ch.end);
   if (err) {
     fuse_reply_err(req, err);
@@ -614,7 +381,7 @@ static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   }
   pthread_mutex_lock(&fs->locks_mu);
   pthread_mutex_lock(&in->lock);
-  struct fs_lock *l = local_conflict(in, &ch);
+  struct fs_lock *l = lockrange_conflict(in->locks, &ch);
   struct flock out = *fl;
   int conflict = l != NULL;
   if (l) {
@@ -626,16 +393,7 @@ static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   /* The gaps between what this mount holds at the server in the range: a probe over its own
    * locks would conflict with them (there the records decided). */
   uint64_t gaps[16][2];
-  int ngaps = 0;
-  uint64_t at = ch.start;
-  while (!conflict && at < ch.end && ngaps < 16) {
-    struct piece *first = NULL; /* the next piece from `at` on */
-    for (struct piece *o = in->srv_locks; o; o = o->next)
-      if (o->end > at && o->start < ch.end && (!first || o->start < first->start)) first = o;
-    uint64_t gap_end = !first ? ch.end : first->start > at ? first->start : at;
-    if (gap_end > at) gaps[ngaps][0] = at, gaps[ngaps][1] = gap_end, ngaps++;
-    at = first ? first->end : ch.end;
-  }
+  int ngaps = conflict ? 0 : lockrange_gaps(in->srv_locks, ch.start, ch.end, gaps, 16);
   pthread_mutex_unlock(&in->lock);
   for (int i = 0; i < ngaps && !conflict; i++) {
     int type = ch.type == F_WRLCK ? SMB3_LOCK_EXCLUSIVE : SMB3_LOCK_SHARED;
@@ -662,11 +420,10 @@ static void ll_getlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
 void locks_flush(struct fs_file *fh, uint64_t owner) {
   struct fs_inode *in = fh->in;
   pthread_mutex_lock(&in->lock);
-  int any = 0;
-  for (struct fs_lock *l = in->locks; l && !any; l = l->next) any = !l->flock && l->owner == owner;
+  int any = lockrange_owner_holds(in->locks, owner);
   pthread_mutex_unlock(&in->lock);
   if (!any) return;
-  struct change ch = {owner, fh, 0, LOCK_EOF, F_UNLCK, 0, 0};
+  struct lock_change ch = {owner, fh, 0, LOCK_EOF, F_UNLCK, 0, 0};
   pthread_mutex_lock(&fh->fs->locks_mu);
   apply(fh->fs, in, &ch);
   pthread_mutex_unlock(&fh->fs->locks_mu);
@@ -678,29 +435,17 @@ void locks_flush(struct fs_file *fh, uint64_t owner) {
 void locks_release(struct fs_file *fh) {
   struct fs_inode *in = fh->in;
   pthread_mutex_lock(&in->lock);
-  int any = in->lock_changing;
-  for (struct fs_lock *l = in->locks; l && !any; l = l->next) any = l->fh == fh;
-  for (struct piece *p = in->srv_locks; p && !any; p = p->next) any = p->holder == fh;
+  int any = in->lock_changing || lockrange_file_holds(in->locks, in->srv_locks, fh);
   pthread_mutex_unlock(&in->lock);
   if (!any) return; /* the usual case: no wait behind another file's lock change */
   pthread_mutex_lock(&fh->fs->locks_mu);
-  struct fs_lock *gone = NULL;
   pthread_mutex_lock(&in->lock);
-  for (struct fs_lock **pp = &in->locks; *pp;) {
-    struct fs_lock *l = *pp;
-    if (l->fh == fh) {
-      *pp = l->next;
-      l->next = gone;
-      gone = l;
-    } else {
-      pp = &l->next;
-    }
-  }
+  struct fs_lock *gone = lockrange_take_file(&in->locks, fh);
   pthread_mutex_unlock(&in->lock);
   int rc = reconcile(in, fh);
   if (rc) syslog(LOG_WARNING, "smb3fs: a byte-range lock was lost at a close: %s", smb3_strerror(rc));
   pthread_mutex_unlock(&fh->fs->locks_mu);
-  free_list(gone);
+  lockrange_free(gone);
 }
 
 /* After a reconnect fh has a new handle (I/O thread, no lock held): a new connection holds no
@@ -737,7 +482,7 @@ void locks_reacquire(struct fs_file *fh) {
 }
 
 void locks_free(struct fs_inode *in) {
-  free_list(in->locks);
+  lockrange_free(in->locks);
   in->locks = NULL;
   for (struct piece *p = in->srv_locks, *next; p; p = next) next = p->next, free(p);
   in->srv_locks = NULL;

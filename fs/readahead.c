@@ -5,7 +5,7 @@
  * (smb3_pread_async), and FUSE reads of any size are answered from them. The window of buffers
  * kept ahead of the reader starts at one and doubles each time the reader moves into the next
  * buffer, up to RA_MAX_BYTES. A read elsewhere (random access) is sent to the server as it is
- * and leaves the stream alone.
+ * and leaves the stream alone. Those decisions are ra_policy.c's; here they are carried out.
  *
  * Buffers are reference counted: the list holds one reference, a wire READ in flight one (the
  * buffer must live until its callback), and every FUSE read waiting for it one. Coherence with
@@ -23,6 +23,7 @@
 #include "readahead.h"
 #include "writeback.h"
 #include "conn.h"
+#include "ra_policy.h"
 
 #define RA_MAX_BYTES (16u << 20)
 #define RA_MAX_BUFS 64u
@@ -277,41 +278,15 @@ static uint64_t known_eof(const struct ra_state *ra) {
   return UINT64_MAX;
 }
 
-/* Keep the window filled: buffers up to the end of this read, plus `window` more, but not past
- * the end of the file as far as we know it (size_hint), except for the reader's own range. */
-static void top_up(struct fs_file *fh, uint64_t off, size_t size, uint64_t size_hint) {
+/* Read ahead from next up to `to` (ra_decide() said), in rsize pieces appended to the stream, but
+ * not past the end of the file as far as the buffers know it. */
+static void top_up(struct fs_file *fh, uint64_t next, uint64_t to) {
   struct ra_state *ra = &fh->ra;
   uint64_t rsize = fh->fs->rsize, eof = known_eof(ra);
-  struct ra_buf *t = tail(ra);
-  uint64_t next = t ? t->off + t->len : off;
-  uint64_t want = off + size + (uint64_t)ra->window * rsize;
-  while (next < want && next < eof && (next < off + size || next < size_hint)) {
+  while (next < to && next < eof) {
     if (!issue(fh, next)) break;
     next += rsize;
   }
-}
-
-/* Drop buffers the reader has moved past; the window grows when that happens. A buffer is kept
- * until the reader is RA_NEAR beyond it: the kernel's reads arrive slightly out of order on
- * different workers, and a late one must still find its data. */
-static void consume_before(struct fs_file *fh, uint64_t off) {
-  struct ra_state *ra = &fh->ra;
-  int moved = 0;
-  while (ra->bufs && ra->bufs->off + ra->bufs->len + RA_NEAR(fh->fs) <= off) {
-    struct ra_buf *b = ra->bufs;
-    ra->bufs = b->next;
-    buf_unref(b);
-    moved = 1;
-  }
-  if (moved && ra->window < max_window(fh->fs)) ra->window *= 2;
-  if (ra->window > max_window(fh->fs)) ra->window = max_window(fh->fs);
-}
-
-static int covered(const struct ra_state *ra, uint64_t off) {
-  const struct ra_buf *t = ra->bufs;
-  if (!t || off < t->off) return 0;
-  while (t->next) t = t->next;
-  return off < t->off + t->len;
 }
 
 /* A waiter over the stream's buffers for [off, off+size) (ra->lock held). */
@@ -449,35 +424,42 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
     ra->gen = gen;
   }
   prune_failed(ra); /* READs that failed when sent (lost connection): ask again */
-  /* Without a read lease nothing tells us the file changed: in direct I/O, data goes to the
-   * reader at most once (a read going back asks the server again), and a read at the end of
-   * file asks whether the file grew. (In page-cache mode the kernel reads each page once.) */
-  if (!coherent && fh->direct && (off < ra->next_off || known_eof(ra) <= off)) drop_all(ra);
-  /* Sequential: where the last read ended; or near the start of the file before any stream (the
-   * kernel's first reads may arrive out of order on different workers); or, with a stream
-   * going, a little past its end (the kernel's own read-ahead running ahead of ours). */
   struct ra_buf *t = tail(ra);
-  uint64_t tail_end = t ? t->off + t->len : 0;
-  /* page cache: the kernel's first read-ahead READs, in any order (direct I/O has none) */
-  int early = !fh->direct && !ra->started && off < RA_NEAR(fh->fs);
-  int sequential = off == ra->next_off || early || (t && off >= tail_end && off - tail_end < RA_NEAR(fh->fs));
-  if (off + size > ra->next_off || sequential) ra->next_off = off + size;
-  consume_before(fh, off);
-  if (!covered(ra, off) && t && sequential && off >= tail_end) { /* extend the stream up to off */
-    top_up(fh, off, 0, size_hint);
-  } else if (!covered(ra, off)) {
-    if (!sequential) {
-      pthread_mutex_unlock(&ra->lock);
-      atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
-      direct_read(fh, req, size, off, again);
-      return;
-    }
-    drop_all(ra); /* a new stream starts here (at the start of the file for the first reads) */
-    ra->window = 1;
-    ra->started = 1;
-    if (early) top_up(fh, 0, off + size, size_hint);
+  struct ra_input pin = {.next_off = ra->next_off,
+                         .started = ra->started,
+                         .window = ra->window,
+                         .start = ra->bufs ? ra->bufs->off : 0,
+                         .end = t ? t->off + t->len : 0,
+                         .eof = known_eof(ra),
+                         .off = off,
+                         .size = size,
+                         .direct = fh->direct,
+                         .coherent = coherent,
+                         .size_hint = size_hint,
+                         .rsize = fh->fs->rsize,
+                         .near = RA_NEAR(fh->fs),
+                         .max_window = max_window(fh->fs)};
+  struct ra_decision d;
+  ra_decide(&pin, &d);
+  if (d.drop_all) drop_all(ra);
+  ra->next_off = d.next_off;
+  while (ra->bufs && ra->bufs->off + ra->bufs->len <= d.consume_to) { /* the reader is past them */
+    struct ra_buf *b = ra->bufs;
+    ra->bufs = b->next;
+    buf_unref(b);
   }
-  top_up(fh, off, size, size_hint);
+  ra->window = d.window;
+  if (d.action == RA_DIRECT) {
+    pthread_mutex_unlock(&ra->lock);
+    atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
+    direct_read(fh, req, size, off, again);
+    return;
+  }
+  if (d.action == RA_NEW_STREAM) {
+    drop_all(ra);
+    ra->started = 1;
+  }
+  top_up(fh, d.issue_from, d.issue_to);
   struct ra_wait *w = make_wait(ra, req, off, size);
   if (!w) {
     pthread_mutex_unlock(&ra->lock);

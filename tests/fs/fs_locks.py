@@ -149,6 +149,12 @@ report("another process: F_GETLK names the parent",
        in_child(lambda: str(getlk(os.open(p1, os.O_RDONLY), R, 0, 1))), str((W, 0, 10, os.getpid())))
 report("another process: shared elsewhere granted", in_child(lambda: setlk(os.open(p1, os.O_RDONLY), R, 20, 5)), "ok")
 
+def closes_sent(m):
+    """CLOSE requests the mount's connection has sent (`smb3 stats`: an opendir of the root costs none)."""
+    out = subprocess.run([smb3, "stats", m], capture_output=True, check=True).stdout
+    return json.loads(out)["commands"]["close"]
+
+
 def child_gone(pid, fds, name, ln):
     """The child exits; client 2 then gets [0, ln); client 1 takes [0,10) back."""
     os.waitpid(pid, 0)
@@ -166,23 +172,27 @@ setlk(a, U, 0, 10)
 q = os.open(p1, os.O_RDWR)
 report("parent shared [0,100)", setlk(q, R, 0, 100), "ok")
 r, w = os.pipe()
+r2, w2 = os.pipe()  # the parent -> the child: "I have let go"
 pid = os.fork()
 if pid == 0:
     os.close(r)
+    os.close(w2)
     fd = os.open(p1, os.O_RDWR)
     res = [setlk(fd, R, 50, 100)]
     os.write(w, b"x")
-    time.sleep(0.5)  # the parent lets go meanwhile
+    os.read(r2, 1)  # the parent's unlock has been answered
     res.append(setlk(fd, W, 50, 100))
     res.append(setlk(fd, W, 0, 50))  # the parent's old part, free too
     os.write(w, repr(res).encode())
     os._exit(0)
 os.close(w)
+os.close(r2)
 os.read(r, 1)
 report("parent unlocks", setlk(q, U, 0, 0), "ok")
+os.write(w2, b"x")
 report("the other process upgrades over the bytes both held", os.read(r, 200).decode(), repr(["ok", "ok", "ok"]))
 os.close(q)
-child_gone(pid, [r], "client 2 gets those bytes once that process is gone", 150)
+child_gone(pid, [r, w2], "client 2 gets those bytes once that process is gone", 150)
 
 # The open whose handle holds shared bytes for another process goes away: the other process
 # keeps them (moved to its handle before the CLOSE), and can still upgrade.
@@ -205,8 +215,11 @@ if pid == 0:
 os.close(w)
 os.close(r2)
 report("another process shares the same bytes", os.read(r, 10).decode(), "ok")
+closes = closes_sent(m1)
 os.close(q)  # FLUSH drops the parent's lock, RELEASE the open (in the background)
-time.sleep(1)
+# The RELEASE moves what the open's handle held for the other process onto that process's
+# handle, then sends the CLOSE: once client 1 has sent one more CLOSE, the move is done.
+report("the released open's CLOSE went out", soon(lambda: closes_sent(m1) > closes, True), True)
 report("client 2 still refused over the other process's shared bytes", setlk(b, W, 0, 5), "EAGAIN")
 os.write(w2, b"x")
 report("that process upgrades them", os.read(r, 10).decode(), "ok")
@@ -266,7 +279,19 @@ for i in range(8):
         os._exit(0)
     os.close(w)
     kids.append((pid, r))
-time.sleep(0.5)
+# Every waiter is blocked inside its F_SETLKW (the syscall the kernel shows it in) before the unlock.
+fcntl_nr = {"x86_64": 72, "aarch64": 25}[os.uname().machine]
+
+
+def in_fcntl(pid):
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] == str(fcntl_nr)
+    except OSError:
+        return False
+
+
+report("8 waiters blocked in F_SETLKW", soon(lambda: all(in_fcntl(pid) for pid, _ in kids), True), True)
 signal.signal(signal.SIGALRM, lambda s, f: (_ for _ in ()).throw(TimeoutError("unlock blocked")))
 signal.alarm(30)
 report("unlock with 8 waiters queued", setlk(a, U, 0, 10), "ok")
