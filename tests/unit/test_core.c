@@ -129,6 +129,16 @@ static struct smb3_chain *chain_echo(int n, struct cbrec *rec) {
   return ch;
 }
 
+/* One READ of len bytes at off into buf. */
+static struct smb3_chain *chain_read(void *buf, uint32_t len, uint64_t off, struct cbrec *rec) {
+  struct smb3_chain *ch = chain_new(1);
+  assert_non_null(ch);
+  msg_read(&ch->msgs[0], buf, len, off);
+  ch->cb = chain_cb;
+  ch->arg = rec;
+  return ch;
+}
+
 /* CREATE + QUERY_INFO + CLOSE, related (MS-SMB2 3.2.4.1.4) */
 static struct smb3_chain *chain_cqc(struct cbrec *rec) {
   struct smb3_chain *ch = chain_new(3);
@@ -445,12 +455,7 @@ static void test_multicredit_read_waits_for_credits(void **s) {
   struct smb3_core *c = core_21(5); /* 5 credits */
   static uint8_t buf1[256 * 1024], buf2[256 * 1024];
   struct cbrec r1 = {0}, r2 = {0};
-  struct smb3_chain *a = chain_new(1), *b = chain_new(1);
-  msg_read(&a->msgs[0], buf1, sizeof buf1, 0);
-  msg_read(&b->msgs[0], buf2, sizeof buf2, sizeof buf1);
-  a->cb = b->cb = chain_cb;
-  a->arg = &r1;
-  b->arg = &r2;
+  struct smb3_chain *a = chain_read(buf1, sizeof buf1, 0, &r1), *b = chain_read(buf2, sizeof buf2, sizeof buf1, &r2);
   assert_int_equal(core_submit(c, a, NOW), 0); /* charge 4: 1 left */
   assert_int_equal(core_submit(c, b, NOW), 0); /* charge 4: waits */
   struct sent sent[4];
@@ -502,10 +507,7 @@ static void test_pending_interim_keeps_waiting(void **s) {
   struct smb3_core *c = core_make(0x0202, 0x0311);
   static uint8_t buf[4096];
   struct cbrec r = {0};
-  struct smb3_chain *a = chain_new(1);
-  msg_read(&a->msgs[0], buf, sizeof buf, 0);
-  a->cb = chain_cb;
-  a->arg = &r;
+  struct smb3_chain *a = chain_read(buf, sizeof buf, 0, &r);
   assert_int_equal(core_submit(c, a, NOW), 0);
   struct sent sent[2];
   assert_int_equal(drain(c, sent, 2, NULL), 1);
@@ -582,35 +584,57 @@ static void check_cqc_sent(const struct sent *sent, int n, int frames) {
   assert_int_equal(sent[2].next, 0);
 }
 
+/* The compound tests' common start: an engine with 8 credits that has sent the CREATE +
+ * QUERY_INFO + CLOSE chain as one compound frame (checked), its MessageIds in sent[0..2]. */
+struct cqc_fixture {
+  struct smb3_core *c;
+  struct smb3_chain *ch;
+  struct cbrec r;
+  struct sent sent[4];
+};
+static void cqc_setup(struct cqc_fixture *x) {
+  x->c = core_make(0x0202, 0x0311);
+  top_up(x->c, 8);
+  x->r = (struct cbrec){0};
+  x->ch = chain_cqc(&x->r);
+  assert_int_equal(core_submit(x->c, x->ch, NOW), 0);
+  int frames;
+  int n = drain(x->c, x->sent, 4, &frames);
+  check_cqc_sent(x->sent, n, frames);
+}
+static void cqc_teardown(struct cqc_fixture *x) {
+  chain_free(x->ch);
+  core_free(x->c);
+}
+
+/* The answer to the chain in one frame: element i is msgs[i] (lens[i] bytes, patched in place)
+ * with the MessageId it answers, one credit, status, and RELATED on all but the first. */
+static void cqc_answer_frame(struct cframe *f, const struct cqc_fixture *x, uint8_t *const msgs[3],
+                             const size_t lens[3], uint32_t status) {
+  memset(f, 0, sizeof *f);
+  for (int i = 0; i < 3; i++) {
+    rsp_hdr(msgs[i], x->sent[i].mid, 1, status, i ? SMB2_FLAGS_RELATED_OPERATIONS : 0, 0);
+    cframe_add(f, msgs[i], lens[i]);
+  }
+}
+
 static void test_compound_response_completes_all(void **s) {
   (void)s;
-  struct smb3_core *c = core_make(0x0202, 0x0311);
-  top_up(c, 8);
-  struct cbrec r = {0};
-  struct smb3_chain *ch = chain_cqc(&r);
-  assert_int_equal(core_submit(c, ch, NOW), 0);
-  struct sent sent[4];
-  int frames;
-  int n = drain(c, sent, 4, &frames);
-  check_cqc_sent(sent, n, frames);
+  struct cqc_fixture x;
+  cqc_setup(&x);
+  struct smb3_chain *ch = x.ch;
   static uint8_t m0[1024], m1[1024], m2[1024];
-  size_t n0 = wt_create_rsp(m0, sizeof m0);
   uint8_t info[100];
   for (int i = 0; i < 100; i++) info[i] = (uint8_t)(i * 3);
-  size_t n1 = wt_buf_rsp(m1, sizeof m1, SMB2_QUERY_INFO, info, sizeof info);
-  size_t n2 = wt_close_rsp(m2, sizeof m2);
-  rsp_hdr(m0, sent[0].mid, 1, 0, 0, 0);
-  rsp_hdr(m1, sent[1].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
-  rsp_hdr(m2, sent[2].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
-  struct cframe f = {0};
-  cframe_add(&f, m0, n0);
-  cframe_add(&f, m1, n1);
-  cframe_add(&f, m2, n2);
-  feed_ok(c, f.buf, f.len);
-  struct events ev = pump(c);
+  size_t lens[3] = {wt_create_rsp(m0, sizeof m0), wt_buf_rsp(m1, sizeof m1, SMB2_QUERY_INFO, info, sizeof info),
+                    wt_close_rsp(m2, sizeof m2)};
+  struct cframe f;
+  cqc_answer_frame(&f, &x, (uint8_t *const[3]){m0, m1, m2}, lens, 0);
+  feed_ok(x.c, f.buf, f.len);
+  struct events ev = pump(x.c);
   assert_int_equal(ev.chains, 1);
-  assert_int_equal(r.calls, 1);
-  assert_int_equal(r.error, 0);
+  assert_int_equal(x.r.calls, 1);
+  assert_int_equal(x.r.error, 0);
   for (int i = 0; i < 3; i++) {
     assert_true(ch->msgs[i].done);
     assert_int_equal(ch->msgs[i].status, 0);
@@ -625,54 +649,40 @@ static void test_compound_response_completes_all(void **s) {
   assert_memory_equal(qr.buf, info, sizeof info);
   struct smb2_close_rsp clr;
   assert_int_equal(smb2_close_rsp_decode(ch->msgs[2].rsp, ch->msgs[2].rsp_len, &clr), 0);
-  chain_free(ch);
-  core_free(c);
+  cqc_teardown(&x);
 }
 
 /* A failing CREATE: the server fails the related requests with the same status. */
 static void test_compound_error_response(void **s) {
   (void)s;
-  struct smb3_core *c = core_make(0x0202, 0x0311);
-  top_up(c, 8);
-  struct cbrec r = {0};
-  struct smb3_chain *ch = chain_cqc(&r);
-  assert_int_equal(core_submit(c, ch, NOW), 0);
-  struct sent sent[4];
-  int frames;
-  int nsent = drain(c, sent, 4, &frames);
-  check_cqc_sent(sent, nsent, frames);
-  struct cframe f = {0};
+  struct cqc_fixture x;
+  cqc_setup(&x);
+  static uint8_t m[3][256];
   uint16_t cmds[3] = {SMB2_CREATE, SMB2_QUERY_INFO, SMB2_CLOSE};
+  size_t lens[3];
+  for (int i = 0; i < 3; i++) lens[i] = status_rsp(m[i], sizeof m[i], cmds[i], NT_STATUS_OBJECT_NAME_NOT_FOUND);
+  struct cframe f;
+  cqc_answer_frame(&f, &x, (uint8_t *const[3]){m[0], m[1], m[2]}, lens, NT_STATUS_OBJECT_NAME_NOT_FOUND);
+  feed_ok(x.c, f.buf, f.len);
+  pump(x.c);
+  assert_int_equal(x.r.calls, 1);
+  assert_int_equal(x.r.error, 0);
   for (int i = 0; i < 3; i++) {
-    uint8_t m[256];
-    size_t k = status_rsp(m, sizeof m, cmds[i], NT_STATUS_OBJECT_NAME_NOT_FOUND);
-    rsp_hdr(m, sent[i].mid, 1, NT_STATUS_OBJECT_NAME_NOT_FOUND, i ? SMB2_FLAGS_RELATED_OPERATIONS : 0, 0);
-    cframe_add(&f, m, k);
+    assert_true(x.ch->msgs[i].done);
+    assert_int_equal(x.ch->msgs[i].status, NT_STATUS_OBJECT_NAME_NOT_FOUND);
   }
-  feed_ok(c, f.buf, f.len);
-  pump(c);
-  assert_int_equal(r.calls, 1);
-  assert_int_equal(r.error, 0);
-  for (int i = 0; i < 3; i++) {
-    assert_true(ch->msgs[i].done);
-    assert_int_equal(ch->msgs[i].status, NT_STATUS_OBJECT_NAME_NOT_FOUND);
-  }
-  chain_free(ch);
-  core_free(c);
+  cqc_teardown(&x);
 }
 
 /* The server may answer the elements of a compound in separate frames (e.g. one went async). */
 static void test_compound_split_response(void **s) {
   (void)s;
-  struct smb3_core *c = core_make(0x0202, 0x0311);
-  top_up(c, 8);
-  struct cbrec r = {0};
-  struct smb3_chain *ch = chain_cqc(&r);
-  assert_int_equal(core_submit(c, ch, NOW), 0);
-  struct sent sent[4];
-  int frames;
-  int nsent = drain(c, sent, 4, &frames);
-  check_cqc_sent(sent, nsent, frames);
+  struct cqc_fixture x;
+  cqc_setup(&x);
+  struct smb3_core *c = x.c;
+  struct smb3_chain *ch = x.ch;
+  const struct sent *sent = x.sent;
+  struct cbrec *r = &x.r;
   static uint8_t m[1024];
   uint8_t info[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   /* element 1 first (out of order), then 0, then 2 */
@@ -684,19 +694,18 @@ static void test_compound_split_response(void **s) {
   rsp_hdr(m, sent[0].mid, 1, 0, 0, 0);
   feed_ok(c, m, k);
   assert_int_equal(pump(c).chains, 0);
-  assert_int_equal(r.calls, 0);
+  assert_int_equal(r->calls, 0);
   k = wt_close_rsp(m, sizeof m);
   rsp_hdr(m, sent[2].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
   feed_ok(c, m, k);
   assert_int_equal(pump(c).chains, 1);
-  assert_int_equal(r.calls, 1);
+  assert_int_equal(r->calls, 1);
   for (int i = 0; i < 3; i++) assert_true(ch->msgs[i].done);
   /* a duplicate answer to an element already answered is an unknown MessageId now */
   assert_int_equal(feed(c, m, k), SMB3_EPROTO);
   pump(c);
-  assert_int_equal(r.calls, 1);
-  chain_free(ch);
-  core_free(c);
+  assert_int_equal(r->calls, 1);
+  cqc_teardown(&x);
 }
 
 /* ---- bad frames ---- */
@@ -767,10 +776,7 @@ static void test_bad_frames_rejected(void **s) {
     struct smb3_core *c = core_make(0x0202, 0x0311);
     static uint8_t buf[4096];
     struct cbrec r = {0};
-    struct smb3_chain *a = chain_new(1);
-    msg_read(&a->msgs[0], buf, sizeof buf, 0);
-    a->cb = chain_cb;
-    a->arg = &r;
+    struct smb3_chain *a = chain_read(buf, sizeof buf, 0, &r);
     assert_int_equal(core_submit(c, a, NOW), 0);
     struct sent sent[2];
     assert_int_equal(drain(c, sent, 2, NULL), 1);
@@ -816,32 +822,21 @@ static void test_truncated_compound_prefixes(void **s) {
   assert_non_null(f);
   char failure[512] = "";
   for (size_t cut = 0; !failure[0]; cut++) {
-    struct smb3_core *c = core_make(0x0202, 0x0311);
-    top_up(c, 8);
-    struct cbrec r = {0};
-    struct smb3_chain *ch = chain_cqc(&r);
-    assert_int_equal(core_submit(c, ch, NOW), 0);
-    struct sent sent[4];
-    int frames;
-    int nsent = drain(c, sent, 4, &frames);
-    check_cqc_sent(sent, nsent, frames);
-    memset(f, 0, sizeof *f);
-    rsp_hdr(m0, sent[0].mid, 1, 0, 0, 0);
-    rsp_hdr(m1, sent[1].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
-    rsp_hdr(m2, sent[2].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
-    cframe_add(f, m0, n0);
-    cframe_add(f, m1, n1);
-    cframe_add(f, m2, n2);
+    struct cqc_fixture x;
+    cqc_setup(&x);
+    struct smb3_core *c = x.c;
+    struct cbrec *r = &x.r;
+    cqc_answer_frame(f, &x, (uint8_t *const[3]){m0, m1, m2}, (size_t[3]){n0, n1, n2}, 0);
     size_t full = f->len;
     int rc = feed(c, f->buf, cut < full ? cut : full);
     pump(c);
     int last = cut >= full;
     if (last) {
-      if (rc != 0 || r.calls != 1 || r.error != 0)
-        snprintf(failure, sizeof failure, "the whole compound answer: rc %d, %d callbacks, error %d", rc, r.calls,
-                 r.error);
+      if (rc != 0 || r->calls != 1 || r->error != 0)
+        snprintf(failure, sizeof failure, "the whole compound answer: rc %d, %d callbacks, error %d", rc, r->calls,
+                 r->error);
     } else {
-      if (rc == 0 && r.calls)
+      if (rc == 0 && r->calls)
         snprintf(failure, sizeof failure,
                  "a compound answer cut at %zu of %zu bytes completed the chain (elements at 0, %zu, %zu; the "
                  "last one's body is then shorter than its StructureSize: responses are not checked against the "
@@ -849,11 +844,10 @@ static void test_truncated_compound_prefixes(void **s) {
                  cut, full, (n0 + 7) & ~(size_t)7, ((n0 + 7) & ~(size_t)7) + ((n1 + 7) & ~(size_t)7));
       core_fail_all(c, SMB3_ECLOSED);
       pump(c);
-      if (!failure[0] && r.calls != 1)
-        snprintf(failure, sizeof failure, "cut at %zu: %d callbacks, want 1", cut, r.calls);
+      if (!failure[0] && r->calls != 1)
+        snprintf(failure, sizeof failure, "cut at %zu: %d callbacks, want 1", cut, r->calls);
     }
-    chain_free(ch);
-    core_free(c);
+    cqc_teardown(&x);
     if (last) break;
   }
   free(f);
