@@ -1,5 +1,6 @@
 # smb3fs - top-level driver. Every target first installs the Debian packages it needs.
-#   make demo    set up, start a throwaway Samba share, run the seed workloads, print a table
+#   make demo    set up, start a throwaway Samba share, run the workloads (large reads and writes,
+#                compounded statfs, dd through the mount), print a table
 #   make check   compile the build matrix (gcc and clang x Debug, RelWithDebInfo, Release,
 #                dpkg-buildflags; any warning fails), build, run every test (unit, integration
 #                against a real smbd), then again under AddressSanitizer + UndefinedBehaviorSanitizer

@@ -1,4 +1,4 @@
-/* bulk.c - the pipelined bulk engine (seeds 000, 001): a range is cut into rsize/wsize wire
+/* bulk.c - the pipelined bulk engine (large reads and writes): a range is cut into rsize/wsize wire
  * requests, up to max_inflight of them in flight at once (and never more than the credit window
  * allows: the core queues the rest), completing out of order straight into the right place.
  * The first error stops new submissions; the engine waits for what is in flight and returns it. */

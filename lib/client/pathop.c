@@ -1,6 +1,6 @@
 /* pathop.c - metadata operations: how each is built from steps, and how its completed chain
  * becomes a result. Path operations are CREATE + op + CLOSE in one related compound chain
- * (seed 004; MS-SMB2 3.2.4.1.4); handle operations are one request. */
+ * (one round trip for a stat or statfs; MS-SMB2 3.2.4.1.4); handle operations are one request. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
