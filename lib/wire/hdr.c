@@ -119,6 +119,16 @@ int wire_rsp_buf(const uint8_t *msg, size_t len, size_t min_off, uint64_t off, u
   return 0;
 }
 
+void wire_get_file_attrs(struct le_rd *r, struct smb2_file_attrs *a) {
+  a->creation_time = le_u64(r);
+  a->last_access_time = le_u64(r);
+  a->last_write_time = le_u64(r);
+  a->change_time = le_u64(r);
+  a->allocation_size = le_u64(r);
+  a->end_of_file = le_u64(r);
+  a->file_attributes = le_u32(r);
+}
+
 #define WIRE_OUTPUT_RSP_FIXED 8 /* StructureSize, OutputBufferOffset, OutputBufferLength */
 
 int wire_rsp_output_decode(const uint8_t *msg, size_t len, uint16_t cmd, const uint8_t **buf, uint32_t *blen) {
