@@ -1,18 +1,22 @@
 # smb3fs - top-level driver. Every target first installs the Debian packages it needs.
-#   make demo    set up, start a throwaway Samba share, run the seed workloads, print a table
-#   make check   build, run every test (unit, integration against a real smbd), then again
-#                under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make demo    set up, start a throwaway Samba share, run the workloads (large reads and writes,
+#                compounded statfs, dd through the mount), print a table
+#   make check   compile the build matrix (gcc and clang x Debug, RelWithDebInfo, Release,
+#                dpkg-buildflags; any warning fails), build, run every test (unit, integration
+#                against a real smbd), then again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make build-matrix  only the compile matrix (scripts/build-matrix.sh, into build-matrix/)
 #   make install library, header, smb3.pc, smb3, smb3fs, man pages (PREFIX=/usr/local)
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
 #   make bench   the side-by-side benchmark (not part of check)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+MATRIX_BUILD ?= build-matrix
 FUZZ_BUILD ?= build-fuzz
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build check check-fast check-asan demo install fuzz bench clean
+.PHONY: all deps build build-matrix check check-fast check-asan demo install fuzz bench clean
 
 all: build
 
@@ -21,8 +25,13 @@ build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
+build-matrix:
+	@scripts/install-deps.sh matrix
+	JOBS=$(JOBS) scripts/build-matrix.sh $(MATRIX_BUILD)
+
 check:
 	@scripts/install-deps.sh check
+	$(MAKE) --no-print-directory build-matrix
 	$(MAKE) --no-print-directory check-fast
 	$(MAKE) --no-print-directory check-asan
 
@@ -55,4 +64,4 @@ bench:
 	$(BUILD)/tools/bench/smb3-bench
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(MATRIX_BUILD)

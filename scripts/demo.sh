@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make demo: start a throwaway Samba share (tmpfs), run the seed workloads with smb3 (and the
-# smb3fs mount when it is built), next to smbclient, and print what was done as a table.
+# make demo: start a throwaway Samba share (tmpfs), run the workloads (large reads and writes,
+# compounded statfs, dd through the mount) with smb3 (and the smb3fs mount when it is built),
+# next to smbclient, and print what was done as a table.
 set -euo pipefail
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

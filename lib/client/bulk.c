@@ -1,4 +1,4 @@
-/* bulk.c - the pipelined bulk engine (seeds 000, 001): a range is cut into rsize/wsize wire
+/* bulk.c - the pipelined bulk engine (large reads and writes): a range is cut into rsize/wsize wire
  * requests, up to max_inflight of them in flight at once (and never more than the credit window
  * allows: the core queues the rest), completing out of order straight into the right place.
  * The first error stops new submissions; the engine waits for what is in flight and returns it. */
@@ -282,6 +282,19 @@ static void ring_free(struct ring *r) {
   free(r->slots);
 }
 
+/* A stream's engine and its ring of rsize (is_read) or wsize buffers, as deep as the window.
+ * Returns 0 or SMB3_ENOMEM; stream_end() frees both either way. */
+static int stream_begin(smb3_client *c, int is_read, struct bulk *b, struct ring *r) {
+  bulk_init(b, is_read);
+  size_t piece = client_io_size(c, is_read);
+  return ring_new(r, bulk_depth(c, piece, is_read), piece);
+}
+
+static void stream_end(struct bulk *b, struct ring *r) {
+  bulk_destroy(b);
+  ring_free(r);
+}
+
 static void wait_slot(struct bulk *b, struct slot *s) {
   pthread_mutex_lock(&b->m);
   while (s->busy && !s->done) pthread_cond_wait(&b->cv, &b->m);
@@ -296,9 +309,7 @@ int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb 
   if (busy) return busy;
   struct ring r;
   struct bulk b;
-  bulk_init(&b, 1);
-  size_t piece = client_io_size(c, 1);
-  int64_t rc = ring_new(&r, bulk_depth(c, piece, 1), piece);
+  int64_t rc = stream_begin(c, 1, &b, &r);
   uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
   uint64_t next = off, delivered = off;
   int eof = 0, ks = 0, kd = 0; /* next slot to submit, next slot to deliver (ring order) */
@@ -307,7 +318,7 @@ int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb 
     /* Send what pacing allows into free slots, then wait for the oldest piece or for room. */
     pthread_mutex_lock(&b.m);
     for (;;) {
-      int room = next < end && !r.slots[ks].busy && next < b.eof_at && can_issue(&b, r.n, piece);
+      int room = next < end && !r.slots[ks].busy && next < b.eof_at && can_issue(&b, r.n, r.piece);
       if (room || !d->busy || d->done || b.error) {
         pthread_mutex_unlock(&b.m);
         if (room) {
@@ -338,8 +349,7 @@ int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb 
     if (progress) progress(delivered - off, parg);
   }
   wait_slots_below(&b, 0);
-  bulk_destroy(&b);
-  ring_free(&r);
+  stream_end(&b, &r);
   if (rc < 0) return client_fail(c, (int)rc, 0, "read '%s': %s", f->path, smb3_strerror((int)rc));
   return rc ? rc : (int64_t)(delivered - off);
 }
@@ -352,9 +362,7 @@ int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, voi
   if (busy) return busy;
   struct ring r;
   struct bulk b;
-  bulk_init(&b, 0);
-  size_t piece = client_io_size(c, 0);
-  int64_t rc = ring_new(&r, bulk_depth(c, piece, 0), piece);
+  int64_t rc = stream_begin(c, 0, &b, &r);
   uint64_t pos = off;
   int end = 0;
   for (int k = 0; !rc && !end; k = (k + 1) % r.n) {
@@ -386,8 +394,7 @@ int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, voi
       rc = r.slots[k].result < 0 ? r.slots[k].result : SMB3_EIO;
   if (!rc && b.error) rc = b.error;
   if (progress && !rc) progress(b.bytes_done, parg);
-  bulk_destroy(&b);
-  ring_free(&r);
+  stream_end(&b, &r);
   if (rc < 0) return client_fail(c, (int)rc, 0, "write '%s': %s", f->path, smb3_strerror((int)rc));
   return (int64_t)(pos - off);
 }

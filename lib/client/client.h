@@ -135,7 +135,9 @@ typedef void (*steps_done_fn)(struct smb3_chain *result, int rc, void *arg);
 int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create, steps_done_fn done,
                        void *arg);
 
-/* Result of a CREATE response as smb3_stat. */
+/* The attributes of a CREATE or CLOSE response as smb3_stat, with st->ino = ino (0: unknown). */
+void stat_from_attrs(const struct smb2_file_attrs *a, uint64_t ino, struct smb3_stat *st);
+/* Result of a CREATE response as smb3_stat (ino from the QFid context when there was one). */
 void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st);
 void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st);
 /* FILETIME <-> timespec */

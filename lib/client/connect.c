@@ -293,7 +293,7 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
                             .seal_wanted = o->seal, .credits_target = o->credits, .timeout_ms = o->timeout_ms};
   if (!rc) c->core = core_new(&cfg);
   if (!rc && !c->core) rc = SMB3_ENOMEM;
-  /* seed 003: socket buffers of at least twice the bytes in flight */
+  /* large pipelined writes stall unless the socket buffers hold twice the bytes in flight */
   size_t inflight = o->max_inflight ? (size_t)o->max_inflight * (o->rsize > o->wsize ? o->rsize : o->wsize)
                                     : 24u << 20; /* bulk.c's write window, the larger one */
   size_t sockbuf = 2 * inflight;

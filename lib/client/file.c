@@ -38,12 +38,16 @@ void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st) {
   st->ctime = filetime_to_ts(f->change_time);
 }
 
-void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
-  struct fscc_stat f = {.creation_time = r->creation_time, .last_access_time = r->last_access_time,
-                        .last_write_time = r->last_write_time, .change_time = r->change_time,
-                        .allocation_size = r->allocation_size, .end_of_file = r->end_of_file,
-                        .attributes = r->file_attributes, .file_id = r->have_disk_id ? r->disk_file_id : 0};
+void stat_from_attrs(const struct smb2_file_attrs *a, uint64_t ino, struct smb3_stat *st) {
+  struct fscc_stat f = {.creation_time = a->creation_time, .last_access_time = a->last_access_time,
+                        .last_write_time = a->last_write_time, .change_time = a->change_time,
+                        .allocation_size = a->allocation_size, .end_of_file = a->end_of_file,
+                        .attributes = a->file_attributes, .file_id = ino};
   stat_from_fscc(&f, st);
+}
+
+void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
+  stat_from_attrs(&r->attrs, r->have_disk_id ? r->disk_file_id : 0, st);
 }
 
 /* ---- async single READ/WRITE ---- */

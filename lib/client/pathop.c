@@ -1,6 +1,6 @@
 /* pathop.c - metadata operations: how each is built from steps, and how its completed chain
  * becomes a result. Path operations are CREATE + op + CLOSE in one related compound chain
- * (seed 004; MS-SMB2 3.2.4.1.4); handle operations are one request. */
+ * (one round trip for a stat or statfs; MS-SMB2 3.2.4.1.4); handle operations are one request. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -312,11 +312,7 @@ static int finish_closed(struct pathop *op, struct smb3_msg *m) {
     op->no_attrs = 1;
     return 0;
   }
-  struct fscc_stat f = {.creation_time = r.creation_time, .last_access_time = r.last_access_time,
-                        .last_write_time = r.last_write_time, .change_time = r.change_time,
-                        .allocation_size = r.allocation_size, .end_of_file = r.end_of_file,
-                        .attributes = r.file_attributes};
-  stat_from_fscc(&f, &op->st);
+  stat_from_attrs(&r.attrs, 0, &op->st);
   return 0;
 }
 
@@ -333,7 +329,7 @@ static int finish_open(struct pathop *op, struct smb3_msg *m) {
   f->c = op->c;
   client_ref(op->c);
   f->fid = r.file_id;
-  f->is_dir = (r.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
+  f->is_dir = (r.attrs.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
   f->lease = r.lease.version ? r.lease.state : 0;
   uint8_t asked = op->ca.oplock, got = r.oplock_level;
   if (asked != SMB2_OPLOCK_LEVEL_NONE && asked != SMB2_OPLOCK_LEVEL_LEASE && oplock_state(got))

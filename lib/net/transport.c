@@ -71,9 +71,9 @@ static void tune_socket(int fd, size_t sockbuf) {
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
   if (sockbuf) {
-    /* Seed 003: the send buffer must exceed ~2x wsize or large writes collapse. Plain SO_SNDBUF is
-     * capped by net.core.wmem_max (often 208 KiB, below autotuning); only the privileged FORCE
-     * variants can raise it, so without privilege we keep the kernel's autotuning. */
+    /* Large pipelined writes: the send buffer must exceed ~2x wsize or throughput collapses.
+     * Plain SO_SNDBUF is capped by net.core.wmem_max (often 208 KiB, below autotuning); only the
+     * privileged FORCE variants can raise it, so without privilege we keep the kernel's autotuning. */
     int v = sockbuf > (size_t)0x7fffffff / 2 ? 0x3fffffff : (int)sockbuf;
     setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof v);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof v);

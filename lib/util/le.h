@@ -36,46 +36,50 @@ static inline void le_rd_init(struct le_rd *r, const void *p, size_t len) {
 /* True if n more bytes can be read. */
 static inline int le_rd_has(const struct le_rd *r, size_t n) { return !r->err && r->off <= r->len && n <= r->len - r->off; }
 
-static inline const uint8_t *le_rd_take(struct le_rd *r, size_t n) {
+/* Claim the next n bytes: 1 and advance if they are there, else 0 and set the sticky error.
+ * The loads below test this count, never a pointer: a test such as `if (r->p + r->off)` tells
+ * GCC that the buffer may be NULL, and with -O3 it then clones the accesses onto a path that
+ * reads (or, for the writer, writes) at address 0 + off and warns about it (-Wstringop-overflow,
+ * "region of size 0"). */
+static inline int le_rd_claim(struct le_rd *r, size_t n) {
   if (!le_rd_has(r, n)) {
     r->err = 1;
-    return NULL;
+    return 0;
   }
-  const uint8_t *q = r->p + r->off;
   r->off += n;
-  return q;
+  return 1;
 }
 
-static inline uint8_t le_u8(struct le_rd *r) {
-  const uint8_t *q = le_rd_take(r, 1);
-  return q ? q[0] : 0;
+/* A pointer to the next n bytes, or NULL (sticky error set) if they are not there. */
+static inline const uint8_t *le_rd_take(struct le_rd *r, size_t n) {
+  if (!le_rd_claim(r, n)) return NULL;
+  return r->p + (r->off - n);
 }
+
+static inline uint8_t le_u8(struct le_rd *r) { return le_rd_claim(r, 1) ? r->p[r->off - 1] : 0; }
 static inline uint16_t le_u16(struct le_rd *r) {
   uint16_t v = 0;
-  const uint8_t *q = le_rd_take(r, 2);
-  if (q) memcpy(&v, q, 2);
+  if (le_rd_claim(r, 2)) memcpy(&v, r->p + r->off - 2, 2);
   return le16toh(v);
 }
 static inline uint32_t le_u32(struct le_rd *r) {
   uint32_t v = 0;
-  const uint8_t *q = le_rd_take(r, 4);
-  if (q) memcpy(&v, q, 4);
+  if (le_rd_claim(r, 4)) memcpy(&v, r->p + r->off - 4, 4);
   return le32toh(v);
 }
 static inline uint64_t le_u64(struct le_rd *r) {
   uint64_t v = 0;
-  const uint8_t *q = le_rd_take(r, 8);
-  if (q) memcpy(&v, q, 8);
+  if (le_rd_claim(r, 8)) memcpy(&v, r->p + r->off - 8, 8);
   return le64toh(v);
 }
 static inline void le_bytes(struct le_rd *r, void *dst, size_t n) {
-  const uint8_t *q = le_rd_take(r, n);
-  if (q)
-    memcpy(dst, q, n);
-  else
+  if (le_rd_claim(r, n)) {
+    if (n) memcpy(dst, r->p + r->off - n, n);
+  } else {
     memset(dst, 0, n);
+  }
 }
-static inline void le_skip(struct le_rd *r, size_t n) { (void)le_rd_take(r, n); }
+static inline void le_skip(struct le_rd *r, size_t n) { (void)le_rd_claim(r, n); }
 /* Move to an absolute offset (may equal len). */
 static inline void le_seek(struct le_rd *r, size_t off) {
   if (off > r->len)
@@ -122,38 +126,40 @@ static inline void le_wr_init(struct le_wr *w, void *p, size_t cap) {
   w->off = 0;
   w->err = 0;
 }
-static inline uint8_t *le_wr_take(struct le_wr *w, size_t n) {
+/* Claim the next n bytes of the buffer: 1 with their offset in *at, or 0 (sticky error set) if
+ * they do not fit. As with le_rd_claim, the puts test this, never a pointer (see there). */
+static inline int le_wr_claim(struct le_wr *w, size_t n, size_t *at) {
   if (w->err || w->off > w->cap || n > w->cap - w->off) {
     w->err = 1;
-    return NULL;
+    return 0;
   }
-  uint8_t *q = w->p + w->off;
+  *at = w->off;
   w->off += n;
-  return q;
+  return 1;
 }
 static inline void le_put_u8(struct le_wr *w, uint8_t v) {
-  uint8_t *q = le_wr_take(w, 1);
-  if (q) q[0] = v;
+  size_t at;
+  if (le_wr_claim(w, 1, &at)) w->p[at] = v;
 }
 static inline void le_put_u16(struct le_wr *w, uint16_t v) {
-  uint8_t *q = le_wr_take(w, 2);
-  if (q) le16_put(q, v);
+  size_t at;
+  if (le_wr_claim(w, 2, &at)) le16_put(w->p + at, v);
 }
 static inline void le_put_u32(struct le_wr *w, uint32_t v) {
-  uint8_t *q = le_wr_take(w, 4);
-  if (q) le32_put(q, v);
+  size_t at;
+  if (le_wr_claim(w, 4, &at)) le32_put(w->p + at, v);
 }
 static inline void le_put_u64(struct le_wr *w, uint64_t v) {
-  uint8_t *q = le_wr_take(w, 8);
-  if (q) le64_put(q, v);
+  size_t at;
+  if (le_wr_claim(w, 8, &at)) le64_put(w->p + at, v);
 }
 static inline void le_put_bytes(struct le_wr *w, const void *src, size_t n) {
-  uint8_t *q = le_wr_take(w, n);
-  if (q && n) memcpy(q, src, n);
+  size_t at;
+  if (le_wr_claim(w, n, &at) && n) memcpy(w->p + at, src, n);
 }
 static inline void le_put_zero(struct le_wr *w, size_t n) {
-  uint8_t *q = le_wr_take(w, n);
-  if (q && n) memset(q, 0, n);
+  size_t at;
+  if (le_wr_claim(w, n, &at) && n) memset(w->p + at, 0, n);
 }
 /* Pad with zeros to a multiple of a (a power of two). */
 static inline void le_put_align(struct le_wr *w, size_t a) { le_put_zero(w, (a - (w->off & (a - 1))) & (a - 1)); }

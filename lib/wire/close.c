@@ -24,12 +24,6 @@ int smb2_close_rsp_decode(const uint8_t *msg, size_t len, struct smb2_close_rsp 
   if (rc) return rc;
   rsp->flags = le_u16(&r);
   le_skip(&r, 4); /* Reserved */
-  rsp->creation_time = le_u64(&r);
-  rsp->last_access_time = le_u64(&r);
-  rsp->last_write_time = le_u64(&r);
-  rsp->change_time = le_u64(&r);
-  rsp->allocation_size = le_u64(&r);
-  rsp->end_of_file = le_u64(&r);
-  rsp->file_attributes = le_u32(&r);
+  wire_get_file_attrs(&r, &rsp->attrs);
   return r.err ? SMB3_EPROTO : 0;
 }

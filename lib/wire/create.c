@@ -176,13 +176,7 @@ int smb2_create_rsp_decode(const uint8_t *msg, size_t len, struct smb2_create_rs
   rsp->oplock_level = le_u8(&r);
   rsp->flags = le_u8(&r);
   rsp->create_action = le_u32(&r);
-  rsp->creation_time = le_u64(&r);
-  rsp->last_access_time = le_u64(&r);
-  rsp->last_write_time = le_u64(&r);
-  rsp->change_time = le_u64(&r);
-  rsp->allocation_size = le_u64(&r);
-  rsp->end_of_file = le_u64(&r);
-  rsp->file_attributes = le_u32(&r);
+  wire_get_file_attrs(&r, &rsp->attrs);
   le_skip(&r, 4); /* Reserved2 */
   rsp->file_id.persistent = le_u64(&r);
   rsp->file_id.volatile_ = le_u64(&r);

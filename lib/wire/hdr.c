@@ -119,6 +119,33 @@ int wire_rsp_buf(const uint8_t *msg, size_t len, size_t min_off, uint64_t off, u
   return 0;
 }
 
+void wire_get_file_attrs(struct le_rd *r, struct smb2_file_attrs *a) {
+  a->creation_time = le_u64(r);
+  a->last_access_time = le_u64(r);
+  a->last_write_time = le_u64(r);
+  a->change_time = le_u64(r);
+  a->allocation_size = le_u64(r);
+  a->end_of_file = le_u64(r);
+  a->file_attributes = le_u32(r);
+}
+
+#define WIRE_OUTPUT_RSP_FIXED 8 /* StructureSize, OutputBufferOffset, OutputBufferLength */
+
+int wire_rsp_output_decode(const uint8_t *msg, size_t len, uint16_t cmd, const uint8_t **buf, uint32_t *blen) {
+  *buf = NULL;
+  *blen = 0;
+  struct le_rd r;
+  int rc = wire_rsp_begin(&r, msg, len, cmd);
+  if (rc) return rc;
+  uint16_t off = le_u16(&r);
+  uint32_t n = le_u32(&r);
+  if (r.err) return SMB3_EPROTO;
+  rc = wire_rsp_buf(msg, len, SMB2_HDR_LEN + WIRE_OUTPUT_RSP_FIXED, off, n, buf);
+  if (rc) return rc;
+  *blen = n;
+  return 0;
+}
+
 int wire_put_utf16(struct le_wr *w, const char *s, int slash_to_bs, size_t max_bytes, size_t *nbytes) {
   uint8_t *u;
   size_t n;

@@ -1,14 +1,11 @@
 /* query_dir.c - SMB2 QUERY_DIRECTORY: request MS-SMB2 2.2.33, response 2.2.34. The output is a
  * chain of MS-FSCC directory entries (lib/fscc/dirent.c). */
-#include <string.h>
-
 #include "smb3/smb3_errors.h"
 #include "wire/wire_int.h"
 
 #define SMB2_QUERY_DIR_REQ_SIZE 33
 #define SMB2_QUERY_DIR_REQ_FIXED 32 /* pattern at header offset 0x60 */
 #define SMB2_QUERY_DIR_REQ_OFF_NAMELEN 26
-#define SMB2_QUERY_DIR_RSP_FIXED 8
 
 int smb2_query_dir_req_encode(struct le_wr *w, const struct smb2_query_dir_req *r) {
   /* A NULL or empty pattern means "*": Windows rejects FileNameLength 0 with
@@ -31,13 +28,7 @@ int smb2_query_dir_req_encode(struct le_wr *w, const struct smb2_query_dir_req *
   return 0;
 }
 
+/* 2.2.34 has the same body as QUERY_INFO's response (2.2.38); one decoder serves both. */
 int smb2_query_dir_rsp_decode(const uint8_t *msg, size_t len, struct smb2_query_dir_rsp *rsp) {
-  memset(rsp, 0, sizeof *rsp);
-  struct le_rd r;
-  int rc = wire_rsp_begin(&r, msg, len, SMB2_QUERY_DIRECTORY);
-  if (rc) return rc;
-  uint16_t off = le_u16(&r);
-  rsp->len = le_u32(&r);
-  if (r.err) return SMB3_EPROTO;
-  return wire_rsp_buf(msg, len, SMB2_HDR_LEN + SMB2_QUERY_DIR_RSP_FIXED, off, rsp->len, &rsp->buf);
+  return wire_rsp_output_decode(msg, len, SMB2_QUERY_DIRECTORY, &rsp->buf, &rsp->len);
 }

@@ -1,13 +1,10 @@
 /* query_info.c - SMB2 QUERY_INFO: request MS-SMB2 2.2.37, response 2.2.38. The output buffer
  * holds an MS-FSCC information class (lib/fscc) or a security descriptor. */
-#include <string.h>
-
 #include "smb3/smb3_errors.h"
 #include "wire/wire_int.h"
 
 #define SMB2_QUERY_INFO_REQ_SIZE 41
 #define SMB2_QUERY_INFO_REQ_FIXED 40 /* input buffer at header offset 0x68 */
-#define SMB2_QUERY_INFO_RSP_FIXED 8
 
 int smb2_query_info_req_encode(struct le_wr *w, const struct smb2_query_info_req *r) {
   if (r->input_len && !r->input) return SMB3_EINVAL;
@@ -29,14 +26,8 @@ int smb2_query_info_req_encode(struct le_wr *w, const struct smb2_query_info_req
   return wire_wr_done(w);
 }
 
-/* Also used with STATUS_BUFFER_OVERFLOW, where the body is the normal one, truncated data. */
+/* Also used with STATUS_BUFFER_OVERFLOW, where the body is the normal one, truncated data.
+ * 2.2.38 has the same body as QUERY_DIRECTORY's response (2.2.34); one decoder serves both. */
 int smb2_query_info_rsp_decode(const uint8_t *msg, size_t len, struct smb2_query_info_rsp *rsp) {
-  memset(rsp, 0, sizeof *rsp);
-  struct le_rd r;
-  int rc = wire_rsp_begin(&r, msg, len, SMB2_QUERY_INFO);
-  if (rc) return rc;
-  uint16_t off = le_u16(&r);
-  rsp->len = le_u32(&r);
-  if (r.err) return SMB3_EPROTO;
-  return wire_rsp_buf(msg, len, SMB2_HDR_LEN + SMB2_QUERY_INFO_RSP_FIXED, off, rsp->len, &rsp->buf);
+  return wire_rsp_output_decode(msg, len, SMB2_QUERY_INFO, &rsp->buf, &rsp->len);
 }

@@ -300,6 +300,16 @@ struct smb2_lease {
   int version;          /* 1 or 2; 0 = no lease context */
 };
 
+/* The times, sizes and attributes a CREATE response (2.2.14) and a CLOSE response with
+ * POSTQUERY_ATTRIB (2.2.16) carry, in this order on the wire (the layout of MS-FSCC 2.4.29
+ * FileNetworkOpenInformation without its Reserved field). Decoded by wire_get_file_attrs. */
+struct smb2_file_attrs {
+  uint64_t creation_time, last_access_time, last_write_time, change_time; /* FILETIME */
+  uint64_t allocation_size;
+  uint64_t end_of_file;
+  uint32_t file_attributes;
+};
+
 struct smb2_create_req {
   uint8_t oplock_level;       /* SMB2_OPLOCK_LEVEL_*; LEASE with lease.version != 0 */
   uint32_t impersonation;     /* 2 = Impersonation */
@@ -320,10 +330,7 @@ struct smb2_create_rsp {
   uint8_t oplock_level;
   uint8_t flags;
   uint32_t create_action;
-  uint64_t creation_time, last_access_time, last_write_time, change_time; /* FILETIME */
-  uint64_t allocation_size;
-  uint64_t end_of_file;
-  uint32_t file_attributes;
+  struct smb2_file_attrs attrs;
   struct smb2_file_id file_id;
   struct smb2_lease lease;       /* version 0 when no "RqLs" response context */
   int have_maximal_access;
@@ -342,10 +349,7 @@ struct smb2_close_req {
 int smb2_close_req_encode(struct le_wr *w, const struct smb2_close_req *r);
 struct smb2_close_rsp {
   uint16_t flags;
-  uint64_t creation_time, last_access_time, last_write_time, change_time;
-  uint64_t allocation_size;
-  uint64_t end_of_file;
-  uint32_t file_attributes;
+  struct smb2_file_attrs attrs; /* zeros unless flags has POSTQUERY_ATTRIB */
 };
 int smb2_close_rsp_decode(const uint8_t *msg, size_t len, struct smb2_close_rsp *r);
 

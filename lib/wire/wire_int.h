@@ -31,6 +31,15 @@ int wire_rsp_begin(struct le_rd *r, const uint8_t *msg, size_t len, uint16_t cmd
 int wire_rsp_buf(const uint8_t *msg, size_t len, size_t min_off, uint64_t off, uint64_t blen,
                  const uint8_t **out);
 
+/* Decodes the response body QUERY_DIRECTORY (MS-SMB2 2.2.34) and QUERY_INFO (2.2.38) have in
+ * common: StructureSize 9, OutputBufferOffset (2 bytes, from the header), OutputBufferLength (4),
+ * Buffer. msg must be a response to cmd; the buffer is located with wire_rsp_buf after the 8 fixed
+ * bytes. Sets *buf and *blen (NULL and 0 on error). Returns 0 or SMB3_EPROTO. */
+int wire_rsp_output_decode(const uint8_t *msg, size_t len, uint16_t cmd, const uint8_t **buf, uint32_t *blen);
+
+/* Reads the 52 bytes of struct smb2_file_attrs (sticky error on truncation, as any le_rd read). */
+void wire_get_file_attrs(struct le_rd *r, struct smb2_file_attrs *a);
+
 /* Appends s (UTF-8, NUL-terminated) as UTF-16LE without terminator, turning '/' into '\\' when
  * slash_to_bs is set. *nbytes receives the encoded length. Returns 0, SMB3_EINVAL (invalid
  * UTF-8, writer overflow, or longer than max_bytes), or SMB3_ENOMEM. */

@@ -210,6 +210,7 @@ static inline void lt_write_local(const char *rel, const void *buf, size_t len) 
 
 /* Whole local file (malloc'd, NUL-terminated for convenience); NULL if it does not exist. */
 static inline uint8_t *lt_read_local(const char *rel, size_t *len) {
+  *len = 0; /* also when the file is missing, so a caller's size check never reads garbage */
   char *p = lt_local(rel);
   int fd = open(p, O_RDONLY);
   free(p);

@@ -14,9 +14,6 @@
 
 #include "libtest.h"
 
-#pragma weak smb3_read_file
-#pragma weak smb3_write_file
-
 static uint64_t rt_of(smb3_client *c, const struct smb3_stats *before) {
   struct smb3_stats a = lt_stats(c);
   return a.round_trips - before->round_trips;
@@ -72,18 +69,14 @@ static void scenario(smb3_client *c, const char *tag) {
   assert_false(lt_exists(d));
   ONE_RT(c, "unlink", smb3_unlink(c, f2));
   assert_false(lt_exists(f2));
-  if (smb3_read_file && smb3_write_file) {
-    const char *wf = nm(tag, "whole");
-    ONE_RT(c, "write_file", (int)smb3_write_file(c, wf, data, 3000));
-    uint8_t buf[4000];
-    struct smb3_stats b2 = lt_stats(c);
-    ssize_t n = smb3_read_file(c, wf, buf, sizeof buf);
-    if (n != 3000) fail_msg("%s: read_file = %zd: %s", tag, n, smb3_last_error(c));
-    assert_int_equal(rt_of(c, &b2), 1);
-    lt_assert_bytes("read_file", buf, data, 3000, 0);
-  } else {
-    print_message("%s: smb3_read_file/smb3_write_file not implemented (see lib_compound)\n", tag);
-  }
+  const char *wf = nm(tag, "whole");
+  ONE_RT(c, "write_file", (int)smb3_write_file(c, wf, data, 3000));
+  uint8_t buf[4000];
+  struct smb3_stats b2 = lt_stats(c);
+  ssize_t got = smb3_read_file(c, wf, buf, sizeof buf);
+  if (got != 3000) fail_msg("%s: read_file = %zd: %s", tag, got, smb3_last_error(c));
+  assert_int_equal(rt_of(c, &b2), 1);
+  lt_assert_bytes("read_file", buf, data, 3000, 0);
   /* a listing of a few long names */
   lt_mkdir_local(ld);
   for (int i = 0; i < 300; i++) {

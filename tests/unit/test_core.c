@@ -129,6 +129,16 @@ static struct smb3_chain *chain_echo(int n, struct cbrec *rec) {
   return ch;
 }
 
+/* One READ of len bytes at off into buf. */
+static struct smb3_chain *chain_read(void *buf, uint32_t len, uint64_t off, struct cbrec *rec) {
+  struct smb3_chain *ch = chain_new(1);
+  assert_non_null(ch);
+  msg_read(&ch->msgs[0], buf, len, off);
+  ch->cb = chain_cb;
+  ch->arg = rec;
+  return ch;
+}
+
 /* CREATE + QUERY_INFO + CLOSE, related (MS-SMB2 3.2.4.1.4) */
 static struct smb3_chain *chain_cqc(struct cbrec *rec) {
   struct smb3_chain *ch = chain_new(3);
@@ -192,6 +202,14 @@ static int drain(struct smb3_core *c, struct sent *out, int max, int *frames) {
   }
   if (frames) *frames = nf;
   return nmsg;
+}
+
+/* Submit ch and drain: exactly one message must go out; returns it. */
+static struct sent submit_one(struct smb3_core *c, struct smb3_chain *ch) {
+  assert_int_equal(core_submit(c, ch, NOW), 0);
+  struct sent sent[2];
+  assert_int_equal(drain(c, sent, 2, NULL), 1);
+  return sent[0];
 }
 
 /* ---- what the "server" answers ---- */
@@ -312,12 +330,10 @@ static void test_wrong_command_kills_connection(void **s) {
   struct smb3_core *c = core_make(0x0202, 0x0311);
   struct cbrec ra = {0};
   struct smb3_chain *a = chain_echo(1, &ra);
-  assert_int_equal(core_submit(c, a, NOW), 0);
-  struct sent sent[2];
-  assert_int_equal(drain(c, sent, 2, NULL), 1);
+  struct sent sent = submit_one(c, a);
   uint8_t m[256];
   size_t n = wt_close_rsp(m, sizeof m); /* a CLOSE response to our ECHO's MessageId */
-  rsp_hdr(m, sent[0].mid, 1, 0, 0, 0);
+  rsp_hdr(m, sent.mid, 1, 0, 0, 0);
   assert_int_equal(feed(c, m, n), SMB3_EPROTO);
   pump(c);
   assert_int_equal(ra.calls, 1);
@@ -326,71 +342,71 @@ static void test_wrong_command_kills_connection(void **s) {
   core_free(c);
 }
 
-/* Single-credit requests (no multi-credit before a 2.1 NEGOTIATE): the core starts with 1. */
+/* The credit tests' start, on single-credit requests (no multi-credit before a 2.1 NEGOTIATE: the
+ * core starts with 1): ECHO a answered with a grant of 3, then ECHO cc (sent: 2 credits left) and
+ * the 3-request chain b, which must wait. */
+struct credit_fixture {
+  struct smb3_core *c;
+  struct smb3_chain *a, *b, *cc;
+  struct cbrec ra, rb, rcc;
+  uint64_t mid_a, mid_cc;
+};
+static void credit_setup(struct credit_fixture *x) {
+  *x = (struct credit_fixture){.c = core_make(0x0202, 0x0311)};
+  x->a = chain_echo(1, &x->ra);
+  x->mid_a = submit_one(x->c, x->a).mid;
+  answer_echo(x->c, x->mid_a, 3); /* now 3 credits */
+  pump(x->c);
+  assert_int_equal(x->ra.calls, 1);
+  assert_int_equal(x->ra.error, 0);
+  x->cc = chain_echo(1, &x->rcc); /* takes 1: 2 left */
+  assert_int_equal(core_submit(x->c, x->cc, NOW), 0);
+  x->b = chain_echo(3, &x->rb); /* needs 3: must wait */
+  assert_int_equal(core_submit(x->c, x->b, NOW), 0);
+  struct sent sent[16];
+  int n = drain(x->c, sent, 16, NULL);
+  if (n != 1) fail_msg("with 2 credits left, %d messages were sent; a 3-request chain must wait", n);
+  x->mid_cc = sent[0].mid;
+  assert_true(x->mid_cc > x->mid_a);
+  assert_int_equal(x->rb.calls, 0);
+}
+static void credit_teardown(struct credit_fixture *x) {
+  chain_free(x->a);
+  chain_free(x->b);
+  chain_free(x->cc);
+  core_free(x->c);
+}
+
 static void test_credits_wait_for_grant(void **s) {
   (void)s;
-  struct smb3_core *c = core_make(0x0202, 0x0311);
-  struct cbrec ra = {0}, rb = {0}, rc3 = {0};
-  struct sent sent[16];
-  struct smb3_chain *a = chain_echo(1, &ra);
-  assert_int_equal(core_submit(c, a, NOW), 0);
-  assert_int_equal(drain(c, sent, 16, NULL), 1);
-  uint64_t mid_a = sent[0].mid;
-  answer_echo(c, mid_a, 3); /* now 3 credits */
-  pump(c);
-  assert_int_equal(ra.calls, 1);
-  assert_int_equal(ra.error, 0);
-
-  struct smb3_chain *cc = chain_echo(1, &rc3); /* takes 1: 2 left */
-  assert_int_equal(core_submit(c, cc, NOW), 0);
-  struct smb3_chain *b = chain_echo(3, &rb); /* needs 3: must wait */
-  assert_int_equal(core_submit(c, b, NOW), 0);
-  int frames;
-  int n = drain(c, sent, 16, &frames);
-  if (n != 1) fail_msg("with 2 credits left, %d messages were sent; a 3-request chain must wait", n);
-  uint64_t mid_c = sent[0].mid;
-  assert_true(mid_c > mid_a);
-  answer_echo(c, mid_c, 0); /* grants nothing: still 2 < 3, but nothing in flight would ever grant more */
-  pump(c);
-  assert_int_equal(rc3.calls, 1);
+  struct credit_fixture x;
+  credit_setup(&x);
+  answer_echo(x.c, x.mid_cc, 0); /* grants nothing: still 2 < 3, but nothing in flight would ever grant more */
+  pump(x.c);
+  assert_int_equal(x.rcc.calls, 1);
   /* the core must not send B on 2 credits */
-  n = drain(c, sent, 16, &frames);
-  assert_int_equal(n, 0);
-  chain_free(a);
-  chain_free(cc);
+  struct sent sent[16];
+  assert_int_equal(drain(x.c, sent, 16, NULL), 0);
   /* whatever it decided for B (fail it, or keep it waiting), its callback runs at most once */
-  core_fail_all(c, SMB3_ECLOSED);
-  pump(c);
-  assert_int_equal(rb.calls, 1);
-  chain_free(b);
-  core_free(c);
+  core_fail_all(x.c, SMB3_ECLOSED);
+  pump(x.c);
+  assert_int_equal(x.rb.calls, 1);
+  credit_teardown(&x);
 }
 
 static void test_credits_granted_release_waiting_chain(void **s) {
   (void)s;
-  struct smb3_core *c = core_make(0x0202, 0x0311);
-  struct cbrec ra = {0}, rb = {0}, rc3 = {0};
+  struct credit_fixture x;
+  credit_setup(&x);
+  answer_echo(x.c, x.mid_cc, 1); /* 2 + 1 = 3: now B fits */
+  pump(x.c);
   struct sent sent[16];
-  struct smb3_chain *a = chain_echo(1, &ra);
-  assert_int_equal(core_submit(c, a, NOW), 0);
-  assert_int_equal(drain(c, sent, 16, NULL), 1);
-  answer_echo(c, sent[0].mid, 3);
-  pump(c);
-  struct smb3_chain *cc = chain_echo(1, &rc3);
-  assert_int_equal(core_submit(c, cc, NOW), 0);
-  struct smb3_chain *b = chain_echo(3, &rb);
-  assert_int_equal(core_submit(c, b, NOW), 0);
-  assert_int_equal(drain(c, sent, 16, NULL), 1);
-  uint64_t mid_c = sent[0].mid;
-  assert_int_equal(rb.calls, 0);
-  answer_echo(c, mid_c, 1); /* 2 + 1 = 3: now B fits */
-  pump(c);
   int frames;
-  int n = drain(c, sent, 16, &frames);
+  int n = drain(x.c, sent, 16, &frames);
   if (n != 3 || frames != 1) fail_msg("after the grant: %d messages in %d frames, want the 3-request chain in 1", n, frames);
   for (int i = 0; i < 3; i++) {
     assert_int_equal(sent[i].cmd, SMB2_ECHO);
-    assert_int_equal(sent[i].mid, mid_c + 1 + (uint64_t)i); /* consecutive, never reused */
+    assert_int_equal(sent[i].mid, x.mid_cc + 1 + (uint64_t)i); /* consecutive, never reused */
   }
   /* a compound answer completes B once */
   struct cframe f = {0};
@@ -400,16 +416,13 @@ static void test_credits_granted_release_waiting_chain(void **s) {
     rsp_hdr(m, sent[i].mid, 1, 0, 0, 0);
     cframe_add(&f, m, k);
   }
-  feed_ok(c, f.buf, f.len);
-  struct events ev = pump(c);
+  feed_ok(x.c, f.buf, f.len);
+  struct events ev = pump(x.c);
   assert_int_equal(ev.chains, 1);
-  assert_int_equal(rb.calls, 1);
-  assert_int_equal(rb.error, 0);
-  for (int i = 0; i < 3; i++) assert_true(b->msgs[i].done);
-  chain_free(a);
-  chain_free(b);
-  chain_free(cc);
-  core_free(c);
+  assert_int_equal(x.rb.calls, 1);
+  assert_int_equal(x.rb.error, 0);
+  for (int i = 0; i < 3; i++) assert_true(x.b->msgs[i].done);
+  credit_teardown(&x);
 }
 
 /* Negotiate 2.1 (LARGE_MTU) with a hand-built response so that requests cost ceil(len / 64K). */
@@ -421,13 +434,11 @@ static struct smb3_core *core_21_signing(uint16_t grant, int sign) {
   struct cbrec r = {0};
   ch->cb = chain_cb;
   ch->arg = &r;
-  assert_int_equal(core_submit(c, ch, NOW), 0);
-  struct sent sent[2];
-  assert_int_equal(drain(c, sent, 2, NULL), 1);
-  assert_int_equal(sent[0].cmd, SMB2_NEGOTIATE);
+  struct sent sent = submit_one(c, ch);
+  assert_int_equal(sent.cmd, SMB2_NEGOTIATE);
   uint8_t m[512];
   size_t n = wt_negotiate_rsp(m, sizeof m, 0x0210, 0);
-  rsp_hdr(m, sent[0].mid, grant, 0, 0, 0);
+  rsp_hdr(m, sent.mid, grant, 0, 0, 0);
   feed_ok(c, m, n);
   pump(c);
   assert_int_equal(r.calls, 1);
@@ -445,12 +456,7 @@ static void test_multicredit_read_waits_for_credits(void **s) {
   struct smb3_core *c = core_21(5); /* 5 credits */
   static uint8_t buf1[256 * 1024], buf2[256 * 1024];
   struct cbrec r1 = {0}, r2 = {0};
-  struct smb3_chain *a = chain_new(1), *b = chain_new(1);
-  msg_read(&a->msgs[0], buf1, sizeof buf1, 0);
-  msg_read(&b->msgs[0], buf2, sizeof buf2, sizeof buf1);
-  a->cb = b->cb = chain_cb;
-  a->arg = &r1;
-  b->arg = &r2;
+  struct smb3_chain *a = chain_read(buf1, sizeof buf1, 0, &r1), *b = chain_read(buf2, sizeof buf2, sizeof buf1, &r2);
   assert_int_equal(core_submit(c, a, NOW), 0); /* charge 4: 1 left */
   assert_int_equal(core_submit(c, b, NOW), 0); /* charge 4: waits */
   struct sent sent[4];
@@ -502,16 +508,11 @@ static void test_pending_interim_keeps_waiting(void **s) {
   struct smb3_core *c = core_make(0x0202, 0x0311);
   static uint8_t buf[4096];
   struct cbrec r = {0};
-  struct smb3_chain *a = chain_new(1);
-  msg_read(&a->msgs[0], buf, sizeof buf, 0);
-  a->cb = chain_cb;
-  a->arg = &r;
-  assert_int_equal(core_submit(c, a, NOW), 0);
-  struct sent sent[2];
-  assert_int_equal(drain(c, sent, 2, NULL), 1);
+  struct smb3_chain *a = chain_read(buf, sizeof buf, 0, &r);
+  struct sent sent = submit_one(c, a);
   uint8_t m[1024];
   size_t n = status_rsp(m, sizeof m, SMB2_READ, NT_STATUS_PENDING);
-  rsp_hdr(m, sent[0].mid, 1, NT_STATUS_PENDING, SMB2_FLAGS_ASYNC_COMMAND, 0x4242);
+  rsp_hdr(m, sent.mid, 1, NT_STATUS_PENDING, SMB2_FLAGS_ASYNC_COMMAND, 0x4242);
   feed_ok(c, m, n);
   struct events ev = pump(c);
   assert_int_equal(ev.chains, 0);
@@ -525,7 +526,7 @@ static void test_pending_interim_keeps_waiting(void **s) {
   assert_int_equal(pump(c).chains, 0);
   /* the final answer (async form) completes it */
   n = wt_read_rsp(m, sizeof m, 80, 100);
-  rsp_hdr(m, sent[0].mid, 0, 0, SMB2_FLAGS_ASYNC_COMMAND, 0x4242);
+  rsp_hdr(m, sent.mid, 0, 0, SMB2_FLAGS_ASYNC_COMMAND, 0x4242);
   feed_ok(c, m, n);
   ev = pump(c);
   assert_int_equal(ev.chains, 1);
@@ -544,9 +545,7 @@ static void test_timeout_without_interim(void **s) {
   struct smb3_core *c = core_make(0x0202, 0x0311);
   struct cbrec r = {0};
   struct smb3_chain *a = chain_echo(1, &r);
-  assert_int_equal(core_submit(c, a, NOW), 0);
-  struct sent sent[2];
-  assert_int_equal(drain(c, sent, 2, NULL), 1);
+  submit_one(c, a);
   assert_int_equal(core_check_timeouts(c, NOW + 1000ull), 0);
   assert_int_equal(core_check_timeouts(c, NOW + (TIMEOUT_MS + 1ull) * 1000000ull), 1);
   pump(c);
@@ -560,10 +559,7 @@ static void test_timeout_without_interim(void **s) {
 static void top_up(struct smb3_core *c, uint16_t credits) {
   struct cbrec r = {0};
   struct smb3_chain *e = chain_echo(1, &r);
-  assert_int_equal(core_submit(c, e, NOW), 0);
-  struct sent sent[2];
-  assert_int_equal(drain(c, sent, 2, NULL), 1);
-  answer_echo(c, sent[0].mid, credits);
+  answer_echo(c, submit_one(c, e).mid, credits);
   pump(c);
   assert_int_equal(r.calls, 1);
   chain_free(e);
@@ -582,35 +578,57 @@ static void check_cqc_sent(const struct sent *sent, int n, int frames) {
   assert_int_equal(sent[2].next, 0);
 }
 
+/* The compound tests' common start: an engine with 8 credits that has sent the CREATE +
+ * QUERY_INFO + CLOSE chain as one compound frame (checked), its MessageIds in sent[0..2]. */
+struct cqc_fixture {
+  struct smb3_core *c;
+  struct smb3_chain *ch;
+  struct cbrec r;
+  struct sent sent[4];
+};
+static void cqc_setup(struct cqc_fixture *x) {
+  x->c = core_make(0x0202, 0x0311);
+  top_up(x->c, 8);
+  x->r = (struct cbrec){0};
+  x->ch = chain_cqc(&x->r);
+  assert_int_equal(core_submit(x->c, x->ch, NOW), 0);
+  int frames;
+  int n = drain(x->c, x->sent, 4, &frames);
+  check_cqc_sent(x->sent, n, frames);
+}
+static void cqc_teardown(struct cqc_fixture *x) {
+  chain_free(x->ch);
+  core_free(x->c);
+}
+
+/* The answer to the chain in one frame: element i is msgs[i] (lens[i] bytes, patched in place)
+ * with the MessageId it answers, one credit, status, and RELATED on all but the first. */
+static void cqc_answer_frame(struct cframe *f, const struct cqc_fixture *x, uint8_t *const msgs[3],
+                             const size_t lens[3], uint32_t status) {
+  memset(f, 0, sizeof *f);
+  for (int i = 0; i < 3; i++) {
+    rsp_hdr(msgs[i], x->sent[i].mid, 1, status, i ? SMB2_FLAGS_RELATED_OPERATIONS : 0, 0);
+    cframe_add(f, msgs[i], lens[i]);
+  }
+}
+
 static void test_compound_response_completes_all(void **s) {
   (void)s;
-  struct smb3_core *c = core_make(0x0202, 0x0311);
-  top_up(c, 8);
-  struct cbrec r = {0};
-  struct smb3_chain *ch = chain_cqc(&r);
-  assert_int_equal(core_submit(c, ch, NOW), 0);
-  struct sent sent[4];
-  int frames;
-  int n = drain(c, sent, 4, &frames);
-  check_cqc_sent(sent, n, frames);
+  struct cqc_fixture x;
+  cqc_setup(&x);
+  struct smb3_chain *ch = x.ch;
   static uint8_t m0[1024], m1[1024], m2[1024];
-  size_t n0 = wt_create_rsp(m0, sizeof m0);
   uint8_t info[100];
   for (int i = 0; i < 100; i++) info[i] = (uint8_t)(i * 3);
-  size_t n1 = wt_buf_rsp(m1, sizeof m1, SMB2_QUERY_INFO, info, sizeof info);
-  size_t n2 = wt_close_rsp(m2, sizeof m2);
-  rsp_hdr(m0, sent[0].mid, 1, 0, 0, 0);
-  rsp_hdr(m1, sent[1].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
-  rsp_hdr(m2, sent[2].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
-  struct cframe f = {0};
-  cframe_add(&f, m0, n0);
-  cframe_add(&f, m1, n1);
-  cframe_add(&f, m2, n2);
-  feed_ok(c, f.buf, f.len);
-  struct events ev = pump(c);
+  size_t lens[3] = {wt_create_rsp(m0, sizeof m0), wt_buf_rsp(m1, sizeof m1, SMB2_QUERY_INFO, info, sizeof info),
+                    wt_close_rsp(m2, sizeof m2)};
+  struct cframe f;
+  cqc_answer_frame(&f, &x, (uint8_t *const[3]){m0, m1, m2}, lens, 0);
+  feed_ok(x.c, f.buf, f.len);
+  struct events ev = pump(x.c);
   assert_int_equal(ev.chains, 1);
-  assert_int_equal(r.calls, 1);
-  assert_int_equal(r.error, 0);
+  assert_int_equal(x.r.calls, 1);
+  assert_int_equal(x.r.error, 0);
   for (int i = 0; i < 3; i++) {
     assert_true(ch->msgs[i].done);
     assert_int_equal(ch->msgs[i].status, 0);
@@ -625,54 +643,40 @@ static void test_compound_response_completes_all(void **s) {
   assert_memory_equal(qr.buf, info, sizeof info);
   struct smb2_close_rsp clr;
   assert_int_equal(smb2_close_rsp_decode(ch->msgs[2].rsp, ch->msgs[2].rsp_len, &clr), 0);
-  chain_free(ch);
-  core_free(c);
+  cqc_teardown(&x);
 }
 
 /* A failing CREATE: the server fails the related requests with the same status. */
 static void test_compound_error_response(void **s) {
   (void)s;
-  struct smb3_core *c = core_make(0x0202, 0x0311);
-  top_up(c, 8);
-  struct cbrec r = {0};
-  struct smb3_chain *ch = chain_cqc(&r);
-  assert_int_equal(core_submit(c, ch, NOW), 0);
-  struct sent sent[4];
-  int frames;
-  int nsent = drain(c, sent, 4, &frames);
-  check_cqc_sent(sent, nsent, frames);
-  struct cframe f = {0};
+  struct cqc_fixture x;
+  cqc_setup(&x);
+  static uint8_t m[3][256];
   uint16_t cmds[3] = {SMB2_CREATE, SMB2_QUERY_INFO, SMB2_CLOSE};
+  size_t lens[3];
+  for (int i = 0; i < 3; i++) lens[i] = status_rsp(m[i], sizeof m[i], cmds[i], NT_STATUS_OBJECT_NAME_NOT_FOUND);
+  struct cframe f;
+  cqc_answer_frame(&f, &x, (uint8_t *const[3]){m[0], m[1], m[2]}, lens, NT_STATUS_OBJECT_NAME_NOT_FOUND);
+  feed_ok(x.c, f.buf, f.len);
+  pump(x.c);
+  assert_int_equal(x.r.calls, 1);
+  assert_int_equal(x.r.error, 0);
   for (int i = 0; i < 3; i++) {
-    uint8_t m[256];
-    size_t k = status_rsp(m, sizeof m, cmds[i], NT_STATUS_OBJECT_NAME_NOT_FOUND);
-    rsp_hdr(m, sent[i].mid, 1, NT_STATUS_OBJECT_NAME_NOT_FOUND, i ? SMB2_FLAGS_RELATED_OPERATIONS : 0, 0);
-    cframe_add(&f, m, k);
+    assert_true(x.ch->msgs[i].done);
+    assert_int_equal(x.ch->msgs[i].status, NT_STATUS_OBJECT_NAME_NOT_FOUND);
   }
-  feed_ok(c, f.buf, f.len);
-  pump(c);
-  assert_int_equal(r.calls, 1);
-  assert_int_equal(r.error, 0);
-  for (int i = 0; i < 3; i++) {
-    assert_true(ch->msgs[i].done);
-    assert_int_equal(ch->msgs[i].status, NT_STATUS_OBJECT_NAME_NOT_FOUND);
-  }
-  chain_free(ch);
-  core_free(c);
+  cqc_teardown(&x);
 }
 
 /* The server may answer the elements of a compound in separate frames (e.g. one went async). */
 static void test_compound_split_response(void **s) {
   (void)s;
-  struct smb3_core *c = core_make(0x0202, 0x0311);
-  top_up(c, 8);
-  struct cbrec r = {0};
-  struct smb3_chain *ch = chain_cqc(&r);
-  assert_int_equal(core_submit(c, ch, NOW), 0);
-  struct sent sent[4];
-  int frames;
-  int nsent = drain(c, sent, 4, &frames);
-  check_cqc_sent(sent, nsent, frames);
+  struct cqc_fixture x;
+  cqc_setup(&x);
+  struct smb3_core *c = x.c;
+  struct smb3_chain *ch = x.ch;
+  const struct sent *sent = x.sent;
+  struct cbrec *r = &x.r;
   static uint8_t m[1024];
   uint8_t info[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   /* element 1 first (out of order), then 0, then 2 */
@@ -684,19 +688,18 @@ static void test_compound_split_response(void **s) {
   rsp_hdr(m, sent[0].mid, 1, 0, 0, 0);
   feed_ok(c, m, k);
   assert_int_equal(pump(c).chains, 0);
-  assert_int_equal(r.calls, 0);
+  assert_int_equal(r->calls, 0);
   k = wt_close_rsp(m, sizeof m);
   rsp_hdr(m, sent[2].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
   feed_ok(c, m, k);
   assert_int_equal(pump(c).chains, 1);
-  assert_int_equal(r.calls, 1);
+  assert_int_equal(r->calls, 1);
   for (int i = 0; i < 3; i++) assert_true(ch->msgs[i].done);
   /* a duplicate answer to an element already answered is an unknown MessageId now */
   assert_int_equal(feed(c, m, k), SMB3_EPROTO);
   pump(c);
-  assert_int_equal(r.calls, 1);
-  chain_free(ch);
-  core_free(c);
+  assert_int_equal(r->calls, 1);
+  cqc_teardown(&x);
 }
 
 /* ---- bad frames ---- */
@@ -767,16 +770,11 @@ static void test_bad_frames_rejected(void **s) {
     struct smb3_core *c = core_make(0x0202, 0x0311);
     static uint8_t buf[4096];
     struct cbrec r = {0};
-    struct smb3_chain *a = chain_new(1);
-    msg_read(&a->msgs[0], buf, sizeof buf, 0);
-    a->cb = chain_cb;
-    a->arg = &r;
-    assert_int_equal(core_submit(c, a, NOW), 0);
-    struct sent sent[2];
-    assert_int_equal(drain(c, sent, 2, NULL), 1);
+    struct smb3_chain *a = chain_read(buf, sizeof buf, 0, &r);
+    struct sent sent = submit_one(c, a);
     static uint8_t f[8192];
     memset(f, 0, sizeof f);
-    size_t n = bad_frame((enum bad_kind)k, sent[0].mid, f, sizeof f);
+    size_t n = bad_frame((enum bad_kind)k, sent.mid, f, sizeof f);
     int rc = feed(c, f, n);
     pump(c);
     /* Rejected: either the frame (and the connection) fails, or the request completes with an error. */
@@ -816,32 +814,21 @@ static void test_truncated_compound_prefixes(void **s) {
   assert_non_null(f);
   char failure[512] = "";
   for (size_t cut = 0; !failure[0]; cut++) {
-    struct smb3_core *c = core_make(0x0202, 0x0311);
-    top_up(c, 8);
-    struct cbrec r = {0};
-    struct smb3_chain *ch = chain_cqc(&r);
-    assert_int_equal(core_submit(c, ch, NOW), 0);
-    struct sent sent[4];
-    int frames;
-    int nsent = drain(c, sent, 4, &frames);
-    check_cqc_sent(sent, nsent, frames);
-    memset(f, 0, sizeof *f);
-    rsp_hdr(m0, sent[0].mid, 1, 0, 0, 0);
-    rsp_hdr(m1, sent[1].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
-    rsp_hdr(m2, sent[2].mid, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
-    cframe_add(f, m0, n0);
-    cframe_add(f, m1, n1);
-    cframe_add(f, m2, n2);
+    struct cqc_fixture x;
+    cqc_setup(&x);
+    struct smb3_core *c = x.c;
+    struct cbrec *r = &x.r;
+    cqc_answer_frame(f, &x, (uint8_t *const[3]){m0, m1, m2}, (size_t[3]){n0, n1, n2}, 0);
     size_t full = f->len;
     int rc = feed(c, f->buf, cut < full ? cut : full);
     pump(c);
     int last = cut >= full;
     if (last) {
-      if (rc != 0 || r.calls != 1 || r.error != 0)
-        snprintf(failure, sizeof failure, "the whole compound answer: rc %d, %d callbacks, error %d", rc, r.calls,
-                 r.error);
+      if (rc != 0 || r->calls != 1 || r->error != 0)
+        snprintf(failure, sizeof failure, "the whole compound answer: rc %d, %d callbacks, error %d", rc, r->calls,
+                 r->error);
     } else {
-      if (rc == 0 && r.calls)
+      if (rc == 0 && r->calls)
         snprintf(failure, sizeof failure,
                  "a compound answer cut at %zu of %zu bytes completed the chain (elements at 0, %zu, %zu; the "
                  "last one's body is then shorter than its StructureSize: responses are not checked against the "
@@ -849,11 +836,10 @@ static void test_truncated_compound_prefixes(void **s) {
                  cut, full, (n0 + 7) & ~(size_t)7, ((n0 + 7) & ~(size_t)7) + ((n1 + 7) & ~(size_t)7));
       core_fail_all(c, SMB3_ECLOSED);
       pump(c);
-      if (!failure[0] && r.calls != 1)
-        snprintf(failure, sizeof failure, "cut at %zu: %d callbacks, want 1", cut, r.calls);
+      if (!failure[0] && r->calls != 1)
+        snprintf(failure, sizeof failure, "cut at %zu: %d callbacks, want 1", cut, r->calls);
     }
-    chain_free(ch);
-    core_free(c);
+    cqc_teardown(&x);
     if (last) break;
   }
   free(f);
@@ -966,9 +952,7 @@ static void test_file_payload_refused_when_signing(void **s) {
   struct cbrec r = {0}, r0 = {0};
   /* the message id an ECHO gets before: the refused chain must not use up any */
   struct smb3_chain *e0 = chain_echo(1, &r0);
-  assert_int_equal(core_submit(c, e0, NOW), 0);
-  struct sent s0[2];
-  assert_int_equal(drain(c, s0, 2, NULL), 1);
+  struct sent s0 = submit_one(c, e0);
   struct smb3_chain *ch = chain_file_write(10, 3, 0, &r);
   assert_int_equal(core_signing_active(c), 1);
   assert_int_equal(core_submit(c, ch, NOW), 0);
@@ -980,10 +964,8 @@ static void test_file_payload_refused_when_signing(void **s) {
   /* the connection lives: an ECHO still goes out */
   struct cbrec re = {0};
   struct smb3_chain *echo = chain_echo(1, &re);
-  assert_int_equal(core_submit(c, echo, NOW), 0);
-  struct sent sent[2];
-  assert_int_equal(drain(c, sent, 2, NULL), 1);
-  assert_int_equal(sent[0].mid, s0[0].mid + 1); /* no hole in the sequence (MS-SMB2 3.3.1.1) */
+  struct sent sent = submit_one(c, echo);
+  assert_int_equal(sent.mid, s0.mid + 1); /* no hole in the sequence (MS-SMB2 3.3.1.1) */
   core_fail_all(c, SMB3_ECLOSED);
   pump(c);
   chain_free(e0);

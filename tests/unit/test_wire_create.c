@@ -145,11 +145,11 @@ static void test_create_rsp(void **state) {
   assert_int_equal(smb2_create_rsp_decode(buf, n, &r), 0);
   assert_int_equal(r.oplock_level, SMB2_OPLOCK_LEVEL_LEASE);
   assert_int_equal(r.create_action, SMB2_FILE_CREATED);
-  assert_int_equal(r.creation_time, 1001);
-  assert_int_equal(r.change_time, 1004);
-  assert_int_equal(r.allocation_size, 4096);
-  assert_int_equal(r.end_of_file, 123);
-  assert_int_equal(r.file_attributes, SMB2_FILE_ATTRIBUTE_ARCHIVE);
+  assert_int_equal(r.attrs.creation_time, 1001);
+  assert_int_equal(r.attrs.change_time, 1004);
+  assert_int_equal(r.attrs.allocation_size, 4096);
+  assert_int_equal(r.attrs.end_of_file, 123);
+  assert_int_equal(r.attrs.file_attributes, SMB2_FILE_ATTRIBUTE_ARCHIVE);
   assert_int_equal(r.file_id.persistent, 0x1111);
   assert_int_equal(r.file_id.volatile_, 0x2222);
   assert_int_equal(r.have_maximal_access, 1);
@@ -241,9 +241,9 @@ static void test_close(void **state) {
   struct smb2_close_rsp r;
   assert_int_equal(smb2_close_rsp_decode(buf, n, &r), 0);
   assert_int_equal(r.flags, 1);
-  assert_int_equal(r.creation_time, 100);
-  assert_int_equal(r.end_of_file, 600);
-  assert_int_equal(r.file_attributes, SMB2_FILE_ATTRIBUTE_DIRECTORY);
+  assert_int_equal(r.attrs.creation_time, 100);
+  assert_int_equal(r.attrs.end_of_file, 600);
+  assert_int_equal(r.attrs.file_attributes, SMB2_FILE_ATTRIBUTE_DIRECTORY);
   for (size_t k = 0; k < n; k++)
     assert_int_equal(smb2_close_rsp_decode(buf, k, &r), SMB3_EPROTO);
   le16_put(buf + SMB2_HDR_OFF_COMMAND, SMB2_FLUSH);
