@@ -1,9 +1,10 @@
 # smb3fs - top-level driver. Every target first installs the Debian packages it needs.
 #   make demo    set up, start a throwaway Samba share, run the workloads (large reads and writes,
 #                compounded statfs, dd through the mount), print a table
-#   make check   compile the build matrix (gcc and clang x Debug, RelWithDebInfo, Release,
+#   make check   check the format, compile the build matrix (gcc and clang x Debug, RelWithDebInfo, Release,
 #                dpkg-buildflags; any warning fails), build, run every test (unit, integration
 #                against a real smbd), then again under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make check-format  every C file matches .clang-format (scripts/check-format.sh --fix applies it)
 #   make build-matrix  only the compile matrix (scripts/build-matrix.sh, into build-matrix/)
 #   make install library, header, smb3.pc, smb3, smb3fs, man pages (PREFIX=/usr/local)
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
@@ -16,7 +17,7 @@ PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build build-matrix check check-fast check-asan demo install fuzz bench clean
+.PHONY: all deps build build-matrix check-format check check-fast check-asan demo install fuzz bench clean
 
 all: build
 
@@ -29,8 +30,13 @@ build-matrix:
 	@scripts/install-deps.sh matrix
 	JOBS=$(JOBS) scripts/build-matrix.sh $(MATRIX_BUILD)
 
+check-format:
+	@scripts/install-deps.sh format
+	scripts/check-format.sh
+
 check:
 	@scripts/install-deps.sh check
+	$(MAKE) --no-print-directory check-format
 	$(MAKE) --no-print-directory build-matrix
 	$(MAKE) --no-print-directory check-fast
 	$(MAKE) --no-print-directory check-asan

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install the Debian packages a target needs, only those missing (idempotent; root or sudo).
-#   scripts/install-deps.sh build|matrix|check|demo|bench|fuzz
+#   scripts/install-deps.sh build|format|matrix|check|demo|bench|fuzz
 set -euo pipefail
 build=(build-essential cmake pkg-config libssl-dev libcmocka-dev libfuse3-dev fuse3)
 server=(samba smbclient)
 case "${1:-check}" in
   build) want=("${build[@]}") ;;
+  format) want=(clang-format git) ;;
   matrix) want=("${build[@]}" clang dpkg-dev) ;;
-  check) want=("${build[@]}" "${server[@]}" clang dpkg-dev iproute2 procps python3 groff-base man-db) ;; # groff, man: docs.man
+  check) want=("${build[@]}" "${server[@]}" clang clang-format dpkg-dev iproute2 procps python3 groff-base man-db) ;; # groff, man: docs.man
   demo) want=("${build[@]}" "${server[@]}" iproute2 procps bc python3) ;;
   fuzz) want=("${build[@]}" clang libclang-rt-14-dev) ;;
   bench) want=("${build[@]}" "${server[@]}" iproute2 procps iperf3 gnuplot-nox smbnetfs rclone) ;;
