@@ -37,7 +37,8 @@ int cmd_ls(struct cli *cli, int argc, char **argv) {
   rc = smb3_opendir(cli->client, path, &d);
   if (rc) return cli_fail(cli, "ls", rc);
   struct smb3_dirent e;
-  while ((rc = smb3_readdir(d, &e)) > 0) print_entry(e.name, &e.st);
+  while ((rc = smb3_readdir(d, &e)) > 0)
+    print_entry(e.name, &e.st);
   int crc = smb3_closedir(d);
   if (rc < 0) return cli_fail(cli, "ls", rc);
   if (crc) return cli_fail(cli, "ls", crc);
@@ -58,8 +59,9 @@ int cmd_stat(struct cli *cli, int argc, char **argv) {
   fmt_time(b, sizeof b, &st.btime);
   printf("name: %s\ntype: %s\nsize: %llu\nallocation: %llu\nfile id: %llu\nattributes: 0x%08x\nlinks: %u\n"
          "access: %s\nmodify: %s\nchange: %s\nbirth: %s\n",
-         cli->opts.path[0] ? cli->opts.path : "/", st.is_dir ? "directory" : "file", (unsigned long long)st.size,
-         (unsigned long long)st.alloc_size, (unsigned long long)st.ino, st.attributes, st.nlink, a, m, c, b);
+         cli->opts.path[0] ? cli->opts.path : "/", st.is_dir ? "directory" : "file",
+         (unsigned long long)st.size, (unsigned long long)st.alloc_size, (unsigned long long)st.ino,
+         st.attributes, st.nlink, a, m, c, b);
   return 0;
 }
 
@@ -73,7 +75,8 @@ int cmd_df(struct cli *cli, int argc, char **argv) {
   unsigned long long k = 1024;
   printf("%-30s %14s %14s %14s\n", "share", "1K-blocks", "used", "available");
   printf("//%s/%-24s %14llu %14llu %14llu\n", cli->opts.host, cli->opts.share,
-         (unsigned long long)(sv.blocks * sv.bsize / k), (unsigned long long)((sv.blocks - sv.bfree) * sv.bsize / k),
+         (unsigned long long)(sv.blocks * sv.bsize / k),
+         (unsigned long long)((sv.blocks - sv.bfree) * sv.bsize / k),
          (unsigned long long)(sv.bavail * sv.bsize / k));
   return 0;
 }

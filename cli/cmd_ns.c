@@ -4,7 +4,8 @@
 
 #include "cli.h"
 
-static int one_path(struct cli *cli, const char *cmd, int argc, char **argv, int (*fn)(smb3_client *, const char *)) {
+static int one_path(struct cli *cli, const char *cmd, int argc, char **argv,
+                    int (*fn)(smb3_client *, const char *)) {
   (void)argc;
   int rc = cli_parse(cli, cmd, argv[0]);
   if (rc) return rc;
@@ -14,9 +15,15 @@ static int one_path(struct cli *cli, const char *cmd, int argc, char **argv, int
   return rc ? cli_fail(cli, cmd, rc) : 0;
 }
 
-int cmd_rm(struct cli *cli, int argc, char **argv) { return one_path(cli, "rm", argc, argv, smb3_unlink); }
-int cmd_mkdir(struct cli *cli, int argc, char **argv) { return one_path(cli, "mkdir", argc, argv, smb3_mkdir); }
-int cmd_rmdir(struct cli *cli, int argc, char **argv) { return one_path(cli, "rmdir", argc, argv, smb3_rmdir); }
+int cmd_rm(struct cli *cli, int argc, char **argv) {
+  return one_path(cli, "rm", argc, argv, smb3_unlink);
+}
+int cmd_mkdir(struct cli *cli, int argc, char **argv) {
+  return one_path(cli, "mkdir", argc, argv, smb3_mkdir);
+}
+int cmd_rmdir(struct cli *cli, int argc, char **argv) {
+  return one_path(cli, "rmdir", argc, argv, smb3_rmdir);
+}
 
 /* A second path on the connected share: a path, or an smb:// URL naming the same server and share.
  * Written to out without leading '/'; 1 (after the message) if it is none. */
@@ -37,7 +44,8 @@ int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char 
     }
     to = o.path;
   }
-  while (*to == '/') to++;
+  while (*to == '/')
+    to++;
   snprintf(out, n, "%s", to);
   smb3_options_free(&o);
   return 0;
@@ -58,6 +66,12 @@ static int two_names(struct cli *cli, const char *cmd, int argc, char **argv,
   return rc ? cli_fail(cli, cmd, rc) : 0;
 }
 
-static int rename_keep(smb3_client *c, const char *from, const char *to) { return smb3_rename(c, from, to, 0); }
-int cmd_mv(struct cli *cli, int argc, char **argv) { return two_names(cli, "mv", argc, argv, rename_keep); }
-int cmd_ln(struct cli *cli, int argc, char **argv) { return two_names(cli, "ln", argc, argv, smb3_link); }
+static int rename_keep(smb3_client *c, const char *from, const char *to) {
+  return smb3_rename(c, from, to, 0);
+}
+int cmd_mv(struct cli *cli, int argc, char **argv) {
+  return two_names(cli, "mv", argc, argv, rename_keep);
+}
+int cmd_ln(struct cli *cli, int argc, char **argv) {
+  return two_names(cli, "ln", argc, argv, smb3_link);
+}

@@ -73,7 +73,8 @@ int cmd_cat(struct cli *cli, int argc, char **argv) {
   int orc = parse_file_url(cli, "cat", argv[0]);
   if (orc || (orc = open_remote(cli, "cat", &f, &st))) return orc;
   struct fd_sink s = {1, 0};
-  int64_t n = smb3_read_stream(f, 0, st.size, sink_fd, &s, NULL, NULL); /* size at open: no READs past the end */
+  int64_t n =
+      smb3_read_stream(f, 0, st.size, sink_fd, &s, NULL, NULL); /* size at open: no READs past the end */
   int crc = smb3_close(f);
   if (n < 0 && s.err) return cli_error("cat", "standard output: %s", strerror(s.err));
   if (n < 0) return cli_fail(cli, "cat", (int)n);
@@ -110,17 +111,19 @@ int cmd_get(struct cli *cli, int argc, char **argv) {
   progress_end(&p, n > 0 ? (uint64_t)n : 0);
   int crc = smb3_close(f);
   int rc = 0;
-  if (n < 0 && s.err) rc = cli_error("get", "%s: %s", local, strerror(s.err));
-  else if (n < 0) rc = cli_fail(cli, "get", (int)n);
-  else if (crc) rc = cli_fail(cli, "get", crc);
+  if (n < 0 && s.err)
+    rc = cli_error("get", "%s: %s", local, strerror(s.err));
+  else if (n < 0)
+    rc = cli_fail(cli, "get", (int)n);
+  else if (crc)
+    rc = cli_fail(cli, "get", crc);
   else {
     mode_t um = umask(0); /* mkstemp made it 0600; give it the mode a new file would get */
     umask(um);
     if (fchmod(fd, 0666 & ~um) || fsync(fd)) rc = cli_error("get", "%s: %s", local, strerror(errno));
   }
   if (close(fd) && !rc) rc = cli_error("get", "%s: %s", local, strerror(errno));
-  if (!rc && rename(tmp, local))
-    rc = cli_error("get", "cannot rename to '%s': %s", local, strerror(errno));
+  if (!rc && rename(tmp, local)) rc = cli_error("get", "cannot rename to '%s': %s", local, strerror(errno));
   if (rc) unlink(tmp);
   return rc;
 }
@@ -152,7 +155,8 @@ static int put_target(struct cli *cli, const char *url, const char *local, char 
   const char *path = cli->opts.path;
   size_t ul = strlen(url);
   struct smb3_stat st;
-  int is_dir = !path[0] || (ul && url[ul - 1] == '/') || (smb3_stat(cli->client, path, &st) == 0 && st.is_dir);
+  int is_dir =
+      !path[0] || (ul && url[ul - 1] == '/') || (smb3_stat(cli->client, path, &st) == 0 && st.is_dir);
   if (is_dir)
     snprintf(out, n, "%s%s%s", path, path[0] ? "/" : "", base_name(local));
   else
@@ -214,10 +218,14 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
   close(fd);
   int crc = smb3_close(f); /* the server acknowledged every WRITE; close reports late failures */
   int out = 0;
-  if (n < 0 && s.err) out = cli_error("put", "%s: %s", argv[0], strerror(s.err));
-  else if (n < 0) out = cli_fail(cli, "put", (int)n);
-  else if (crc) out = cli_fail(cli, "put", crc);
-  else if ((rc = smb3_rename(cli->client, tmp, target, 1))) out = cli_fail(cli, "put", rc);
+  if (n < 0 && s.err)
+    out = cli_error("put", "%s: %s", argv[0], strerror(s.err));
+  else if (n < 0)
+    out = cli_fail(cli, "put", (int)n);
+  else if (crc)
+    out = cli_fail(cli, "put", crc);
+  else if ((rc = smb3_rename(cli->client, tmp, target, 1)))
+    out = cli_fail(cli, "put", rc);
   if (out) smb3_unlink(cli->client, tmp); /* best effort: no partial file left behind */
   return out;
 }
@@ -241,7 +249,8 @@ int cmd_cp(struct cli *cli, int argc, char **argv) {
   size_t al = strlen(argv[1]);
   int is_dir = !to[0] || argv[1][al - 1] == '/' || (smb3_stat(cli->client, to, &ts) == 0 && ts.is_dir);
   size_t tl = strlen(to);
-  while (tl && to[tl - 1] == '/') to[--tl] = 0;
+  while (tl && to[tl - 1] == '/')
+    to[--tl] = 0;
   if (is_dir)
     snprintf(target, sizeof target, "%s%s%s", to, tl ? "/" : "", base_name(cli->opts.path));
   else
@@ -274,10 +283,14 @@ int cmd_cp(struct cli *cli, int argc, char **argv) {
   int src_rc = smb3_close(src);
   int dst_rc = smb3_close(dst);
   int out = 0;
-  if (n < 0) out = cli_fail(cli, "cp", (int)n);
-  else if (dst_rc) out = cli_fail(cli, "cp", dst_rc);
-  else if (src_rc) out = cli_fail(cli, "cp", src_rc);
-  else if ((rc = smb3_rename(cli->client, tmp, target, 1))) out = cli_fail(cli, "cp", rc);
+  if (n < 0)
+    out = cli_fail(cli, "cp", (int)n);
+  else if (dst_rc)
+    out = cli_fail(cli, "cp", dst_rc);
+  else if (src_rc)
+    out = cli_fail(cli, "cp", src_rc);
+  else if ((rc = smb3_rename(cli->client, tmp, target, 1)))
+    out = cli_fail(cli, "cp", rc);
   if (out) smb3_unlink(cli->client, tmp); /* best effort: no partial file left behind */
   return out;
 }

@@ -127,8 +127,10 @@ static int options_check(const struct cli *cli, const char *cmd) {
 
 /* "smb3: CMD: message" (or "smb3: message" before a command is known): one line on stderr. */
 static void verror(const char *cmd, const char *fmt, va_list ap) {
-  if (cmd) fprintf(stderr, "smb3: %s: ", cmd);
-  else fputs("smb3: ", stderr);
+  if (cmd)
+    fprintf(stderr, "smb3: %s: ", cmd);
+  else
+    fputs("smb3: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
 }
@@ -190,7 +192,8 @@ void progress_start(struct progress *p, const struct cli *cli, uint64_t total) {
 static void human(char *buf, size_t n, double v) {
   const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int i = 0;
-  while (v >= 1024 && i < 4) v /= 1024, i++;
+  while (v >= 1024 && i < 4)
+    v /= 1024, i++;
   snprintf(buf, n, "%.1f %s", v, u[i]);
 }
 
@@ -233,13 +236,26 @@ int main(int argc, char **argv) {
   /* '+': options end at the command name; ':' first: a missing value is reported as ':' */
   while ((ch = getopt_long(argc, argv, "+:o:A:qhV", longopts, NULL)) != -1) {
     switch (ch) {
-    case 'o': cli.optstr = optarg; break;
-    case 'A': cli.authfile = optarg; break;
-    case 'S': cli.stats = 1; break;
-    case 'q': cli.quiet = 1; break;
-    case 'h': usage(stdout); return CLI_OK;
-    case 'V': version(); return CLI_OK;
-    case ':': return cli_usage_error(NULL, "option '%s' needs a value (see 'smb3 --help')", argv[optind - 1]);
+    case 'o':
+      cli.optstr = optarg;
+      break;
+    case 'A':
+      cli.authfile = optarg;
+      break;
+    case 'S':
+      cli.stats = 1;
+      break;
+    case 'q':
+      cli.quiet = 1;
+      break;
+    case 'h':
+      usage(stdout);
+      return CLI_OK;
+    case 'V':
+      version();
+      return CLI_OK;
+    case ':':
+      return cli_usage_error(NULL, "option '%s' needs a value (see 'smb3 --help')", argv[optind - 1]);
     default:
       if (optopt) return cli_usage_error(NULL, "unknown option '-%c' (see 'smb3 --help')", optopt);
       return cli_usage_error(NULL, "unknown option '%s' (see 'smb3 --help')", argv[optind - 1]);

@@ -60,4 +60,3 @@ void cache_forget(struct fs_inode *in) {
   in->attr_expiry = 0;
   in->attr_lookup = 0;
 }
-

@@ -31,9 +31,13 @@ struct conn {
   double lost_at;        /* when the current outage was first seen (0: none) */
 };
 
-smb3_client *fs_conn(struct fs_ctx *fs) { return __atomic_load_n(&fs->c, __ATOMIC_ACQUIRE); }
+smb3_client *fs_conn(struct fs_ctx *fs) {
+  return __atomic_load_n(&fs->c, __ATOMIC_ACQUIRE);
+}
 
-int fs_conn_error(int rc) { return rc == SMB3_ECLOSED || rc == SMB3_ETIMEDOUT || rc == SMB3_ECONNECT; }
+int fs_conn_error(int rc) {
+  return rc == SMB3_ECLOSED || rc == SMB3_ETIMEDOUT || rc == SMB3_ECONNECT;
+}
 
 void reconnect_kick(struct fs_ctx *fs) {
   struct conn *r = fs->conn;
@@ -78,7 +82,8 @@ int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int 
   return 0;
 }
 
-int fs_park_once(struct fs_ctx *fs, struct fs_retry *r, int rc, void (*resume)(void *arg, int ok), void *arg) {
+int fs_park_once(struct fs_ctx *fs, struct fs_retry *r, int rc, void (*resume)(void *arg, int ok),
+                 void *arg) {
   if (!fs_conn_error(rc)) return 0;
   reconnect_kick(fs);
   if (r->again || !r->conn) return 0;
@@ -162,8 +167,10 @@ int conn_expire(struct fs_ctx *fs, double t, double *next) {
 void conn_outage(struct fs_ctx *fs, int lost) {
   struct conn *r = fs->conn;
   pthread_mutex_lock(&r->lock);
-  if (!lost) r->lost_at = 0;
-  else if (!r->lost_at) r->lost_at = fs_now(); /* (or fs_park set it: an operation saw it first) */
+  if (!lost)
+    r->lost_at = 0;
+  else if (!r->lost_at)
+    r->lost_at = fs_now(); /* (or fs_park set it: an operation saw it first) */
   pthread_mutex_unlock(&r->lock);
 }
 
@@ -175,7 +182,9 @@ int conn_stopping(struct fs_ctx *fs) {
   return stop;
 }
 
-void conn_publish(struct fs_ctx *fs, smb3_client *nc) { __atomic_store_n(&fs->c, nc, __ATOMIC_RELEASE); }
+void conn_publish(struct fs_ctx *fs, smb3_client *nc) {
+  __atomic_store_n(&fs->c, nc, __ATOMIC_RELEASE);
+}
 
 void conn_resume_parked(struct fs_ctx *fs) {
   struct conn *r = fs->conn;

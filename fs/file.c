@@ -8,9 +8,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 
-#include "file.h"
 #include "cache.h"
 #include "conn.h"
+#include "file.h"
 
 struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_file *f, int flags) {
   struct fs_file *fh = calloc(1, sizeof *fh);
@@ -41,8 +41,10 @@ void file_put(struct fs_file *fh) {
   pthread_mutex_unlock(&in->lock);
   if (left) return;
   pthread_mutex_lock(&fs->files_lock);
-  if (fh->file_prev) fh->file_prev->file_next = fh->file_next;
-  else fs->files = fh->file_next;
+  if (fh->file_prev)
+    fh->file_prev->file_next = fh->file_next;
+  else
+    fs->files = fh->file_next;
   if (fh->file_next) fh->file_next->file_prev = fh->file_prev;
   pthread_mutex_unlock(&fs->files_lock);
   pthread_mutex_lock(&in->lock);
@@ -51,15 +53,19 @@ void file_put(struct fs_file *fh) {
   if (last) in->lease = 0; /* the server drops the lease with the last open of its key */
   int gone = last && in->unlinked;
   pthread_mutex_unlock(&in->lock);
-  if (gone) inode_detach(fh->fs, in); /* the server deleted it at this close */
+  if (gone) inode_detach(fh->fs, in);  /* the server deleted it at this close */
   pthread_mutex_destroy(&fh->ra.lock); /* (ra_init made it, right after file_new) */
   inode_put(fh->fs, in);
   free(fh);
 }
 
-void fh_unref(struct fs_file *fh) { file_put(fh); }
+void fh_unref(struct fs_file *fh) {
+  file_put(fh);
+}
 
-static void quiet_done(int rc, void *arg) { (void)rc, (void)arg; }
+static void quiet_done(int rc, void *arg) {
+  (void)rc, (void)arg;
+}
 void file_close_quietly(smb3_file *f) {
   if (f) smb3_close_async(f, quiet_done, NULL); /* frees f even when it cannot be sent */
 }
@@ -71,7 +77,8 @@ smb3_file *file_closing(struct fs_file *fh) {
   int nstale = fh->nstale;
   fh->nstale = 0;
   pthread_mutex_unlock(&fh->in->lock);
-  for (int i = 0; i < nstale; i++) file_close_quietly(fh->stale[i]); /* lost connections: just freed */
+  for (int i = 0; i < nstale; i++)
+    file_close_quietly(fh->stale[i]); /* lost connections: just freed */
   return f;
 }
 
@@ -88,7 +95,9 @@ struct fh_waiter {
   void *arg;
 };
 
-static int fh_current(struct fs_file *fh) { return smb3_file_client(fh_handle(fh)) == fs_conn(fh->fs); }
+static int fh_current(struct fs_file *fh) {
+  return smb3_file_client(fh_handle(fh)) == fs_conn(fh->fs);
+}
 
 void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg) {
   struct fh_waiter *w = malloc(sizeof *w);
@@ -167,7 +176,8 @@ struct reopen_list {
 struct reopen_list *files_reopen_prepare(struct fs_ctx *fs) {
   pthread_mutex_lock(&fs->files_lock);
   size_t n = 0;
-  for (struct fs_file *fh = fs->files; fh; fh = fh->file_next) n++;
+  for (struct fs_file *fh = fs->files; fh; fh = fh->file_next)
+    n++;
   struct reopen_list *l = calloc(1, sizeof *l + (n ? n : 1) * sizeof l->fh[0]);
   for (struct fs_file *fh = fs->files; l && fh; fh = fh->file_next) {
     pthread_mutex_lock(&fh->in->lock);

@@ -11,12 +11,12 @@ struct ra_buf;
 struct ra_wait;
 struct ra_state {
   pthread_mutex_t lock;
-  uint64_t next_off;     /* where a sequential reader reads next */
-  int started;           /* a stream was started on this file */
-  unsigned window;       /* buffers to keep ahead (grows while sequential) */
-  struct ra_buf *bufs;   /* contiguous, ascending */
-  uint64_t gen;          /* inode data_gen the buffers were read at */
-  int inflight;          /* wire READs of this file not yet completed */
+  uint64_t next_off;   /* where a sequential reader reads next */
+  int started;         /* a stream was started on this file */
+  unsigned window;     /* buffers to keep ahead (grows while sequential) */
+  struct ra_buf *bufs; /* contiguous, ascending */
+  uint64_t gen;        /* inode data_gen the buffers were read at */
+  int inflight;        /* wire READs of this file not yet completed */
   struct ra_wait *waiters;
   void (*drained)(struct fs_file *); /* set by release: run when inflight drops to 0 */
 };
@@ -34,17 +34,19 @@ struct fs_file {
   fuse_req_t release_req;
   double close_asked; /* cache=loose: when the closing CLOSE (with attributes) was sent */
   /* guarded by in->lock */
-  int refs;            /* the open + a reopen in flight */
-  int released;        /* release began: a reopen that completes now closes what it got */
+  int refs;                       /* the open + a reopen in flight */
+  int released;                   /* release began: a reopen that completes now closes what it got */
   smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
   int nstale;
-  int reopening;       /* reopens in flight (two losses close together: two) */
+  int reopening;                    /* reopens in flight (two losses close together: two) */
   struct fh_waiter *reopen_waiters; /* fh_when_current() callers waiting for it */
   /* guarded by fs->files_lock */
   struct fs_file *file_next, *file_prev;
 };
 /* The file's current server handle (may belong to a lost connection until reopened). */
-static inline smb3_file *fh_handle(struct fs_file *fh) { return __atomic_load_n(&fh->f, __ATOMIC_ACQUIRE); }
+static inline smb3_file *fh_handle(struct fs_file *fh) {
+  return __atomic_load_n(&fh->f, __ATOMIC_ACQUIRE);
+}
 /* After a reconnect (reconnect thread): every open file is marked as being reopened (before the
  * new connection is published, so that nothing sees a file between the two), then opened again
  * on the new connection. */

@@ -37,7 +37,8 @@ static unsigned hash64(uint64_t v) {
 
 static unsigned hash_name(const struct fs_inode *parent, const char *name) {
   uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)parent;
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
   return hash64(h);
 }
 
@@ -215,8 +216,8 @@ uint64_t itab_new_gen(struct fs_ctx *fs) {
   return g;
 }
 
-struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st,
-                            double asked) {
+struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                            const struct smb3_stat *st, double asked) {
   return inode_link_gen(fs, parent, name, st, 0, asked);
 }
 
@@ -232,9 +233,8 @@ struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const ch
  * everywhere); returns 1 when in must be replaced. */
 static int kernel_view_stale(struct fs_inode *in, const struct smb3_stat *st, double asked) {
   pthread_mutex_lock(&in->lock);
-  int stale = in->kern_valid && asked >= in->kern_at && !in->local_mod && !in->nopen && !in->opening && !in->unlinked &&
-              !wb_dirty(in) &&
-              !fs_same_version(in->kern_size, in->kern_mtime, st);
+  int stale = in->kern_valid && asked >= in->kern_at && !in->local_mod && !in->nopen && !in->opening &&
+              !in->unlinked && !wb_dirty(in) && !fs_same_version(in->kern_size, in->kern_mtime, st);
   pthread_mutex_unlock(&in->lock);
   return stale;
 }
@@ -250,7 +250,8 @@ void inode_kernel_view_set(struct fs_inode *in, const struct smb3_stat *st, doub
  * fresh_kernel_inode): what the kernel's inode now holds, as far as cache=loose is concerned.
  * An open file keeps its old reference, so a change made meanwhile by others is still noticed
  * after the last close. */
-static void kernel_view_update(struct fs_inode *in, const struct smb3_stat *st, int fresh_kernel_inode, double asked) {
+static void kernel_view_update(struct fs_inode *in, const struct smb3_stat *st, int fresh_kernel_inode,
+                               double asked) {
   pthread_mutex_lock(&in->lock);
   if (fresh_kernel_inode || (!in->nopen && !wb_dirty(in) && asked >= in->kern_at)) {
     inode_kernel_view_set(in, st, asked);
@@ -431,7 +432,8 @@ struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]) {
   struct inode_table *t = fs->it;
   pthread_mutex_lock(&t->lock);
   struct fs_inode *in = t->by_gen[hash64(gen)];
-  while (in && in->generation != gen) in = in->node_next;
+  while (in && in->generation != gen)
+    in = in->node_next;
   if (in) in->refs++;
   pthread_mutex_unlock(&t->lock);
   return in;

@@ -26,26 +26,26 @@ struct wb_state {
 /* ---- inodes (inode.c) ---- */
 struct fs_inode {
   /* guarded by the table lock */
-  uint64_t nodeid;          /* what the kernel knows it by (FUSE_ROOT_ID for the root) */
+  uint64_t nodeid; /* what the kernel knows it by (FUSE_ROOT_ID for the root) */
   uint64_t generation;
-  uint64_t srv_id;          /* the server's file id (IndexNumber): st_ino */
-  struct fs_inode *parent;  /* holds a reference; NULL for the root and when detached */
-  char *name;               /* NULL when detached (unlinked or replaced) */
-  uint64_t nlookup;         /* kernel lookup count */
-  uint32_t refs;            /* internal references: children, open files, operations */
-  int hashed_id;            /* in the srv_id hash */
+  uint64_t srv_id;         /* the server's file id (IndexNumber): st_ino */
+  struct fs_inode *parent; /* holds a reference; NULL for the root and when detached */
+  char *name;              /* NULL when detached (unlinked or replaced) */
+  uint64_t nlookup;        /* kernel lookup count */
+  uint32_t refs;           /* internal references: children, open files, operations */
+  int hashed_id;           /* in the srv_id hash */
   struct fs_inode *id_next, *name_next, *node_next;
   /* guarded by lock */
   pthread_mutex_t lock;
   struct smb3_stat st;
-  double attr_expiry;       /* monotonic seconds; 0 = invalid */
-  double attr_lookup;       /* when a LOOKUP reply carried them (one GETATTR may use them); 0 = no */
-  int nopen;                /* open files */
-  int opening;              /* opens of this inode in flight (ops_file.c) */
-  int unlinked;             /* renamed to a hidden name and delete-pending (ops_ns.c) */
-  uint32_t lease;           /* SMB3_LEASE_* currently held by the key */
-  uint8_t key[16];          /* lease key, shared by every open of this inode */
-  uint64_t data_gen;        /* bumped by every local change of the data (read-ahead coherence) */
+  double attr_expiry;                /* monotonic seconds; 0 = invalid */
+  double attr_lookup;                /* when a LOOKUP reply carried them (one GETATTR may use them); 0 = no */
+  int nopen;                         /* open files */
+  int opening;                       /* opens of this inode in flight (ops_file.c) */
+  int unlinked;                      /* renamed to a hidden name and delete-pending (ops_ns.c) */
+  uint32_t lease;                    /* SMB3_LEASE_* currently held by the key */
+  uint8_t key[16];                   /* lease key, shared by every open of this inode */
+  uint64_t data_gen;                 /* bumped by every local change of the data (read-ahead coherence) */
   struct timespec_smb3 cached_mtime; /* version of the data in the kernel page cache */
   uint64_t cached_size;
   int cached_valid;
@@ -63,18 +63,22 @@ struct fs_inode {
   uint64_t kern_size;
   struct timespec_smb3 kern_mtime;
   int kern_valid;
-  double kern_at;           /* when the server was asked for that view (fs_now()) */
+  double kern_at; /* when the server was asked for that view (fs_now()) */
   int local_mod;
   struct wb_state wb;
-  struct fs_lock *locks; /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
+  struct fs_lock *locks;   /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
   struct piece *srv_locks; /* ... and what the server holds for them (locks.c) */
-  int lock_changing;     /* a change (locks.c apply) has some of them out of the list */
+  int lock_changing;       /* a change (locks.c apply) has some of them out of the list */
 };
 
 /* Write-back accessors (in->lock held): data not yet confirmed by the server, and its end. */
-static inline int wb_dirty(struct fs_inode *in) { return in->wb.open.head || in->wb.inflight; } /* in->lock held */
+static inline int wb_dirty(struct fs_inode *in) {
+  return in->wb.open.head || in->wb.inflight;
+} /* in->lock held */
 /* Pending size including data not yet on the server (in->lock held). */
-static inline uint64_t wb_end(struct fs_inode *in) { return wb_dirty(in) ? in->wb.dirty_end : 0; }
+static inline uint64_t wb_end(struct fs_inode *in) {
+  return wb_dirty(in) ? in->wb.dirty_end : 0;
+}
 
 /* drop(in): called for each inode freed, for what upper floors keep in it (locks.c: locks_free). */
 struct inode_table *itab_new(void (*drop)(struct fs_inode *));
@@ -89,8 +93,8 @@ void inode_put(struct fs_ctx *fs, struct fs_inode *in);
  * server id (moving it to parent/name if it was elsewhere) or creates it; counts one kernel lookup
  * and stores st. Returns a referenced inode or NULL (ENOMEM). asked: when the server was asked
  * (fs_now()), to tell an older answer from a newer one under cache=loose. */
-struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name, const struct smb3_stat *st,
-                            double asked);
+struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                            const struct smb3_stat *st, double asked);
 /* The same, giving a newly created inode the generation gen (from itab_new_gen(), so that its
  * lease key was known before the file existed). */
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,

@@ -27,12 +27,12 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "locks.h"
-#include "lockrange.h"
-#include "notifier.h"
-#include "writeback.h"
 #include "cache.h"
 #include "conn.h"
+#include "lockrange.h"
+#include "locks.h"
+#include "notifier.h"
+#include "writeback.h"
 
 /* ---- waiting for the current connection and the data: both without locks held ---- */
 struct waiter {
@@ -44,7 +44,9 @@ static void woken(void *arg, int ok) {
   w->ok = ok;
   sem_post(&w->s);
 }
-static void flushed(int err, void *arg) { woken(arg, err == 0); }
+static void flushed(int err, void *arg) {
+  woken(arg, err == 0);
+}
 
 static void wait_sem(sem_t *s) {
   while (sem_wait(s) && errno == EINTR) {
@@ -125,8 +127,10 @@ static int reconcile(struct fs_inode *in, struct fs_file *dying) {
   if (rc) return SMB3_ENOMEM;
   for (size_t i = 0; i < plan.n; i++) { /* after a refusal no more locks, but the drops still */
     const struct lock_step *st = &plan.steps[i];
-    if (!st->lock) piece_drop(in, st->piece, st->unlock);
-    else if (!rc) rc = piece_lock(in, st->start, st->end, st->wr, st->fh);
+    if (!st->lock)
+      piece_drop(in, st->piece, st->unlock);
+    else if (!rc)
+      rc = piece_lock(in, st->start, st->end, st->wr, st->fh);
   }
   lockrange_plan_free(&plan);
   return rc;
@@ -149,7 +153,8 @@ static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct lock_chang
     pthread_mutex_unlock(&in->lock);
     int r2 = reconcile(in, NULL);
     if (r2)
-      syslog(LOG_WARNING, "smb3fs: a byte-range lock was lost while a refused change was undone: %s", smb3_strerror(r2));
+      syslog(LOG_WARNING, "smb3fs: a byte-range lock was lost while a refused change was undone: %s",
+             smb3_strerror(r2));
   }
   lockrange_commit(&undo);
   pthread_mutex_lock(&in->lock);
@@ -173,7 +178,9 @@ static int lock_errno(int rc) {
  * thread, which then replies (an invalidation can wait for reads of the file, which need FUSE
  * workers, so neither this worker nor the waiter thread waits for it). With a write lease no
  * other client can have written. While the lock is held nobody else writes the locked range. */
-static void reply_ok(void *req) { fuse_reply_err(req, 0); }
+static void reply_ok(void *req) {
+  fuse_reply_err(req, 0);
+}
 
 static void reply_granted(struct fs_ctx *fs, struct fs_inode *in, fuse_req_t req, int taken) {
   int stale = 0;
@@ -183,8 +190,10 @@ static void reply_granted(struct fs_ctx *fs, struct fs_inode *in, fuse_req_t req
     if (stale) cache_forget(in);
     pthread_mutex_unlock(&in->lock);
   }
-  if (stale) cache_invalidate_then(fs, in->nodeid, reply_ok, req);
-  else fuse_reply_err(req, 0);
+  if (stale)
+    cache_invalidate_then(fs, in->nodeid, reply_ok, req);
+  else
+    fuse_reply_err(req, 0);
 }
 
 /* ---- waiting locks: F_SETLKW, flock without LOCK_NB ----
@@ -255,8 +264,10 @@ static void *waiter_main(void *arg) {
       continue;
     }
     pthread_mutex_unlock(&lw->m);
-    if (err) fuse_reply_err(w->req, err);
-    else reply_granted(fs, w->in, w->req, rc > 0);
+    if (err)
+      fuse_reply_err(w->req, err);
+    else
+      reply_granted(fs, w->in, w->req, rc > 0);
     free(w);
     pthread_mutex_lock(&lw->m);
   }
@@ -304,8 +315,10 @@ static void change_locks(fuse_req_t req, struct fs_ctx *fs, struct fs_inode *in,
   pthread_mutex_unlock(&fs->locks_mu);
   int err = rc < 0 ? lock_errno(rc) : 0;
   if (err == EAGAIN && wait && wait_later(req, fs, in, ch) == 0) return;
-  if (err) fuse_reply_err(req, err);
-  else reply_granted(fs, in, req, rc > 0);
+  if (err)
+    fuse_reply_err(req, err);
+  else
+    reply_granted(fs, in, req, rc > 0);
 }
 
 int locks_start(struct fs_ctx *fs) {
@@ -348,9 +361,13 @@ static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
   struct lock_change ch = {fi->lock_owner, fh, 0, 0, fl->l_type, 0, fl->l_pid};
-  int err = fl->l_type != F_RDLCK && fl->l_type != F_WRLCK && fl->l_type != F_UNLCK ? EINVAL : posix_range(fl, &ch.start, &ch.end);
-  if (err) fuse_reply_err(req, err);
-  else change_locks(req, fh->fs, fh->in, &ch, sleep);
+  int err = fl->l_type != F_RDLCK && fl->l_type != F_WRLCK && fl->l_type != F_UNLCK
+                ? EINVAL
+                : posix_range(fl, &ch.start, &ch.end);
+  if (err)
+    fuse_reply_err(req, err);
+  else
+    change_locks(req, fh->fs, fh->in, &ch, sleep);
 }
 
 /* Reply: this worker (synchronous requests); the lock waiter thread for a blocking flock that waits. */
@@ -360,8 +377,10 @@ static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
   int how = op & (LOCK_SH | LOCK_EX | LOCK_UN);
   struct lock_change ch = {
       fi->lock_owner, fh, 0, LOCK_EOF, how == LOCK_SH ? F_RDLCK : how == LOCK_EX ? F_WRLCK : F_UNLCK, 1, 0};
-  if (how != LOCK_SH && how != LOCK_EX && how != LOCK_UN) fuse_reply_err(req, EINVAL);
-  else change_locks(req, fh->fs, fh->in, &ch, !(op & LOCK_NB)); /* EAGAIN is EWOULDBLOCK */
+  if (how != LOCK_SH && how != LOCK_EX && how != LOCK_UN)
+    fuse_reply_err(req, EINVAL);
+  else
+    change_locks(req, fh->fs, fh->in, &ch, !(op & LOCK_NB)); /* EAGAIN is EWOULDBLOCK */
 }
 
 /* F_GETLK: a conflicting lock of another owner here, else a probe at the server (a lock of the
@@ -458,14 +477,16 @@ static void relocked(int rc, void *arg) {
     return;
   }
   atomic_fetch_add(&fs->ctr.relocks_lost, 1);
-  syslog(LOG_WARNING, "smb3fs: a byte-range lock could not be taken again after reconnecting: %s", smb3_strerror(rc));
+  syslog(LOG_WARNING, "smb3fs: a byte-range lock could not be taken again after reconnecting: %s",
+         smb3_strerror(rc));
 }
 
 void locks_reacquire(struct fs_file *fh) {
   struct fs_inode *in = fh->in;
   pthread_mutex_lock(&in->lock);
   size_t n = 0;
-  for (struct piece *p = in->srv_locks; p; p = p->next) n += p->holder == fh;
+  for (struct piece *p = in->srv_locks; p; p = p->next)
+    n += p->holder == fh;
   struct piece *copy = n ? calloc(n, sizeof *copy) : NULL;
   size_t k = 0;
   for (struct piece *p = in->srv_locks; copy && p; p = p->next)
@@ -484,7 +505,8 @@ void locks_reacquire(struct fs_file *fh) {
 void locks_free(struct fs_inode *in) {
   lockrange_free(in->locks);
   in->locks = NULL;
-  for (struct piece *p = in->srv_locks, *next; p; p = next) next = p->next, free(p);
+  for (struct piece *p = in->srv_locks, *next; p; p = next)
+    next = p->next, free(p);
   in->srv_locks = NULL;
 }
 

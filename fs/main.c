@@ -13,17 +13,17 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "ops.h"
-#include "xattr.h"
-#include "locks.h"
-#include "reconnect.h"
-#include "notifier.h"
-#include "opts.h"
 #include "inode.h"
+#include "locks.h"
+#include "notifier.h"
+#include "ops.h"
+#include "opts.h"
+#include "reconnect.h"
+#include "xattr.h"
 
 /* FUSE workers: a few. Handlers only submit and return (replies come from libsmb3's I/O thread),
  * so these are for the kernel's requests that arrive together, not for waiting. */
@@ -34,12 +34,16 @@
 /* Reply (none: libfuse answers INIT with conn, on the worker that received it, before any other request). */
 static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   struct fs_ctx *fs = userdata;
-  unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS | FUSE_CAP_PARALLEL_DIROPS |
+  unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS |
+                  FUSE_CAP_PARALLEL_DIROPS |
                   FUSE_CAP_IOCTL_DIR; /* the stats ioctl is on the root directory */
   if (fs->cache != SMB3_CACHE_NONE) want |= FUSE_CAP_AUTO_INVAL_DATA;
-  /* fcntl and flock locks come to us (locks.c), which takes them at the server; nobrl: the kernel keeps them */
-  if (fs->nobrl) conn->want &= ~(unsigned)(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
-  else want |= FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS;
+  /* fcntl and flock locks come to us (locks.c), which takes them at the server; nobrl: the kernel keeps them
+   */
+  if (fs->nobrl)
+    conn->want &= ~(unsigned)(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+  else
+    want |= FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS;
   conn->want |= want & conn->capable;
   /* Always readdirplus: attributes come with the listing, no per-entry stat. */
   conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
@@ -92,7 +96,8 @@ static void settings_init(struct fs_ctx *fs) {
 static int wait_for_child(int rfd, pid_t pid) {
   unsigned char status = 1;
   ssize_t n;
-  do n = read(rfd, &status, 1);
+  do
+    n = read(rfd, &status, 1);
   while (n < 0 && errno == EINTR);
   if (n != 1 || status != 0) /* a failed mount: return only once the child is gone too */
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
@@ -130,13 +135,14 @@ static int connect_share(struct fs_ctx *fs, const char *source) {
   rc = smb3_stat(fs->c, fs->o.path ? fs->o.path : "", &st);
   if (!rc && !st.is_dir) rc = SMB3_ENOTDIR;
   if (rc) {
-    fprintf(stderr, "smb3fs: cannot mount %s: %s\n", source, smb3_last_error(fs->c)[0] ? smb3_last_error(fs->c) : smb3_strerror(rc));
+    fprintf(stderr, "smb3fs: cannot mount %s: %s\n", source,
+            smb3_last_error(fs->c)[0] ? smb3_last_error(fs->c) : smb3_strerror(rc));
     return -1;
   }
   fs->rsize = smb3_rsize(fs->c);
   fs->wsize = smb3_wsize(fs->c);
   fs->leases = fs->cache != SMB3_CACHE_NONE; /* leases on 2.1+, oplocks on 2.0.2 (the library picks) */
-  fs->it = itab_new(locks_free); /* the byte-range lock records go with an inode */
+  fs->it = itab_new(locks_free);             /* the byte-range lock records go with an inode */
   if (!fs->it || itab_set_root(fs, &st)) {
     fprintf(stderr, "smb3fs: out of memory\n");
     return -1;

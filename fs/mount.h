@@ -16,27 +16,27 @@
 #ifndef SMB3FS_MOUNT_H
 #define SMB3FS_MOUNT_H
 
+#include "util.h"
 #include <stdatomic.h>
 #include <sys/stat.h>
-#include "util.h"
 
 /* ---- per-mount counters (stats.c) ---- */
 struct fs_counters {
-  atomic_uint_fast64_t ra_hits;       /* FUSE reads served from read-ahead buffers */
-  atomic_uint_fast64_t ra_misses;     /* FUSE reads that had to wait for / bypass read-ahead */
-  atomic_uint_fast64_t ra_wire_reads; /* wire READs issued by read-ahead */
-  atomic_uint_fast64_t direct_reads;  /* wire READs issued for random reads */
-  atomic_uint_fast64_t wb_writes;     /* FUSE writes absorbed by write-back */
-  atomic_uint_fast64_t wb_wire_writes;/* wire WRITEs issued by write-back */
-  atomic_uint_fast64_t wb_throttled;  /* FUSE writes whose reply waited for the dirty bound */
-  atomic_uint_fast64_t wb_errors;     /* failed wire WRITEs */
+  atomic_uint_fast64_t ra_hits;         /* FUSE reads served from read-ahead buffers */
+  atomic_uint_fast64_t ra_misses;       /* FUSE reads that had to wait for / bypass read-ahead */
+  atomic_uint_fast64_t ra_wire_reads;   /* wire READs issued by read-ahead */
+  atomic_uint_fast64_t direct_reads;    /* wire READs issued for random reads */
+  atomic_uint_fast64_t wb_writes;       /* FUSE writes absorbed by write-back */
+  atomic_uint_fast64_t wb_wire_writes;  /* wire WRITEs issued by write-back */
+  atomic_uint_fast64_t wb_throttled;    /* FUSE writes whose reply waited for the dirty bound */
+  atomic_uint_fast64_t wb_errors;       /* failed wire WRITEs */
   atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
-  atomic_uint_fast64_t lease_breaks;  /* lease breaks handled */
-  atomic_uint_fast64_t invalidations; /* kernel page-cache invalidations sent */
-  atomic_uint_fast64_t reconnects;    /* new connections after a lost one (reconnect.c) */
-  atomic_uint_fast64_t reopens;       /* open files reopened on a new connection */
-  atomic_uint_fast64_t relocks;       /* byte-range locks taken again on a new connection (locks.c) */
-  atomic_uint_fast64_t relocks_lost;  /* ... and refused: another client took the range meanwhile */
+  atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */
+  atomic_uint_fast64_t invalidations;   /* kernel page-cache invalidations sent */
+  atomic_uint_fast64_t reconnects;      /* new connections after a lost one (reconnect.c) */
+  atomic_uint_fast64_t reopens;         /* open files reopened on a new connection */
+  atomic_uint_fast64_t relocks;         /* byte-range locks taken again on a new connection (locks.c) */
+  atomic_uint_fast64_t relocks_lost;    /* ... and refused: another client took the range meanwhile */
 };
 
 struct fs_inode;
@@ -53,7 +53,7 @@ struct conn;
 struct fs_ctx {
   smb3_client *c; /* the current connection: read it with fs_conn() (conn.c; reconnect.c replaces it) */
   const char *mountpoint;
-  int ra_tuned;             /* the kernel's read-ahead was raised (ll_open; atomic) */
+  int ra_tuned; /* the kernel's read-ahead was raised (ll_open; atomic) */
   struct smb3_options o;
   struct fuse_session *se;
   uint32_t rsize, wsize;
@@ -65,7 +65,7 @@ struct fs_ctx {
   int ro;
   int mfsymlinks; /* symlinks as Minshall+French symlink files (symlink.c) */
   int debug;
-  int leases; /* cache != none: opens ask for a lease (2.1+) or an oplock (2.0.2) */
+  int leases;   /* cache != none: opens ask for a lease (2.1+) or an oplock (2.0.2) */
   int wb_cache; /* cache=loose: the kernel's write-back cache is on (set at FUSE init) */
   uint8_t lease_salt[8];
   struct inode_table *it;
@@ -73,10 +73,10 @@ struct fs_ctx {
   struct conn *conn; /* connection state shared with the reconnect thread (conn.c) */
   struct reconn *rc; /* the reconnect thread (reconnect.c) */
   pthread_mutex_t files_lock;
-  pthread_mutex_t locks_mu; /* one byte-range lock change at a time (locks.c) */
-  int nobrl;                /* locks stay in the kernel, on this machine only */
+  pthread_mutex_t locks_mu;      /* one byte-range lock change at a time (locks.c) */
+  int nobrl;                     /* locks stay in the kernel, on this machine only */
   struct lock_waits *lock_waits; /* F_SETLKW / flock waits (locks.c) */
-  struct fs_file *files; /* every open file (reconnect.c reopens them) */
+  struct fs_file *files;         /* every open file (reconnect.c reopens them) */
   struct fs_counters ctr;
 };
 

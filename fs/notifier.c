@@ -10,11 +10,11 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "notifier.h"
-#include "writeback.h"
 #include "cache.h"
 #include "conn.h"
 #include "inode.h"
+#include "notifier.h"
+#include "writeback.h"
 
 struct brk {
   struct brk *next;
@@ -59,7 +59,8 @@ static void flush_and_wait(struct fs_ctx *fs, struct fs_inode *in) {
   pthread_cond_init(&w.cv, NULL);
   wb_flush(fs, in, 0, flushed, &w);
   pthread_mutex_lock(&w.lock);
-  while (!w.done) pthread_cond_wait(&w.cv, &w.lock);
+  while (!w.done)
+    pthread_cond_wait(&w.cv, &w.lock);
   pthread_mutex_unlock(&w.lock);
   pthread_mutex_destroy(&w.lock);
   pthread_cond_destroy(&w.cv);
@@ -102,7 +103,8 @@ static void *notifier_main(void *arg) {
   struct notifier *n = arg;
   pthread_mutex_lock(&n->lock);
   for (;;) {
-    while (!n->head && !n->stop) pthread_cond_wait(&n->cv, &n->lock);
+    while (!n->head && !n->stop)
+      pthread_cond_wait(&n->cv, &n->lock);
     if (!n->head) break;
     struct brk *b = n->head;
     n->head = b->next;
@@ -143,7 +145,9 @@ void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required,
   enqueue(n, b);
 }
 
-void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid) { cache_invalidate_then(fs, nodeid, NULL, NULL); }
+void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid) {
+  cache_invalidate_then(fs, nodeid, NULL, NULL);
+}
 
 void cache_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg) {
   struct notifier *n = fs->nt;

@@ -3,8 +3,8 @@
  * after the one it was sent on is lost (fs_park). */
 #include <stdlib.h>
 
-#include "nsop.h"
 #include "conn.h"
+#include "nsop.h"
 
 struct nsop *nsop_new(fuse_req_t req) {
   struct nsop *o = calloc(1, sizeof *o);
@@ -36,12 +36,16 @@ void nsop_finish_err(struct nsop *o, int err) { /* err: positive errno or 0 */
   nsop_free(o);
 }
 
-void nsop_finish_rc(struct nsop *o, int rc) { nsop_finish_err(o, fs_errno(rc)); }
+void nsop_finish_rc(struct nsop *o, int rc) {
+  nsop_finish_err(o, fs_errno(rc));
+}
 
 static void resume(void *arg, int ok) {
   struct nsop *o = arg;
-  if (ok) o->start(o);
-  else nsop_finish_rc(o, o->retry.rc);
+  if (ok)
+    o->start(o);
+  else
+    nsop_finish_rc(o, o->retry.rc);
 }
 
 /* A lost connection: wait for the next one and ask again, once, if the operation has a start()

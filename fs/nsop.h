@@ -18,7 +18,7 @@ struct nsop {
   int step;
   int replace;
   int silly;
-  int rmdir; /* unlink or rmdir (remove_start) */
+  int rmdir;    /* unlink or rmdir (remove_start) */
   double asked; /* entry operations: when the server was asked (inode_link) */
   /* Asked again on a new connection if the one it was sent on is lost (see fs_park): */
   void (*start)(struct nsop *); /* (re)sends it; NULL: never asked again */

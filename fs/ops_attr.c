@@ -7,16 +7,16 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#include "ops.h"
+#include "conn.h"
+#include "file.h"
+#include "inode.h"
 #include "nsop.h"
+#include "ops.h"
 #include "reply.h"
+#include "smb3fs_ioctl.h"
 #include "stats.h"
 #include "symlink.h"
 #include "writeback.h"
-#include "file.h"
-#include "conn.h"
-#include "inode.h"
-#include "smb3fs_ioctl.h"
 
 /* MS-FSCC 2.6 */
 #define ATTR_READONLY 0x1u
@@ -128,7 +128,9 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 /* ---- setattr: flush, truncate, times/attributes, then fresh attributes ---- */
 static void setattr_next(struct nsop *o, int rc);
-static void setattr_done_cb(int rc, void *arg) { setattr_next(arg, rc); }
+static void setattr_done_cb(int rc, void *arg) {
+  setattr_next(arg, rc);
+}
 static void setattr_flushed(int err, void *arg) {
   (void)err;
   setattr_next(arg, 0);
@@ -177,8 +179,10 @@ static int setattr_times(struct nsop *o, uint32_t attrs) {
   int nameless = !o->path || o->in->unlinked;
   pthread_mutex_unlock(&o->in->lock);
   if (nameless && o->fh)
-    return smb3_fsetattr_async(fh_handle(o->fh), has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
-  return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+    return smb3_fsetattr_async(fh_handle(o->fh), has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
+                               setattr_done_cb, o);
+  return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
+                            setattr_done_cb, o);
 }
 
 static void setattr_next(struct nsop *o, int rc) {
@@ -212,7 +216,8 @@ static void setattr_next(struct nsop *o, int rc) {
 }
 
 /* Reply: I/O thread (the stat after the last change); this worker for a deleted file under cache=loose. */
-static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi) {
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
   /* Ownership is the mount's (uid=/gid=): only a no-op chown succeeds. */
   if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs->uid) ||
@@ -278,7 +283,8 @@ static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
                      unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
   (void)arg, (void)fi, (void)in_buf, (void)in_bufsz;
   struct fs_ctx *fs = fuse_req_userdata(req);
-  if (cmd != SMB3FS_IOC_STATS || ino != FUSE_ROOT_ID || (flags & FUSE_IOCTL_COMPAT) || out_bufsz < SMB3FS_STATS_MAX) {
+  if (cmd != SMB3FS_IOC_STATS || ino != FUSE_ROOT_ID || (flags & FUSE_IOCTL_COMPAT) ||
+      out_bufsz < SMB3FS_STATS_MAX) {
     fuse_reply_err(req, ENOTTY);
     return;
   }

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
+#include "inode.h"
 #include "ops.h"
 #include "reply.h"
 #include "symlink.h"
-#include "conn.h"
-#include "inode.h"
 
 struct dent {
   char *name;
@@ -44,12 +44,13 @@ struct dirh {
   struct dent *v;
   size_t n;
   struct dir_wait *waiters;
-  double asked; /* when the listing was asked for (inode_link) */
+  double asked;          /* when the listing was asked for (inode_link) */
   struct fs_retry retry; /* listed once more after a lost connection (one listing at a time) */
 };
 
 static void clear_entries(struct dirh *dh) {
-  for (size_t i = 0; i < dh->n; i++) free(dh->v[i].name);
+  for (size_t i = 0; i < dh->n; i++)
+    free(dh->v[i].name);
   free(dh->v);
   dh->v = NULL;
   dh->n = 0;
@@ -165,8 +166,10 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
 
 static void list_resume(void *arg, int ok) {
   struct dirh *dh = arg;
-  if (ok) list_start(dh);
-  else listed(dh->retry.rc, NULL, 0, dh);
+  if (ok)
+    list_start(dh);
+  else
+    listed(dh->retry.rc, NULL, 0, dh);
 }
 
 static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *arg) {
@@ -203,7 +206,8 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
   if (release) dirh_free(dh);
 }
 
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi, int plus) {
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi,
+                       int plus) {
   struct dirh *dh = (struct dirh *)(uintptr_t)fi->fh;
   pthread_mutex_lock(&dh->lock);
   /* rewinddir() after a complete listing: list again (what ls -R, find and friends expect) */
@@ -244,7 +248,8 @@ static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
 }
 
 /* Reply: as readdir. */
-static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                           struct fuse_file_info *fi) {
   do_readdir(req, ino, size, off, fi, 1);
 }
 

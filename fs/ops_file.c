@@ -9,15 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ops.h"
-#include "reply.h"
-#include "locks.h"
-#include "readahead.h"
-#include "writeback.h"
-#include "file.h"
 #include "cache.h"
 #include "conn.h"
+#include "file.h"
 #include "inode.h"
+#include "locks.h"
+#include "ops.h"
+#include "readahead.h"
+#include "reply.h"
+#include "writeback.h"
 
 struct fop {
   struct fs_ctx *fs;
@@ -29,9 +29,9 @@ struct fop {
   uint64_t gen;
   uint8_t key[16];
   int flags;
-  int asked; /* the flags the application opened with (O_ACCMODE) */
-  int opening;            /* counted in in->opening */
-  struct fs_retry retry;  /* open: sent once more after a lost connection */
+  int asked;             /* the flags the application opened with (O_ACCMODE) */
+  int opening;           /* counted in in->opening */
+  struct fs_retry retry; /* open: sent once more after a lost connection */
 };
 
 /* With the kernel's write-back cache the kernel reads pages of a file opened write-only to fill
@@ -112,8 +112,10 @@ static void tune_kernel_readahead(struct fs_ctx *fs) {
   if (!fs->mountpoint || !realpath(fs->mountpoint, real)) return;
   size_t w = 0;
   for (const char *p = real; *p && w + 5 < sizeof want; p++) {
-    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\') w += (size_t)snprintf(want + w, 5, "\\%03o", (unsigned char)*p);
-    else want[w++] = *p;
+    if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\')
+      w += (size_t)snprintf(want + w, 5, "\\%03o", (unsigned char)*p);
+    else
+      want[w++] = *p;
   }
   want[w] = 0;
   FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -123,7 +125,8 @@ static void tune_kernel_readahead(struct fs_ctx *fs) {
     char mm[32];
     const char *sep = strstr(line, " - ");
     if (!sep || sscanf(line, "%*s %*s %31s %*s %8191s", mm, mp) != 2) continue;
-    if (!strcmp(mp, want) && !strncmp(sep + 3, "fuse", 4)) snprintf(dev, sizeof dev, "%s", mm); /* the last one is ours */
+    if (!strcmp(mp, want) && !strncmp(sep + 3, "fuse", 4))
+      snprintf(dev, sizeof dev, "%s", mm); /* the last one is ours */
   }
   fclose(f);
   if (!dev[0]) return;
@@ -259,7 +262,8 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
 
 /* The CREATE of ll_create, with o->flags and the inode's lease key. */
 static int create_go(struct fop *o) {
-  return smb3_open_lease_async(fs_conn(o->fs), o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags), create_opened, o);
+  return smb3_open_lease_async(fs_conn(o->fs), o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags),
+                               create_opened, o);
 }
 
 static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
@@ -282,7 +286,8 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
 }
 
 /* Reply: I/O thread (the CREATE, or the stat after it). */
-static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi) {
+static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                      struct fuse_file_info *fi) {
   (void)mode; /* file_mode decides */
   if (!fs_name_ok(name)) {
     fuse_reply_err(req, EINVAL);
@@ -316,7 +321,8 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 }
 
 /* ---- data ---- */
-/* Reply: this worker if read-ahead has the data, else I/O thread (the READ); reconnect thread if it waited. */
+/* Reply: this worker if read-ahead has the data, else I/O thread (the READ); reconnect thread if it waited.
+ */
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
   (void)ino;
   ra_read((struct fs_file *)(uintptr_t)fi->fh, req, size, (uint64_t)off);
@@ -410,8 +416,9 @@ static void release_closed_stat(int rc, const struct smb3_stat *st, void *arg) {
 static void release_drained(struct fs_file *fh) {
   smb3_file *f = file_closing(fh);
   fh->close_asked = fs_now();
-  int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY ? smb3_close_stat_async(f, release_closed_stat, fh)
-                                                                      : smb3_close_async(f, release_closed, fh);
+  int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY
+               ? smb3_close_stat_async(f, release_closed_stat, fh)
+               : smb3_close_async(f, release_closed, fh);
   if (rc) release_closed(rc, fh);
 }
 

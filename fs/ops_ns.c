@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
+#include "conn.h"
+#include "inode.h"
 #include "nsop.h"
+#include "ops.h"
 #include "reply.h"
 #include "symlink.h"
 #include "writeback.h"
-#include "conn.h"
-#include "inode.h"
 
 /* parent + name (+ its path) for an operation on a directory entry. */
 static struct nsop *entry_op(fuse_req_t req, fuse_ino_t parent, const char *name, int bad_errno) {
@@ -128,7 +128,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
 
 static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
-  o->sending = 0; /* it left: never again */
+  o->sending = 0;      /* it left: never again */
   if (rc || st->ino) { /* the CREATE's attributes, file id included: one round trip in all */
     entry_done(rc, st, o);
     return;
@@ -161,7 +161,8 @@ static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
 /* Reply (none): this worker. */
 static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
   struct fs_ctx *fs = fuse_req_userdata(req);
-  for (size_t i = 0; i < count; i++) inode_forget(fs, forgets[i].ino, forgets[i].nlookup);
+  for (size_t i = 0; i < count; i++)
+    inode_forget(fs, forgets[i].ino, forgets[i].nlookup);
   fuse_reply_none(req);
 }
 
@@ -317,7 +318,8 @@ static void remove_start(struct nsop *o) {
   if (entry_again(o)) return;
   o->retry.conn = fs_conn(o->fs);
   o->sending = 1;
-  int (*send)(smb3_client *, const char *, smb3_done_cb, void *) = o->rmdir ? smb3_rmdir_async : smb3_unlink_async;
+  int (*send)(smb3_client *, const char *, smb3_done_cb, void *) =
+      o->rmdir ? smb3_rmdir_async : smb3_unlink_async;
   nsop_submitted(o, send(o->retry.conn, o->path, unlink_done, o));
 }
 
@@ -334,10 +336,14 @@ static void entry_remove(fuse_req_t req, fuse_ino_t parent, const char *name, in
 }
 
 /* Reply: I/O thread (the delete, or an open file's hidden rename + delete); reconnect thread if it waited. */
-static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) { entry_remove(req, parent, name, 0); }
+static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  entry_remove(req, parent, name, 0);
+}
 
 /* Reply: I/O thread (the delete); reconnect thread if it waited. */
-static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) { entry_remove(req, parent, name, 1); }
+static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  entry_remove(req, parent, name, 1);
+}
 
 /* ---- rename ---- */
 static void rename_done(int rc, void *arg) {
@@ -377,8 +383,8 @@ static void rename_flushed(int err, void *arg) {
 }
 
 /* Reply: I/O thread (the rename, after the write-back flush and moving an open target away). */
-static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
-                      unsigned int flags) {
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags) {
   if (flags & ~RENAME_NOREPLACE) { /* RENAME_EXCHANGE / WHITEOUT have no SMB equivalent */
     fuse_reply_err(req, EINVAL);
     return;

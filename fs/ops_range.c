@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "ops.h"
-#include "writeback.h"
 #include "file.h"
 #include "inode.h"
+#include "ops.h"
+#include "writeback.h"
 
 /* ---- lseek(2) SEEK_DATA / SEEK_HOLE: from the server's allocated ranges ---- */
 struct seekop {
@@ -20,8 +20,10 @@ struct seekop {
 };
 
 static void seek_reply(struct seekop *o, int err, uint64_t at) { /* err: positive errno or 0 */
-  if (err) fuse_reply_err(o->req, err);
-  else fuse_reply_lseek(o->req, (off_t)at);
+  if (err)
+    fuse_reply_err(o->req, err);
+  else
+    fuse_reply_lseek(o->req, (off_t)at);
   free(o);
 }
 
@@ -62,12 +64,16 @@ static void seek_ranges(int rc, const struct smb3_range *r, size_t n, int more, 
     seek_query(o);
     return;
   }
-  if (o->whence == SEEK_DATA) seek_reply(o, ENXIO, 0);      /* only holes up to the end */
-  else seek_reply(o, 0, o->pos < o->size ? o->pos : o->size); /* the end is a hole */
+  if (o->whence == SEEK_DATA)
+    seek_reply(o, ENXIO, 0); /* only holes up to the end */
+  else
+    seek_reply(o, 0, o->pos < o->size ? o->pos : o->size); /* the end is a hole */
 }
 
 static void seek_next(struct seekop *o, int err);
-static void seek_flushed(int err, void *arg) { seek_next(arg, err); }
+static void seek_flushed(int err, void *arg) {
+  seek_next(arg, err);
+}
 static void seek_stat(int rc, const struct smb3_stat *st, void *arg) {
   struct seekop *o = arg;
   if (!rc) o->size = st->size;
@@ -89,8 +95,10 @@ static void seek_next(struct seekop *o, int err) { /* err: 0 or a negative errno
     return;
   }
   default:
-    if (o->pos >= o->size) seek_reply(o, ENXIO, 0); /* lseek(2): an offset at or past the end */
-    else seek_query(o);
+    if (o->pos >= o->size)
+      seek_reply(o, ENXIO, 0); /* lseek(2): an offset at or past the end */
+    else
+      seek_query(o);
   }
 }
 
@@ -133,8 +141,12 @@ struct fallocop {
 };
 
 static void falloc_next(struct fallocop *o, int rc);
-static void falloc_flushed(int err, void *arg) { falloc_next(arg, err); }
-static void falloc_done(int rc, void *arg) { falloc_next(arg, -fs_errno(rc)); }
+static void falloc_flushed(int err, void *arg) {
+  falloc_next(arg, err);
+}
+static void falloc_done(int rc, void *arg) {
+  falloc_next(arg, -fs_errno(rc));
+}
 static void falloc_keep_going(int rc, void *arg) { /* mode 0's reservation is a wish, not a must */
   (void)rc;
   falloc_next(arg, 0);
@@ -167,7 +179,8 @@ static void falloc_next(struct fallocop *o, int err) {
     /* fall through */
   case 3: /* zeros: within the file (a hole past its end is no change) */
     if (zero && o->off < o->size) {
-      rc = smb3_punch_hole_async(fh_handle(o->fh), o->off, (o->end < o->size ? o->end : o->size) - o->off, falloc_done, o);
+      rc = smb3_punch_hole_async(fh_handle(o->fh), o->off, (o->end < o->size ? o->end : o->size) - o->off,
+                                 falloc_done, o);
       break;
     }
     o->step++;
@@ -197,10 +210,12 @@ out:
 }
 
 /* Reply: I/O thread (the last of its requests); this worker for an unsupported mode. */
-static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len, struct fuse_file_info *fi) {
+static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+                         struct fuse_file_info *fi) {
   (void)ino;
   int punch = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
-  if (mode != 0 && mode != FALLOC_FL_KEEP_SIZE && mode != punch && (mode & ~FALLOC_FL_KEEP_SIZE) != FALLOC_FL_ZERO_RANGE) {
+  if (mode != 0 && mode != FALLOC_FL_KEEP_SIZE && mode != punch &&
+      (mode & ~FALLOC_FL_KEEP_SIZE) != FALLOC_FL_ZERO_RANGE) {
     fuse_reply_err(req, EOPNOTSUPP); /* collapse, insert, unshare: SMB has no such operation */
     return;
   }
@@ -213,7 +228,8 @@ static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
     fuse_reply_err(req, ENOMEM);
     return;
   }
-  *o = (struct fallocop){req, (struct fs_file *)(uintptr_t)fi->fh, mode, (uint64_t)off, (uint64_t)off + (uint64_t)len, 0, 0};
+  *o = (struct fallocop){
+      req, (struct fs_file *)(uintptr_t)fi->fh, mode, (uint64_t)off, (uint64_t)off + (uint64_t)len, 0, 0};
   falloc_next(o, 0);
 }
 
@@ -227,7 +243,9 @@ struct copyop {
 };
 
 static void copy_next(struct copyop *o, int err);
-static void copy_flushed(int err, void *arg) { copy_next(arg, err); }
+static void copy_flushed(int err, void *arg) {
+  copy_next(arg, err);
+}
 
 static void copy_done(int64_t r, void *arg) {
   struct copyop *o = arg;
@@ -260,7 +278,8 @@ static void copy_next(struct copyop *o, int err) {
     }
     /* fall through */
   default: {
-    int rc = smb3_copy_range_async(fh_handle(o->src), o->src_off, fh_handle(o->dst), o->dst_off, o->len, copy_done, o);
+    int rc = smb3_copy_range_async(fh_handle(o->src), o->src_off, fh_handle(o->dst), o->dst_off, o->len,
+                                   copy_done, o);
     if (rc) copy_done(rc, o);
   }
   }
@@ -280,8 +299,13 @@ static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, 
     fuse_reply_err(req, ENOMEM);
     return;
   }
-  *o = (struct copyop){req, (struct fs_file *)(uintptr_t)fi_in->fh, (struct fs_file *)(uintptr_t)fi_out->fh,
-                       (uint64_t)off_in, (uint64_t)off_out, len < FS_COPY_MAX ? len : FS_COPY_MAX, 0};
+  *o = (struct copyop){req,
+                       (struct fs_file *)(uintptr_t)fi_in->fh,
+                       (struct fs_file *)(uintptr_t)fi_out->fh,
+                       (uint64_t)off_in,
+                       (uint64_t)off_out,
+                       len < FS_COPY_MAX ? len : FS_COPY_MAX,
+                       0};
   copy_next(o, 0);
 }
 

@@ -13,15 +13,20 @@
 #include "util.h" /* fuse_pkgversion() */
 
 /* Options libfuse's mount code understands (fuse_session_new, libfuse 3.14). */
-static const char *const fuse_flags[] = {
-    "allow_other", "allow_root", "default_permissions", "auto_unmount", "nosuid", "suid", "nodev", "dev",
-    "noexec", "exec", "noatime", "atime", "relatime", "norelatime", "strictatime", "nostrictatime",
-    "nodiratime", "diratime", "sync", "async", "dirsync", "lazytime", "nolazytime", NULL};
-static const char *const fuse_keys[] = {"fsname", "subtype", "max_read", "context", "fscontext", "defcontext",
-                                        "rootcontext", NULL};
+static const char *const fuse_flags[] = {"allow_other",   "allow_root", "default_permissions",
+                                         "auto_unmount",  "nosuid",     "suid",
+                                         "nodev",         "dev",        "noexec",
+                                         "exec",          "noatime",    "atime",
+                                         "relatime",      "norelatime", "strictatime",
+                                         "nostrictatime", "nodiratime", "diratime",
+                                         "sync",          "async",      "dirsync",
+                                         "lazytime",      "nolazytime", NULL};
+static const char *const fuse_keys[] = {"fsname",    "subtype",    "max_read",    "context",
+                                        "fscontext", "defcontext", "rootcontext", NULL};
 /* mount(8)/fstab options that mean nothing to us. */
-static const char *const ignored_flags[] = {"defaults", "_netdev", "nofail", "auto", "noauto", "user", "users",
-                                            "nouser", "owner", "group", "nosharesock", "noperm", NULL};
+static const char *const ignored_flags[] = {"defaults",    "_netdev", "nofail", "auto",  "noauto",
+                                            "user",        "users",   "nouser", "owner", "group",
+                                            "nosharesock", "noperm",  NULL};
 
 static int in_list(const char *const *list, const char *s, size_t n) {
   for (; *list; list++)
@@ -97,22 +102,23 @@ static int parse_source(const char *src, struct smb3_options *o, char *err, size
   char *url = malloc(n + 5);
   if (!url) return -1;
   memcpy(url, "smb:", 4);
-  for (size_t i = 0; i <= n; i++) url[4 + i] = src[i] == '\\' ? '/' : src[i];
+  for (size_t i = 0; i <= n; i++)
+    url[4 + i] = src[i] == '\\' ? '/' : src[i];
   int rc = smb3_url_parse(o, url, err, errlen);
   free(url);
   return rc;
 }
 
 static void usage(FILE *to) {
-  fprintf(to,
-          "usage: smb3fs //HOST/SHARE[/PATH] MOUNTPOINT [-o OPTIONS] [-f] [-d]\n"
-          "       smb3fs -h | --help | -V | --version\n"
-          "  -f  stay in the foreground      -d  debug (FUSE requests on stderr; implies -f)\n"
-          "options (mount.cifs names): username=, password= (or PASSWD env), credentials=FILE, domain=,\n"
-          "  port=, vers=, rsize=, wsize=, cache=strict|none|loose, actimeo=, uid=, gid=, file_mode=,\n"
-          "  dir_mode=, sign, seal, nocompound, echo_interval=, ro, mfsymlinks, nobrl; and the FUSE mount options\n"
-          "  allow_other, default_permissions, fsname=, nosuid, nodev, noexec, noatime, ...\n"
-          "exit status: 0 mounted, 1 the mount failed, 2 usage error. See smb3fs(8).\n");
+  fprintf(to, "usage: smb3fs //HOST/SHARE[/PATH] MOUNTPOINT [-o OPTIONS] [-f] [-d]\n"
+              "       smb3fs -h | --help | -V | --version\n"
+              "  -f  stay in the foreground      -d  debug (FUSE requests on stderr; implies -f)\n"
+              "options (mount.cifs names): username=, password= (or PASSWD env), credentials=FILE, domain=,\n"
+              "  port=, vers=, rsize=, wsize=, cache=strict|none|loose, actimeo=, uid=, gid=, file_mode=,\n"
+              "  dir_mode=, sign, seal, nocompound, echo_interval=, ro, mfsymlinks, nobrl; and the FUSE "
+              "mount options\n"
+              "  allow_other, default_permissions, fsname=, nosuid, nodev, noexec, noatime, ...\n"
+              "exit status: 0 mounted, 1 the mount failed, 2 usage error. See smb3fs(8).\n");
 }
 
 /* The versions of smb3fs, of the libsmb3 and libfuse it runs with. */
@@ -120,7 +126,8 @@ static void version(void) {
   printf("smb3fs %s\nlibsmb3 %s\nlibfuse %s\n", SMB3_VERSION_STRING, smb3_version(), fuse_pkgversion());
 }
 
-int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options *o, char *err, size_t errlen) {
+int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options *o, char *err,
+                  size_t errlen) {
   memset(a, 0, sizeof *a);
   char *all = NULL;
   const char *pos[2] = {NULL, NULL};
@@ -180,7 +187,9 @@ int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options 
   snprintf(fsname, sizeof fsname, "fsname=//%s/%s", o->host, o->share);
   if (!has_key(a->fuse_opts, "fsname") && append(&a->fuse_opts, fsname)) return -1;
   if (!has_key(a->fuse_opts, "subtype") && append(&a->fuse_opts, "subtype=smb3fs")) return -1;
-  if (!has_key(a->fuse_opts, "default_permissions") && append(&a->fuse_opts, "default_permissions")) return -1;
-  if (getuid() == 0 && !has_key(a->fuse_opts, "allow_other") && append(&a->fuse_opts, "allow_other")) return -1;
+  if (!has_key(a->fuse_opts, "default_permissions") && append(&a->fuse_opts, "default_permissions"))
+    return -1;
+  if (getuid() == 0 && !has_key(a->fuse_opts, "allow_other") && append(&a->fuse_opts, "allow_other"))
+    return -1;
   return 0;
 }

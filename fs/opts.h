@@ -6,10 +6,10 @@
 
 /* The command line split into what libsmb3 and what libfuse take. */
 struct fs_args {
-  const char *source;     /* //HOST/SHARE[/path] or smb://... */
+  const char *source; /* //HOST/SHARE[/path] or smb://... */
   const char *mountpoint;
   int foreground, debug;
-  char *fuse_opts;        /* comma-separated options for libfuse (malloc'd) */
+  char *fuse_opts; /* comma-separated options for libfuse (malloc'd) */
 };
 int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options *o, char *err, size_t errlen);
 

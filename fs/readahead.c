@@ -20,10 +20,10 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "readahead.h"
-#include "writeback.h"
 #include "conn.h"
 #include "ra_policy.h"
+#include "readahead.h"
+#include "writeback.h"
 
 #define RA_MAX_BYTES (16u << 20)
 #define RA_MAX_BUFS 64u
@@ -77,7 +77,8 @@ static unsigned max_window(const struct fs_ctx *fs) {
  * next read there asks the server again. Never a hole: a read inside one would find no buffer. */
 static void prune_failed(struct ra_state *ra) {
   struct ra_buf **pp = &ra->bufs;
-  while (*pp && !((*pp)->done && (*pp)->result < 0)) pp = &(*pp)->next;
+  while (*pp && !((*pp)->done && (*pp)->result < 0))
+    pp = &(*pp)->next;
   while (*pp) {
     struct ra_buf *b = *pp;
     *pp = b->next;
@@ -112,8 +113,10 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
 
 static void retry_reopened(void *arg, int ok) {
   struct ra_retry *r = arg;
-  if (ok) ra_read_again(r->fh, r->req, r->size, r->off, 1);
-  else fuse_reply_err(r->req, smb3_err_to_errno(r->rc));
+  if (ok)
+    ra_read_again(r->fh, r->req, r->size, r->off, 1);
+  else
+    fuse_reply_err(r->req, smb3_err_to_errno(r->rc));
   free(r);
 }
 
@@ -153,8 +156,8 @@ static int want_again(struct ra_retry **list, struct fs_file *fh, fuse_req_t req
 }
 
 /* Answer req from bufs, or queue it on *retry (see want_again). */
-static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs, int n,
-                  int again, struct ra_retry **retry) {
+static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs,
+                  int n, int again, struct ra_retry **retry) {
   struct iovec iov_small[8], *iov = n <= 8 ? iov_small : malloc(sizeof *iov * (size_t)n);
   if (!iov) {
     fuse_reply_err(req, ENOMEM);
@@ -198,7 +201,8 @@ static int all_done(const struct ra_wait *w) {
 }
 
 static void release_wait(struct ra_wait *w) {
-  for (int i = 0; i < w->n; i++) buf_unref(w->bufs[i]);
+  for (int i = 0; i < w->n; i++)
+    buf_unref(w->bufs[i]);
   free(w);
 }
 
@@ -249,7 +253,8 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off) {
   b->len = fh->fs->rsize;
   b->refs = 2; /* the list and the wire */
   struct ra_buf **pp = &ra->bufs;
-  while (*pp) pp = &(*pp)->next;
+  while (*pp)
+    pp = &(*pp)->next;
   *pp = b;
   ra->inflight++;
   atomic_fetch_add(&fh->fs->ctr.ra_wire_reads, 1);
@@ -267,7 +272,8 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off) {
 
 static struct ra_buf *tail(struct ra_state *ra) {
   struct ra_buf *b = ra->bufs;
-  while (b && b->next) b = b->next;
+  while (b && b->next)
+    b = b->next;
   return b;
 }
 
@@ -398,7 +404,9 @@ static void after_flush(int err, void *arg) {
   free(r);
 }
 
-void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) { ra_read_again(fh, req, size, off, 0); }
+void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off) {
+  ra_read_again(fh, req, size, off, 0);
+}
 
 static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off, int again) {
   struct fs_inode *in = fh->in;
@@ -478,7 +486,8 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
   } else {
     atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
     struct ra_wait **pp = &ra->waiters;
-    while (*pp) pp = &(*pp)->next;
+    while (*pp)
+      pp = &(*pp)->next;
     *pp = w;
   }
   pthread_mutex_unlock(&ra->lock);

@@ -14,7 +14,8 @@
  * connection (same path, same access, never again O_CREAT/O_TRUNC) and its handle swapped in;
  * requests that were in flight on the old one failed, and write-back data that could not be
  * written is reported by the file's next fsync or close. A file that cannot be reopened (deleted
- * meanwhile) keeps failing until it is closed. Attempts back off from 1 s to 10 s while the server stays away.
+ * meanwhile) keeps failing until it is closed. Attempts back off from 1 s to 10 s while the server stays
+ * away.
  *
  * Parking, waking and publishing are conn.c's; this thread uses them like every other caller.
  * The old client is kept (its memory, not its connection) until a few newer ones have replaced
@@ -25,13 +26,13 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "reconnect.h"
-#include "locks.h"
-#include "notifier.h"
-#include "file.h"
 #include "cache.h"
 #include "conn.h"
+#include "file.h"
 #include "inode.h"
+#include "locks.h"
+#include "notifier.h"
+#include "reconnect.h"
 
 #define RETIRED_MAX 4
 
@@ -86,7 +87,8 @@ static struct attempt *attempt_new(const struct smb3_options *o) {
   const char *src[] = {o->host, o->share, o->path, o->username, o->password, o->domain};
   char **dst[] = {&a->o.host, &a->o.share, &a->o.path, &a->o.username, &a->o.password, &a->o.domain};
   int bad = 0;
-  for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++) *dst[i] = NULL;
+  for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++)
+    *dst[i] = NULL;
   for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++)
     if (src[i] && !(*dst[i] = strdup(src[i]))) bad = 1;
   if (bad) {
@@ -187,7 +189,8 @@ static void *reconnect_main(void *arg) {
     memcpy(err, a->err, sizeof err);
     attempt_free(a);
     if (rc) {
-      if (!failing) syslog(LOG_WARNING, "smb3fs: connection lost; reconnecting: %s", err[0] ? err : smb3_strerror(rc));
+      if (!failing)
+        syslog(LOG_WARNING, "smb3fs: connection lost; reconnecting: %s", err[0] ? err : smb3_strerror(rc));
       failing = 1;
       backoff = backoff * 2 > 10.0 ? 10.0 : backoff * 2;
       unkick = 1; /* a failed operation's kick must not turn the back-off into a busy loop */
@@ -211,7 +214,7 @@ static void *reconnect_main(void *arg) {
     itab_each(fs, forget_cache, fs);
     files_reopen(fs, reopen, locks_reacquire); /* asynchronous: each handle is swapped in as its open
                                                 * completes, then its byte-range locks taken again */
-    retire(r, old);           /* r->retired: this thread's own until it is joined */
+    retire(r, old);                            /* r->retired: this thread's own until it is joined */
     syslog(LOG_NOTICE, "smb3fs: reconnected to %s", fs->o.host ? fs->o.host : "the server");
     /* 5. What waited for a new connection is sent again on it. */
     r->dropped = 0; /* the next loss drops what this connection cached */
@@ -245,7 +248,8 @@ void reconnect_stop(struct fs_ctx *fs) {
   if (!r) return;
   conn_stop(fs); /* fs_park refuses from here on */
   pthread_join(r->thread, NULL);
-  for (int i = 0; i < r->nretired; i++) smb3_disconnect(r->retired[i]);
+  for (int i = 0; i < r->nretired; i++)
+    smb3_disconnect(r->retired[i]);
   r->nretired = 0;
 }
 

@@ -5,7 +5,9 @@
 #include "reply.h"
 #include "symlink.h"
 
-void fs_reply_smb_err(fuse_req_t req, int rc) { fuse_reply_err(req, rc ? fs_errno(rc) : EIO); }
+void fs_reply_smb_err(fuse_req_t req, int rc) {
+  fuse_reply_err(req, rc ? fs_errno(rc) : EIO);
+}
 
 int fs_name_ok(const char *name) {
   if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) return 0;

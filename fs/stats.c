@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
 #include "conn.h"
+#include "stats.h"
 
 char *stats_json(struct fs_ctx *fs) {
   struct smb3_stats s;
@@ -14,7 +14,8 @@ char *stats_json(struct fs_ctx *fs) {
   char *lib = smb3_stats_json(&s);
   if (!lib) return NULL;
   size_t n = strlen(lib);
-  while (n && lib[n - 1] != '}') n--;
+  while (n && lib[n - 1] != '}')
+    n--;
   if (!n) {
     free(lib);
     return NULL;
@@ -27,14 +28,14 @@ char *stats_json(struct fs_ctx *fs) {
                     "%s,\"rsize\":%u,\"wsize\":%u,\"cache\":\"%s\",\"readahead_hits\":%llu,"
                     "\"readahead_misses\":%llu,\"readahead_wire_reads\":%llu,\"direct_reads\":%llu,"
                     "\"writeback_hits\":%llu,\"writeback_wire_writes\":%llu,\"writeback_throttled\":%llu,"
-                    "\"writeback_errors\":%llu,\"direct_write_opens\":%llu,\"lease_breaks\":%llu,\"invalidations\":%llu,\"reconnects\":%llu,\"reopens\":%llu,"
+                    "\"writeback_errors\":%llu,\"direct_write_opens\":%llu,\"lease_breaks\":%llu,"
+                    "\"invalidations\":%llu,\"reconnects\":%llu,\"reopens\":%llu,"
                     "\"relocks\":%llu,\"relocks_lost\":%llu}",
-                    lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3],
-                    (unsigned long long)c->ra_hits, (unsigned long long)c->ra_misses,
-                    (unsigned long long)c->ra_wire_reads, (unsigned long long)c->direct_reads,
-                    (unsigned long long)c->wb_writes, (unsigned long long)c->wb_wire_writes,
-                    (unsigned long long)c->wb_throttled, (unsigned long long)c->wb_errors,
-                    (unsigned long long)c->direct_wr_opens,
+                    lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], (unsigned long long)c->ra_hits,
+                    (unsigned long long)c->ra_misses, (unsigned long long)c->ra_wire_reads,
+                    (unsigned long long)c->direct_reads, (unsigned long long)c->wb_writes,
+                    (unsigned long long)c->wb_wire_writes, (unsigned long long)c->wb_throttled,
+                    (unsigned long long)c->wb_errors, (unsigned long long)c->direct_wr_opens,
                     (unsigned long long)c->lease_breaks, (unsigned long long)c->invalidations,
                     (unsigned long long)c->reconnects, (unsigned long long)c->reopens,
                     (unsigned long long)c->relocks, (unsigned long long)c->relocks_lost);

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symlink.h"
 #include "conn.h"
+#include "symlink.h"
 
 int mfsl_candidate(const struct fs_ctx *fs, const struct smb3_stat *st) {
   return fs->mfsymlinks && !st->is_dir && st->size == MFSL_SIZE;

@@ -3,11 +3,11 @@
 #ifndef SMB3FS_UTIL_H
 #define SMB3FS_UTIL_H
 
+#include "smb3/smb3.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>
-#include "smb3/smb3.h"
 
 #ifndef FUSE_USE_VERSION
 #define FUSE_USE_VERSION 314
@@ -21,7 +21,9 @@ static inline double fs_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 /* The errno for an SMB3_E* code (EIO for one with no closer errno), 0 for 0. */
-static inline int fs_errno(int rc) { return rc ? (smb3_err_to_errno(rc) ?: EIO) : 0; }
+static inline int fs_errno(int rc) {
+  return rc ? (smb3_err_to_errno(rc) ?: EIO) : 0;
+}
 /* Set *flag and wake the thread waiting on cv (the notifier's and the reconnect thread's stop/kick). */
 static inline void fs_poke(pthread_mutex_t *lock, pthread_cond_t *cv, int *flag) {
   pthread_mutex_lock(lock);

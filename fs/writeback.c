@@ -27,17 +27,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "writeback.h"
-#include "extents.h"
 #include "conn.h"
+#include "extents.h"
 #include "inode.h"
+#include "writeback.h"
 
 struct wb_chunk {
-  struct extent ext; /* its bytes; ext.fh: the file they came through (its release flushes first) */
+  struct extent ext;          /* its bytes; ext.fh: the file they came through (its release flushes first) */
   struct wb_chunk *next;      /* in wb.wire or wb.blocked */
   struct wb_chunk *send_next; /* a local list of chunks to submit once the lock is dropped */
   struct fs_ctx *fs;
-  struct fs_inode *in;  /* referenced while the chunk exists */
+  struct fs_inode *in;   /* referenced while the chunk exists */
   struct fs_retry retry; /* retry.conn: the connection of the handle it was last sent through */
 };
 
@@ -80,7 +80,8 @@ static int overlaps_any(const struct wb_chunk *c, const struct wb_chunk *list, c
 
 static void append(struct wb_chunk **head, struct wb_chunk *c) {
   c->next = NULL;
-  while (*head) head = &(*head)->next;
+  while (*head)
+    head = &(*head)->next;
   *head = c;
 }
 
@@ -140,14 +141,18 @@ static void chunk_send(struct wb_chunk *c) {
 
 static void chunk_reopened(void *arg, int ok) {
   struct wb_chunk *c = arg;
-  if (ok) chunk_send(c);
-  else chunk_done(c->retry.rc, c);
+  if (ok)
+    chunk_send(c);
+  else
+    chunk_done(c->retry.rc, c);
 }
 
 static void chunk_resume(void *arg, int ok) {
   struct wb_chunk *c = arg;
-  if (ok) fh_when_current(c->ext.fh, chunk_reopened, c);
-  else chunk_done(c->retry.rc, c);
+  if (ok)
+    fh_when_current(c->ext.fh, chunk_reopened, c);
+  else
+    chunk_done(c->retry.rc, c);
 }
 
 static void send_all(struct wb_chunk *send) {
@@ -323,7 +328,8 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
       park->req = req;
       park->size = size;
       struct wb_parked **pp = &w->parked;
-      while (*pp) pp = &(*pp)->next;
+      while (*pp)
+        pp = &(*pp)->next;
       *pp = park;
     }
   }

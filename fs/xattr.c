@@ -9,9 +9,9 @@
 #include <strings.h>
 #include <sys/xattr.h>
 
-#include "xattr.h"
-#include "inode.h"
 #include "conn.h"
+#include "inode.h"
+#include "xattr.h"
 
 #define USER_PREFIX "user."
 #define USER_PREFIX_LEN 5
@@ -23,10 +23,10 @@ struct xop {
   struct fs_ctx *fs;
   enum xop_kind kind;
   char *path;
-  char *name;    /* the EA name (without "user.") */
-  void *value;   /* X_SET: a copy */
-  size_t size;   /* X_GET/X_LIST: the caller's buffer size (0: asks for the size); X_SET: value length */
-  int flags;     /* X_SET: XATTR_CREATE / XATTR_REPLACE */
+  char *name;  /* the EA name (without "user.") */
+  void *value; /* X_SET: a copy */
+  size_t size; /* X_GET/X_LIST: the caller's buffer size (0: asks for the size); X_SET: value length */
+  int flags;   /* X_SET: XATTR_CREATE / XATTR_REPLACE */
 };
 
 static void xop_free(struct xop *o) {
@@ -49,9 +49,12 @@ static const struct smb3_ea *find(const struct smb3_ea *eas, size_t n, const cha
 
 /* Reply with data of len bytes: its size when the caller asked for that, ERANGE if it does not fit. */
 static void reply_sized(struct xop *o, const void *data, size_t len) {
-  if (!o->size) fuse_reply_xattr(o->req, len);
-  else if (o->size < len) fuse_reply_err(o->req, ERANGE);
-  else fuse_reply_buf(o->req, data, len);
+  if (!o->size)
+    fuse_reply_xattr(o->req, len);
+  else if (o->size < len)
+    fuse_reply_err(o->req, ERANGE);
+  else
+    fuse_reply_buf(o->req, data, len);
   xop_free(o);
 }
 
@@ -75,12 +78,15 @@ static void listed(int rc, const struct smb3_ea *eas, size_t n, void *arg) {
   const struct smb3_ea *ea = o->name ? find(eas, n, o->name) : NULL;
   switch (o->kind) {
   case X_GET:
-    if (!ea) xop_err(o, ENODATA);
-    else reply_sized(o, ea->value, ea->len);
+    if (!ea)
+      xop_err(o, ENODATA);
+    else
+      reply_sized(o, ea->value, ea->len);
     return;
   case X_LIST: {
     size_t total = 0;
-    for (size_t i = 0; i < n; i++) total += USER_PREFIX_LEN + strlen(eas[i].name) + 1;
+    for (size_t i = 0; i < n; i++)
+      total += USER_PREFIX_LEN + strlen(eas[i].name) + 1;
     char *buf = malloc(total ? total : 1), *p = buf;
     if (!buf) {
       xop_err(o, ENOMEM);
@@ -97,13 +103,18 @@ static void listed(int rc, const struct smb3_ea *eas, size_t n, void *arg) {
     return;
   }
   case X_SET:
-    if ((o->flags & XATTR_CREATE) && ea) xop_err(o, EEXIST);
-    else if ((o->flags & XATTR_REPLACE) && !ea) xop_err(o, ENODATA);
-    else send_set(o);
+    if ((o->flags & XATTR_CREATE) && ea)
+      xop_err(o, EEXIST);
+    else if ((o->flags & XATTR_REPLACE) && !ea)
+      xop_err(o, ENODATA);
+    else
+      send_set(o);
     return;
   case X_REMOVE:
-    if (!ea) xop_err(o, ENODATA);
-    else send_set(o);
+    if (!ea)
+      xop_err(o, ENODATA);
+    else
+      send_set(o);
     return;
   }
 }
@@ -180,8 +191,10 @@ static void ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
     return;
   }
   memcpy(o->value, value, size);
-  if (flags & (XATTR_CREATE | XATTR_REPLACE)) list_now(o);
-  else send_set(o);
+  if (flags & (XATTR_CREATE | XATTR_REPLACE))
+    list_now(o);
+  else
+    send_set(o);
 }
 
 /* Reply: I/O thread (the SET_INFO, after a listing). */

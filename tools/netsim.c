@@ -435,10 +435,10 @@ static int queue_iov(const struct queue *q, uint64_t from, size_t len, struct io
 }
 
 /*
- * Reads at most max bytes into the ring. When it read some, *arrived_ns is when the kernel received the newest of them
- * (the socket's SO_TIMESTAMPNS, converted to CLOCK_MONOTONIC), or now when it gave no timestamp: the
- * delay counts from the byte's arrival at the relay, not from when this thread got round to reading it
- * (a poll() wake-up here comes 15-100 us late, which would otherwise be added to every message).
+ * Reads at most max bytes into the ring. When it read some, *arrived_ns is when the kernel received the
+ * newest of them (the socket's SO_TIMESTAMPNS, converted to CLOCK_MONOTONIC), or now when it gave no
+ * timestamp: the delay counts from the byte's arrival at the relay, not from when this thread got round to
+ * reading it (a poll() wake-up here comes 15-100 us late, which would otherwise be added to every message).
  */
 static ssize_t queue_recv(struct queue *q, int fd, size_t max, int64_t *arrived_ns) {
   struct iovec iov[2];

@@ -16,7 +16,8 @@ struct smb3_auth;
 
 /* user == NULL or "" -> anonymous (NTLMSSP anonymous: empty LM/NT responses). Strings are
  * UTF-8 and copied. workstation may be NULL. Returns NULL on out of memory. */
-struct smb3_auth *smb3_auth_new(const char *user, const char *password, const char *domain, const char *workstation);
+struct smb3_auth *smb3_auth_new(const char *user, const char *password, const char *domain,
+                                const char *workstation);
 void smb3_auth_free(struct smb3_auth *a);
 
 /* One round. in/inlen: the server's SPNEGO token (NULL/0 for the first call). On success *out is

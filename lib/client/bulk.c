@@ -23,12 +23,12 @@ struct slot {
   int64_t result;
   int busy, done;
   /* read pacing */
-  int hot;           /* its response has not yet come down to the low-water mark */
-  int started;       /* its response started arriving */
+  int hot;     /* its response has not yet come down to the low-water mark */
+  int started; /* its response started arriving */
   size_t lowat;
   uint64_t t_submit, t_start;
-  size_t rem_start;  /* data bytes still to come when the response started */
-  int idle_submit;   /* sent with nothing else in flight: its response time is the latency */
+  size_t rem_start; /* data bytes still to come when the response started */
+  int idle_submit;  /* sent with nothing else in flight: its response time is the latency */
 };
 
 struct bulk {
@@ -45,11 +45,11 @@ struct bulk {
    * only makes the server allocate, fill and free more buffers at once; on a 2-core loopback
    * with Samba that costs 2-3x). */
   int paced;
-  int hot;            /* requests counted in hot_bytes */
+  int hot; /* requests counted in hot_bytes */
   size_t hot_bytes;
-  int receiving;      /* responses started and not complete */
-  double lat_ns;      /* request sent -> first response byte on an idle pipe (smoothed) */
-  double rate;        /* data bytes per ns while a response streams (smoothed) */
+  int receiving; /* responses started and not complete */
+  double lat_ns; /* request sent -> first response byte on an idle pipe (smoothed) */
+  double rate;   /* data bytes per ns while a response streams (smoothed) */
   uint64_t last_done_ns;
 };
 
@@ -106,7 +106,9 @@ static void unhot(struct bulk *b, struct slot *s) {
   b->hot_bytes -= s->len;
 }
 
-static void ewma(double *v, double sample) { *v = *v > 0 ? (*v * 3 + sample) / 4 : sample; }
+static void ewma(double *v, double sample) {
+  *v = *v > 0 ? (*v * 3 + sample) / 4 : sample;
+}
 
 static void slot_progress(void *arg, size_t remaining) {
   struct slot *s = arg;
@@ -139,7 +141,8 @@ static void slot_done(int64_t result, void *arg) {
   unhot(b, s);
   if (s->started) {
     b->receiving--;
-    if (s->rem_start >= PACE_SLACK && now > s->t_start) ewma(&b->rate, (double)s->rem_start / (double)(now - s->t_start));
+    if (s->rem_start >= PACE_SLACK && now > s->t_start)
+      ewma(&b->rate, (double)s->rem_start / (double)(now - s->t_start));
   } else if (b->paced && result > 0) {
     /* A response small enough to arrive whole (no progress calls): alone, it measures the
      * latency; queued behind the previous one, the gap between completions measures the rate. */
@@ -151,7 +154,8 @@ static void slot_done(int64_t result, void *arg) {
   if (result < 0 && !b->error) b->error = (int)result;
   if (result >= 0) {
     b->bytes_done += (uint64_t)result;
-    if ((size_t)result < s->len && s->off + (uint64_t)result < b->eof_at) b->eof_at = s->off + (uint64_t)result;
+    if ((size_t)result < s->len && s->off + (uint64_t)result < b->eof_at)
+      b->eof_at = s->off + (uint64_t)result;
   }
   pthread_cond_broadcast(&b->cv);
   pthread_mutex_unlock(&b->m);
@@ -189,7 +193,8 @@ static void slot_submit(smb3_file *f, struct bulk *b, struct slot *s, int is_rea
 
 static void wait_slots_below(struct bulk *b, int n) {
   pthread_mutex_lock(&b->m);
-  while (b->inflight > n) pthread_cond_wait(&b->cv, &b->m);
+  while (b->inflight > n)
+    pthread_cond_wait(&b->cv, &b->m);
   pthread_mutex_unlock(&b->m);
 }
 
@@ -197,7 +202,8 @@ static void wait_slots_below(struct bulk *b, int n) {
  * (an error, or next_off is past the end of file). */
 static int wait_issue(struct bulk *b, int cap, size_t piece, uint64_t next_off) {
   pthread_mutex_lock(&b->m);
-  while (!b->error && next_off < b->eof_at && !can_issue(b, cap, piece)) pthread_cond_wait(&b->cv, &b->m);
+  while (!b->error && next_off < b->eof_at && !can_issue(b, cap, piece))
+    pthread_cond_wait(&b->cv, &b->m);
   int stop = b->error || next_off >= b->eof_at;
   pthread_mutex_unlock(&b->m);
   return stop;
@@ -215,7 +221,8 @@ static ssize_t range_io(smb3_file *f, uint8_t *buf, size_t len, uint64_t off, in
                         const struct range_src *src) {
   if (!f) return SMB3_EBADF;
   smb3_client *c = f->c;
-  int busy = client_sync_check(c, is_read ? "read" : "write"); /* even for len 0: the same answer every time */
+  int busy =
+      client_sync_check(c, is_read ? "read" : "write"); /* even for len 0: the same answer every time */
   if (busy) return busy;
   if (!len) return 0;
   if ((!buf && !src) || off > INT64_MAX - len) return SMB3_EINVAL;
@@ -244,12 +251,16 @@ static ssize_t range_io(smb3_file *f, uint8_t *buf, size_t len, uint64_t off, in
   }
   wait_slots_below(&b, 0);
   ssize_t rc;
-  if (b.error) rc = b.error;
-  else if (is_read) rc = (ssize_t)((b.eof_at < off + len ? b.eof_at : off + len) - off);
-  else rc = b.bytes_done == len ? (ssize_t)len : SMB3_EIO; /* a short write is never silently accepted */
+  if (b.error)
+    rc = b.error;
+  else if (is_read)
+    rc = (ssize_t)((b.eof_at < off + len ? b.eof_at : off + len) - off);
+  else
+    rc = b.bytes_done == len ? (ssize_t)len : SMB3_EIO; /* a short write is never silently accepted */
   bulk_destroy(&b);
   free(slots);
-  if (rc < 0) client_fail(c, (int)rc, 0, "%s '%s': %s", is_read ? "read" : "write", f->path, smb3_strerror((int)rc));
+  if (rc < 0)
+    client_fail(c, (int)rc, 0, "%s '%s': %s", is_read ? "read" : "write", f->path, smb3_strerror((int)rc));
   return rc;
 }
 
@@ -278,7 +289,8 @@ static int ring_new(struct ring *r, int n, size_t piece) {
 }
 
 static void ring_free(struct ring *r) {
-  for (int i = 0; r->slots && i < r->n; i++) free(r->slots[i].buf);
+  for (int i = 0; r->slots && i < r->n; i++)
+    free(r->slots[i].buf);
   free(r->slots);
 }
 
@@ -297,7 +309,8 @@ static void stream_end(struct bulk *b, struct ring *r) {
 
 static void wait_slot(struct bulk *b, struct slot *s) {
   pthread_mutex_lock(&b->m);
-  while (s->busy && !s->done) pthread_cond_wait(&b->cv, &b->m);
+  while (s->busy && !s->done)
+    pthread_cond_wait(&b->cv, &b->m);
   pthread_mutex_unlock(&b->m);
 }
 
@@ -354,8 +367,8 @@ int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb 
   return rc ? rc : (int64_t)(delivered - off);
 }
 
-int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, void *arg, smb3_progress_cb progress,
-                          void *parg) {
+int64_t smb3_write_stream(smb3_file *f, uint64_t off, smb3_source_cb source, void *arg,
+                          smb3_progress_cb progress, void *parg) {
   if (!f || !source) return SMB3_EINVAL;
   smb3_client *c = f->c;
   int busy = client_sync_check(c, "write");

@@ -33,12 +33,22 @@ int client_msg_result(smb3_client *c, const struct smb3_chain *ch, int i, const 
   return client_fail(c, rc, st, "%s: %s", what, smb3_strerror(rc));
 }
 
-const char *smb3_last_error(smb3_client *c) { return c ? c->last_error : "no client"; }
+const char *smb3_last_error(smb3_client *c) {
+  return c ? c->last_error : "no client";
+}
 
-uint16_t smb3_dialect(smb3_client *c) { return core_negotiated(c->core)->dialect; }
-int smb3_signing_active(smb3_client *c) { return core_signing_active(c->core); }
-int smb3_encryption_active(smb3_client *c) { return core_encryption_active(c->core); }
-static void window_cb(struct smb3_core *core, void *arg) { *(uint32_t *)arg = core_window(core); }
+uint16_t smb3_dialect(smb3_client *c) {
+  return core_negotiated(c->core)->dialect;
+}
+int smb3_signing_active(smb3_client *c) {
+  return core_signing_active(c->core);
+}
+int smb3_encryption_active(smb3_client *c) {
+  return core_encryption_active(c->core);
+}
+static void window_cb(struct smb3_core *core, void *arg) {
+  *(uint32_t *)arg = core_window(core);
+}
 
 /* rsize/wsize, further limited by the credits the server has granted in all (a server with
  * "smb2 max credits = 16" can never take a 4 MiB request, which costs 64). */
@@ -51,8 +61,12 @@ uint32_t client_io_size(smb3_client *c, int is_read) {
   return sz < cap ? sz : (uint32_t)cap;
 }
 
-uint32_t smb3_rsize(smb3_client *c) { return client_io_size(c, 1); }
-uint32_t smb3_wsize(smb3_client *c) { return client_io_size(c, 0); }
+uint32_t smb3_rsize(smb3_client *c) {
+  return client_io_size(c, 1);
+}
+uint32_t smb3_wsize(smb3_client *c) {
+  return client_io_size(c, 0);
+}
 
 static void stats_copy(struct smb3_core *core, void *arg) {
   struct core_stats cs;
@@ -68,13 +82,17 @@ static void stats_copy(struct smb3_core *core, void *arg) {
   s->max_read_size = cs.max_read_size;
   s->max_write_size = cs.max_write_size;
   s->credits_max_in_flight = cs.credits_max_in_flight;
-  for (int i = 0; i < SMB2_NCOMMANDS && i < 19; i++) s->per_command[i] = cs.per_command[i];
+  for (int i = 0; i < SMB2_NCOMMANDS && i < 19; i++)
+    s->per_command[i] = cs.per_command[i];
 }
 
 void smb3_get_stats(smb3_client *c, struct smb3_stats *s) {
-  if (c->closed) memset(s, 0, sizeof *s);
-  else transport_with_core(c->tr, stats_copy, s);
-  uint64_t a = __atomic_load_n(&c->io_first_ns, __ATOMIC_ACQUIRE), b = __atomic_load_n(&c->io_last_ns, __ATOMIC_ACQUIRE);
+  if (c->closed)
+    memset(s, 0, sizeof *s);
+  else
+    transport_with_core(c->tr, stats_copy, s);
+  uint64_t a = __atomic_load_n(&c->io_first_ns, __ATOMIC_ACQUIRE),
+           b = __atomic_load_n(&c->io_last_ns, __ATOMIC_ACQUIRE);
   if (!c->closed && a && b > a) s->io_ns = b - a;
   if (!c->closed) s->bytes_copied = __atomic_load_n(&c->bytes_copied, __ATOMIC_RELAXED);
 }
@@ -84,7 +102,9 @@ int client_submit(smb3_client *c, struct smb3_chain *ch) {
   return transport_submit(c->tr, ch);
 }
 
-void client_ref(smb3_client *c) { __atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL); }
+void client_ref(smb3_client *c) {
+  __atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
+}
 
 void client_unref(smb3_client *c) {
   if (__atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL)) return;
@@ -103,10 +123,10 @@ void file_free(smb3_file *f) {
   client_unref(c);
 }
 
-static const char *const cmd_names[19] = {"negotiate", "session_setup", "logoff", "tree_connect", "tree_disconnect",
-                                          "create", "close", "flush", "read", "write", "lock", "ioctl", "cancel",
-                                          "echo", "query_directory", "change_notify", "query_info", "set_info",
-                                          "oplock_break"};
+static const char *const cmd_names[19] = {
+    "negotiate",       "session_setup", "logoff",     "tree_connect", "tree_disconnect", "create", "close",
+    "flush",           "read",          "write",      "lock",         "ioctl",           "cancel", "echo",
+    "query_directory", "change_notify", "query_info", "set_info",     "oplock_break"};
 
 char *smb3_stats_json(const struct smb3_stats *s) {
   size_t cap = 2048;
@@ -118,8 +138,9 @@ char *smb3_stats_json(const struct smb3_stats *s) {
                    "\"credits_max_in_flight\":%u,\"io_seconds\":%.6f,\"bytes_copied\":%llu,\"commands\":{",
                    (unsigned long long)s->requests, (unsigned long long)s->round_trips,
                    (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written,
-                   (unsigned long long)s->reads, (unsigned long long)s->writes, s->max_read_size, s->max_write_size,
-                   s->credits_max_in_flight, (double)s->io_ns / 1e9, (unsigned long long)s->bytes_copied);
+                   (unsigned long long)s->reads, (unsigned long long)s->writes, s->max_read_size,
+                   s->max_write_size, s->credits_max_in_flight, (double)s->io_ns / 1e9,
+                   (unsigned long long)s->bytes_copied);
   for (int i = 0; i < 19; i++)
     n += snprintf(out + n, cap - (size_t)n, "%s\"%s\":%llu", i ? "," : "", cmd_names[i],
                   (unsigned long long)s->per_command[i]);
@@ -127,7 +148,9 @@ char *smb3_stats_json(const struct smb3_stats *s) {
   return out;
 }
 
-static void dead_q(struct smb3_core *core, void *arg) { *(int *)arg = core_is_dead(core); }
+static void dead_q(struct smb3_core *core, void *arg) {
+  *(int *)arg = core_is_dead(core);
+}
 
 int smb3_connection_lost(smb3_client *c) {
   if (!c) return 1;

@@ -12,31 +12,31 @@
 #include "smb3/smb3.h"
 
 struct smb3_client {
-  struct smb3_options opts;       /* private copy */
+  struct smb3_options opts; /* private copy */
   struct smb3_core *core;
   struct smb3_transport *tr;
   uint32_t tree_id;
-  uint32_t rsize, wsize;          /* effective */
+  uint32_t rsize, wsize; /* effective */
   int multi_credit;
-  int guest;                      /* a named user was logged on as guest */
+  int guest; /* a named user was logged on as guest */
   pthread_mutex_t err_lock;
   char last_error[512];
   /* cached handle on the share root (statvfs in one QUERY_INFO) */
   pthread_mutex_t root_lock;
   int root_open, root_opening;
   struct smb2_file_id root_fid;
-  uint64_t last_activity_s;       /* keepalive.c (I/O thread only) */
+  uint64_t last_activity_s; /* keepalive.c (I/O thread only) */
   uint64_t last_requests;
   int echo_outstanding;
-  smb3_break_cb break_cb;         /* guarded by err_lock */
+  smb3_break_cb break_cb; /* guarded by err_lock */
   void *break_arg;
-  pthread_mutex_t ol_lock;        /* guards oplocked and the oplock fields of its files */
-  struct smb3_file *oplocked;     /* open files holding an oplock (lease.c) */
-  pthread_t io_thread;            /* the connection's I/O thread (have_io_thread: started) */
+  pthread_mutex_t ol_lock;    /* guards oplocked and the oplock fields of its files */
+  struct smb3_file *oplocked; /* open files holding an oplock (lease.c) */
+  pthread_t io_thread;        /* the connection's I/O thread (have_io_thread: started) */
   int have_io_thread;
   int closing;
-  int closed;                     /* smb3_disconnect() ran: the struct lives on for open handles */
-  int refs;                       /* the caller's reference + one per open smb3_file */
+  int closed;                       /* smb3_disconnect() ran: the struct lives on for open handles */
+  int refs;                         /* the caller's reference + one per open smb3_file */
   uint64_t io_first_ns, io_last_ns; /* first READ/WRITE sent, last one answered (atomics) */
   uint64_t bytes_copied;            /* server-side copies (copy.c; atomic) */
 };
@@ -49,10 +49,10 @@ struct smb3_file {
   char *path;
   /* An oplock (SMB 2.0.2, or a server without leasing) belongs to this one handle: the server
    * names the FileId when it breaks it, and the caller's key is reported (lease.c). */
-  uint8_t oplock;          /* SMB2_OPLOCK_LEVEL_* held; NONE when none */
-  uint8_t break_to;        /* while breaking: the level the server allows now */
-  int breaking;            /* a break waits for our acknowledgment */
-  int tracked;             /* on c->oplocked */
+  uint8_t oplock;   /* SMB2_OPLOCK_LEVEL_* held; NONE when none */
+  uint8_t break_to; /* while breaking: the level the server allows now */
+  int breaking;     /* a break waits for our acknowledgment */
+  int tracked;      /* on c->oplocked */
   uint8_t key[16];
   struct smb3_file *ol_next;
 };
@@ -75,7 +75,8 @@ void client_unref(smb3_client *c);
 void file_free(smb3_file *f);
 
 /* Record the failure (one line, with the NTSTATUS name when status != 0) and return rc. */
-int client_fail(smb3_client *c, int rc, uint32_t status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int client_fail(smb3_client *c, int rc, uint32_t status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Map a completed message to 0 or SMB3_E*, recording the failure as "<what>: <reason>". */
 int client_msg_result(smb3_client *c, const struct smb3_chain *ch, int i, const char *what);
 
@@ -102,16 +103,19 @@ int build_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, int
 int build_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
                      uint32_t outlen);
 /* An FSCTL on fid with input (may be NULL/0), asking for at most max_out bytes of output. */
-int build_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint32_t ctl_code, const uint8_t *input,
-                uint32_t input_len, uint32_t max_out);
+int build_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint32_t ctl_code,
+                const uint8_t *input, uint32_t input_len, uint32_t max_out);
 int build_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
                    const uint8_t *buf, uint32_t len);
-int build_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, void *buf, uint32_t len, uint64_t off);
+int build_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, void *buf, uint32_t len,
+               uint64_t off);
 int build_write(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *buf, uint32_t len,
                 uint64_t off);
 int build_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid);
-int build_lock(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const struct smb2_lock_element *el);
-int build_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t flags, uint32_t outlen);
+int build_lock(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid,
+               const struct smb2_lock_element *el);
+int build_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t flags,
+                    uint32_t outlen);
 int build_simple(smb3_client *c, struct smb3_msg *m, uint16_t command);
 
 /* A step of a CREATE ... CLOSE sequence: encode message into m for the given file id. */
@@ -132,8 +136,8 @@ int client_steps_first(smb3_client *c, const struct step *steps, int n, int firs
  * caller frees result_chain. steps must stay valid until then. Returns 0 or SMB3_E* (then done
  * never runs). */
 typedef void (*steps_done_fn)(struct smb3_chain *result, int rc, void *arg);
-int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create, steps_done_fn done,
-                       void *arg);
+int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create,
+                       steps_done_fn done, void *arg);
 
 /* The attributes of a CREATE or CLOSE response as smb3_stat, with st->ino = ino (0: unknown). */
 void stat_from_attrs(const struct smb2_file_attrs *a, uint64_t ino, struct smb3_stat *st);

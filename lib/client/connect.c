@@ -28,16 +28,24 @@ static int with_core(smb3_client *c, int (*fn)(struct smb3_core *, void *), void
   return cc.rc;
 }
 
-static int apply_negotiate(struct smb3_core *core, void *ch) { return core_apply_negotiate(core, ch); }
+static int apply_negotiate(struct smb3_core *core, void *ch) {
+  return core_apply_negotiate(core, ch);
+}
 
 static const char *dialect_name(uint16_t d) {
   switch (d) {
-  case 0x0202: return "2.0.2";
-  case 0x0210: return "2.1";
-  case 0x0300: return "3.0";
-  case 0x0302: return "3.0.2";
-  case 0x0311: return "3.1.1";
-  default: return "?";
+  case 0x0202:
+    return "2.0.2";
+  case 0x0210:
+    return "2.1";
+  case 0x0300:
+    return "3.0";
+  case 0x0302:
+    return "3.0.2";
+  case 0x0311:
+    return "3.1.1";
+  default:
+    return "?";
   }
 }
 
@@ -50,7 +58,8 @@ static int do_negotiate(smb3_client *c) {
     return client_fail(c, rc, 0, "no SMB dialect in the range asked for");
   }
   if (!rc && (rc = client_run(c, ch)) == SMB3_ECLOSED)
-    rc = client_fail(c, SMB3_EDIALECT, 0, "server closed the connection during NEGOTIATE (dialect %s..%s refused?)",
+    rc = client_fail(c, SMB3_EDIALECT, 0,
+                     "server closed the connection during NEGOTIATE (dialect %s..%s refused?)",
                      dialect_name(c->opts.vers_min), dialect_name(c->opts.vers_max));
   else if (rc == SMB3_EPROTO) /* an HTTP server, a proxy's error page, an SMB1-only server... */
     rc = client_fail(
@@ -58,14 +67,17 @@ static int do_negotiate(smb3_client *c) {
         "the answer of %s port %d to NEGOTIATE is not a valid SMB2 message (not an SMB2/SMB3 server?)",
         c->opts.host ? c->opts.host : "?", c->opts.port);
   if (!rc && ch->msgs[0].status == NT_STATUS_NOT_SUPPORTED) /* Samba's answer when no dialect is shared */
-    rc = client_fail(c, SMB3_EDIALECT, ch->msgs[0].status, "server supports none of the dialects %s..%s asked for",
-                     dialect_name(c->opts.vers_min), dialect_name(c->opts.vers_max));
+    rc = client_fail(c, SMB3_EDIALECT, ch->msgs[0].status,
+                     "server supports none of the dialects %s..%s asked for", dialect_name(c->opts.vers_min),
+                     dialect_name(c->opts.vers_max));
   else if (!rc && ch->msgs[0].status != NT_STATUS_SUCCESS)
     rc = client_msg_result(c, ch, 0, "negotiate");
   if (!rc) {
     rc = with_core(c, apply_negotiate, ch);
-    if (rc == SMB3_EDIALECT) client_fail(c, rc, 0, "server chose a dialect that was not offered");
-    else if (rc) client_fail(c, rc, 0, "bad NEGOTIATE response: %s", smb3_strerror(rc));
+    if (rc == SMB3_EDIALECT)
+      client_fail(c, rc, 0, "server chose a dialect that was not offered");
+    else if (rc)
+      client_fail(c, rc, 0, "bad NEGOTIATE response: %s", smb3_strerror(rc));
   }
   chain_free(ch);
   return rc;
@@ -78,7 +90,9 @@ static int set_key(struct smb3_core *core, void *p) {
   core_set_session_key(core, ((struct key_arg *)p)->key);
   return 0;
 }
-static int established(struct smb3_core *core, void *p) { return core_session_established(core, *(uint16_t *)p); }
+static int established(struct smb3_core *core, void *p) {
+  return core_session_established(core, *(uint16_t *)p);
+}
 
 /* One SESSION_SETUP round trip with the given token; returns the completed chain. */
 static int setup_round(smb3_client *c, const uint8_t *tok, size_t len, struct smb3_chain **out) {
@@ -86,7 +100,8 @@ static int setup_round(smb3_client *c, const uint8_t *tok, size_t len, struct sm
   if (len > 0xFFFF) return SMB3_EINVAL;
   struct smb2_session_setup_req r = {.security_mode = c->opts.sign ? SMB2_NEGOTIATE_SIGNING_REQUIRED
                                                                    : SMB2_NEGOTIATE_SIGNING_ENABLED,
-                                     .sec_buf = tok, .sec_len = (uint16_t)len};
+                                     .sec_buf = tok,
+                                     .sec_len = (uint16_t)len};
   struct smb3_chain *ch = chain_new(1);
   if (!ch) return SMB3_ENOMEM;
   struct le_wr w;
@@ -121,7 +136,8 @@ static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, s
     struct smb3_chain *ch;
     rc = setup_round(c, tok, toklen, &ch);
     free(tok);
-    if (rc) return rc == SMB3_ESIGNATURE ? client_fail(c, rc, 0, "session setup: bad signature from server") : rc;
+    if (rc)
+      return rc == SMB3_ESIGNATURE ? client_fail(c, rc, 0, "session setup: bad signature from server") : rc;
     struct smb3_msg *m = &ch->msgs[0];
     struct smb2_session_setup_rsp r;
     if (m->status == NT_STATUS_MORE_PROCESSING_REQUIRED || m->status == NT_STATUS_SUCCESS) {
@@ -139,7 +155,8 @@ static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, s
         flags |= SMB2_SESSION_FLAG_IS_NULL;
       c->guest = (flags & SMB2_SESSION_FLAG_IS_GUEST) && c->opts.username && c->opts.username[0];
       rc = with_core(c, established, &flags);
-      if (rc == SMB3_ENCRYPT) return client_fail(c, rc, 0, "encryption required but not available on this session");
+      if (rc == SMB3_ENCRYPT)
+        return client_fail(c, rc, 0, "encryption required but not available on this session");
       if (rc) return client_fail(c, rc, 0, "signing required but the session is a guest session");
       return 0;
     }
@@ -160,8 +177,8 @@ static int do_session_setup(smb3_client *c, const uint8_t *hint, size_t hint_len
   char host[256];
   if (gethostname(host, sizeof host)) snprintf(host, sizeof host, "smb3fs");
   host[sizeof host - 1] = 0;
-  struct smb3_auth *a = smb3_auth_new(c->opts.username, c->opts.password ? c->opts.password : "", c->opts.domain,
-                                      host);
+  struct smb3_auth *a =
+      smb3_auth_new(c->opts.username, c->opts.password ? c->opts.password : "", c->opts.domain, host);
   if (!a) return client_fail(c, SMB3_ENOMEM, 0, "out of memory");
   int rc = auth_loop(c, a, hint, hint_len);
   smb3_auth_free(a);
@@ -195,7 +212,8 @@ static int do_tree_connect(smb3_client *c) {
       rc = client_fail(c, SMB3_ENOTSUP, 0, "share '%s' is not a disk share", c->opts.share);
     else if (tr.share_flags & SMB2_SHAREFLAG_ENCRYPT_DATA) {
       rc = with_core(c, (int (*)(struct smb3_core *, void *))(void *)core_require_encryption, NULL);
-      if (rc) client_fail(c, rc, 0, "share '%s' requires encryption, which this session cannot do", c->opts.share);
+      if (rc)
+        client_fail(c, rc, 0, "share '%s' requires encryption, which this session cannot do", c->opts.share);
     }
   }
   chain_free(ch);
@@ -206,7 +224,8 @@ static int do_tree_connect(smb3_client *c) {
 static int do_validate_negotiate(smb3_client *c) {
   const struct core_negotiated *n = core_negotiated(c->core);
   if (n->dialect != SMB2_DIALECT_300 && n->dialect != SMB2_DIALECT_302) return 0;
-  if (!core_signing_active(c->core) && !core_encryption_active(c->core)) return 0; /* cannot be trusted unsigned */
+  if (!core_signing_active(c->core) && !core_encryption_active(c->core))
+    return 0; /* cannot be trusted unsigned */
   struct smb2_validate_negotiate v;
   core_validate_negotiate_info(c->core, &v);
   uint8_t in[128];
@@ -216,16 +235,16 @@ static int do_validate_negotiate(smb3_client *c) {
   struct smb3_chain *ch = chain_new(1);
   if (!ch) return SMB3_ENOMEM;
   if (!rc)
-    rc = build_ioctl(c, &ch->msgs[0], (struct smb2_file_id){UINT64_MAX, UINT64_MAX}, SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO,
-                     in, (uint32_t)iw.off, 24);
+    rc = build_ioctl(c, &ch->msgs[0], (struct smb2_file_id){UINT64_MAX, UINT64_MAX},
+                     SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO, in, (uint32_t)iw.off, 24);
   if (!rc) rc = client_run(c, ch);
   struct smb2_ioctl_rsp ir;
   struct smb2_validate_negotiate got;
   if (!rc && ch->msgs[0].status == NT_STATUS_SUCCESS &&
       !smb2_ioctl_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &ir) &&
       !smb2_validate_negotiate_decode(ir.output, ir.output_len, &got)) {
-    if (got.dialect != n->dialect || got.security_mode != n->security_mode || got.capabilities != n->capabilities ||
-        memcmp(got.guid, n->server_guid, 16))
+    if (got.dialect != n->dialect || got.security_mode != n->security_mode ||
+        got.capabilities != n->capabilities || memcmp(got.guid, n->server_guid, 16))
       rc = client_fail(c, SMB3_ESIGNATURE, 0, "VALIDATE_NEGOTIATE_INFO mismatch: possible downgrade attack");
   } else if (!rc && (ch->msgs[0].status == NT_STATUS_NOT_SUPPORTED ||
                      ch->msgs[0].status == NT_STATUS_INVALID_DEVICE_REQUEST)) {
@@ -259,7 +278,8 @@ static int copy_options(struct smb3_options *d, const struct smb3_options *s) {
   *d = *s;
   d->host = d->share = d->path = d->username = d->password = d->domain = NULL;
   if (copy_opt(&d->host, s->host) || copy_opt(&d->share, s->share) || copy_opt(&d->path, s->path) ||
-      copy_opt(&d->username, s->username) || copy_opt(&d->password, s->password) || copy_opt(&d->domain, s->domain))
+      copy_opt(&d->username, s->username) || copy_opt(&d->password, s->password) ||
+      copy_opt(&d->domain, s->domain))
     return SMB3_ENOMEM;
   return 0;
 }
@@ -289,8 +309,12 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
   pthread_mutex_init(&c->root_lock, NULL);
   pthread_mutex_init(&c->ol_lock, NULL);
   int rc = copy_options(&c->opts, o);
-  struct core_config cfg = {.dialect_min = o->vers_min, .dialect_max = o->vers_max, .sign_wanted = o->sign,
-                            .seal_wanted = o->seal, .credits_target = o->credits, .timeout_ms = o->timeout_ms};
+  struct core_config cfg = {.dialect_min = o->vers_min,
+                            .dialect_max = o->vers_max,
+                            .sign_wanted = o->sign,
+                            .seal_wanted = o->seal,
+                            .credits_target = o->credits,
+                            .timeout_ms = o->timeout_ms};
   if (!rc) c->core = core_new(&cfg);
   if (!rc && !c->core) rc = SMB3_ENOMEM;
   /* large pipelined writes stall unless the socket buffers hold twice the bytes in flight */
@@ -298,8 +322,8 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
                                     : 24u << 20; /* bulk.c's write window, the larger one */
   size_t sockbuf = 2 * inflight;
   if (!rc)
-    rc = transport_connect(o->host, o->port, (int)o->connect_timeout_ms, sockbuf, c->core, &c->tr, c->last_error,
-                           sizeof c->last_error);
+    rc = transport_connect(o->host, o->port, (int)o->connect_timeout_ms, sockbuf, c->core, &c->tr,
+                           c->last_error, sizeof c->last_error);
   if (!rc) {
     c->io_thread = transport_thread(c->tr);
     c->have_io_thread = 1;

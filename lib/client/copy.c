@@ -15,8 +15,8 @@
 #include "client/client.h"
 #include "util/status.h"
 
-#define COPY_CHUNK (1u << 20)     /* bytes per chunk, the usual server maximum */
-#define COPY_CHUNKS 16            /* chunks per request */
+#define COPY_CHUNK (1u << 20)      /* bytes per chunk, the usual server maximum */
+#define COPY_CHUNKS 16             /* chunks per request */
 #define COPY_REQ_BYTES (16u << 20) /* bytes per request, the usual server maximum */
 #define COPY_DEPTH 4
 
@@ -32,8 +32,8 @@ struct copy_op {
   uint64_t limit; /* has_limit: a request ended short or failed here; nothing past it counts */
   int has_limit;
   int inflight;
-  int probing;    /* the first COPYCHUNK is out alone */
-  int err;        /* the first failure (reported only if nothing was copied) */
+  int probing; /* the first COPYCHUNK is out alone */
+  int err;     /* the first failure (reported only if nothing was copied) */
   smb3_cb cb;
   void *arg;
   char what[300];
@@ -117,7 +117,8 @@ static void copy_req_done(struct copy_req *q, uint64_t n, int err, int relearn) 
       uint64_t at = q->off + n;
       cut_at(op, at);
       if (err && !op->err) op->err = err;
-      if (!at && !op->err) op->err = client_fail(op->c, SMB3_EIO, 0, "%s: the server copied nothing", op->what);
+      if (!at && !op->err)
+        op->err = client_fail(op->c, SMB3_EIO, 0, "%s: the server copied nothing", op->what);
     }
   }
   pthread_mutex_unlock(&op->m);
@@ -225,9 +226,17 @@ int smb3_copy_range_async(smb3_file *src, uint64_t src_off, smb3_file *dst, uint
   if (len > (uint64_t)INT64_MAX - dst_off) len = (uint64_t)INT64_MAX - dst_off;
   struct copy_op *op = calloc(1, sizeof *op);
   if (!op) return SMB3_ENOMEM;
-  *op = (struct copy_op){.c = src->c, .sfid = src->fid, .dfid = dst->fid, .src_off = src_off, .dst_off = dst_off,
-                         .len = len, .chunk = COPY_CHUNK, .max_chunks = COPY_CHUNKS, .req_bytes = COPY_REQ_BYTES,
-                         .cb = cb, .arg = arg};
+  *op = (struct copy_op){.c = src->c,
+                         .sfid = src->fid,
+                         .dfid = dst->fid,
+                         .src_off = src_off,
+                         .dst_off = dst_off,
+                         .len = len,
+                         .chunk = COPY_CHUNK,
+                         .max_chunks = COPY_CHUNKS,
+                         .req_bytes = COPY_REQ_BYTES,
+                         .cb = cb,
+                         .arg = arg};
   snprintf(op->what, sizeof op->what, "copy '%s' to '%s'", src->path, dst->path);
   pthread_mutex_init(&op->m, NULL);
   /* An unrelated compound: both name their handle themselves (Samba fails a related one that

@@ -17,7 +17,8 @@ struct smb3_dir {
 };
 
 static void dir_free(smb3_dir *d) {
-  for (size_t i = 0; i < d->n; i++) free(d->names[i]);
+  for (size_t i = 0; i < d->n; i++)
+    free(d->names[i]);
   free(d->names);
   free(d->ents);
   pthread_cond_destroy(&d->cv);
@@ -61,7 +62,8 @@ int smb3_opendir(smb3_client *c, const char *path, smb3_dir **out) {
   rc = smb3_listdir_async(c, path, dir_listed, d);
   if (!rc) {
     pthread_mutex_lock(&d->m);
-    while (!d->done) pthread_cond_wait(&d->cv, &d->m);
+    while (!d->done)
+      pthread_cond_wait(&d->cv, &d->m);
     pthread_mutex_unlock(&d->m);
     rc = d->rc;
   }

@@ -39,10 +39,14 @@ void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st) {
 }
 
 void stat_from_attrs(const struct smb2_file_attrs *a, uint64_t ino, struct smb3_stat *st) {
-  struct fscc_stat f = {.creation_time = a->creation_time, .last_access_time = a->last_access_time,
-                        .last_write_time = a->last_write_time, .change_time = a->change_time,
-                        .allocation_size = a->allocation_size, .end_of_file = a->end_of_file,
-                        .attributes = a->file_attributes, .file_id = ino};
+  struct fscc_stat f = {.creation_time = a->creation_time,
+                        .last_access_time = a->last_access_time,
+                        .last_write_time = a->last_write_time,
+                        .change_time = a->change_time,
+                        .allocation_size = a->allocation_size,
+                        .end_of_file = a->end_of_file,
+                        .attributes = a->file_attributes,
+                        .file_id = ino};
   stat_from_fscc(&f, st);
 }
 
@@ -127,7 +131,8 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
   ch->cb = io_done;
   ch->arg = x;
   uint64_t zero = 0;
-  if (!rc) __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  if (!rc)
+    __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
   if (!rc) rc = client_submit(c, ch);
   if (rc) {
     chain_free(ch);

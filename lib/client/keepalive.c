@@ -5,7 +5,9 @@
 #include "client/client.h"
 #include "util/clock.h"
 
-static uint64_t mono_s(void) { return mono_ns() / 1000000000u; }
+static uint64_t mono_s(void) {
+  return mono_ns() / 1000000000u;
+}
 
 static void echo_done(struct smb3_chain *ch, void *arg) {
   smb3_client *c = arg;
@@ -30,7 +32,8 @@ void client_tick(void *arg) {
     c->last_activity_s = now;
     return;
   }
-  if (now - c->last_activity_s < c->opts.echo_interval || __atomic_load_n(&c->echo_outstanding, __ATOMIC_ACQUIRE))
+  if (now - c->last_activity_s < c->opts.echo_interval ||
+      __atomic_load_n(&c->echo_outstanding, __ATOMIC_ACQUIRE))
     return;
   struct smb3_chain *ch = chain_new(1);
   if (!ch || build_simple(c, &ch->msgs[0], SMB2_ECHO)) {

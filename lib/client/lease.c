@@ -82,8 +82,9 @@ static void ack_done(struct smb3_chain *ch, void *arg) {
   uint32_t st = ch->msgs[0].status;
   /* The lease or the handle may already be gone (file closed meanwhile), or the break already
    * over: not an error for the caller. */
-  if (!rc && st != NT_STATUS_SUCCESS && st != NT_STATUS_OBJECT_NAME_NOT_FOUND && st != NT_STATUS_INVALID_PARAMETER &&
-      st != NT_STATUS_FILE_CLOSED && st != NT_STATUS_INVALID_DEVICE_STATE && st != NT_STATUS_INVALID_OPLOCK_PROTOCOL) {
+  if (!rc && st != NT_STATUS_SUCCESS && st != NT_STATUS_OBJECT_NAME_NOT_FOUND &&
+      st != NT_STATUS_INVALID_PARAMETER && st != NT_STATUS_FILE_CLOSED &&
+      st != NT_STATUS_INVALID_DEVICE_STATE && st != NT_STATUS_INVALID_OPLOCK_PROTOCOL) {
     rc = smb3_status_to_err(st);
     if (!rc) rc = SMB3_ESTATUS;
   }
@@ -92,8 +93,8 @@ static void ack_done(struct smb3_chain *ch, void *arg) {
 }
 
 /* One OPLOCK_BREAK request: a lease ack (key) or an oplock ack (fid, level). */
-static int ack_send(smb3_client *c, const uint8_t *key, uint32_t state, const struct smb2_file_id *fid, uint8_t level,
-                    struct ack_ctx *x) {
+static int ack_send(smb3_client *c, const uint8_t *key, uint32_t state, const struct smb2_file_id *fid,
+                    uint8_t level, struct ack_ctx *x) {
   struct smb3_chain *ch = chain_new(1);
   if (!ch) return SMB3_ENOMEM;
   struct le_wr w;
@@ -129,7 +130,7 @@ static int oplock_ack(smb3_client *c, const uint8_t key[16], uint32_t state, smb
     if (!f->breaking || memcmp(f->key, key, 16)) continue;
     /* LEVEL_II when the caller keeps READ and the server allows it, else NONE */
     uint8_t level = (state & SMB3_LEASE_READ) && f->break_to == SMB2_OPLOCK_LEVEL_II ? SMB2_OPLOCK_LEVEL_II
-                                                                                   : SMB2_OPLOCK_LEVEL_NONE;
+                                                                                     : SMB2_OPLOCK_LEVEL_NONE;
     f->breaking = 0;
     f->oplock = level;
     f->lease = oplock_state(level);
@@ -214,7 +215,9 @@ static void on_break(const struct smb2_break *b, void *arg) {
   if (cb) cb(b->lease_key, b->new_state, (b->flags & 0x01) != 0, cbarg);
 }
 
-void client_install_handlers(smb3_client *c) { transport_set_handlers(c->tr, on_break, client_tick, c); }
+void client_install_handlers(smb3_client *c) {
+  transport_set_handlers(c->tr, on_break, client_tick, c);
+}
 
 void smb3_set_break_handler(smb3_client *c, smb3_break_cb cb, void *arg) {
   pthread_mutex_lock(&c->err_lock);

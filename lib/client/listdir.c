@@ -24,8 +24,8 @@ struct listing {
   struct smb2_file_id fid;
   int have_fid;
   int rc;
-  int last_guess;   /* the last batch looked like the end (see batch_looks_last) */
-  int classic;      /* a guess was wrong once: list to NO_MORE_FILES, then CLOSE */
+  int last_guess; /* the last batch looked like the end (see batch_looks_last) */
+  int classic;    /* a guess was wrong once: list to NO_MORE_FILES, then CLOSE */
   struct smb3_dirent *ents;
   char **names;
   size_t n, cap;
@@ -43,7 +43,8 @@ static int enc_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id
 }
 
 static void listing_free(struct listing *l) {
-  for (size_t i = 0; i < l->n; i++) free(l->names[i]);
+  for (size_t i = 0; i < l->n; i++)
+    free(l->names[i]);
   free(l->names);
   free(l->ents);
   free(l->path);
@@ -93,7 +94,8 @@ static int listing_batch(struct listing *l, const struct smb3_msg *m) {
   int rc;
   l->last_guess = !l->classic && LIST_OUTBUF - r.len >= LIST_MAX_ENTRY;
   fscc_dir_iter_init(&it, r.buf, r.len);
-  while ((rc = fscc_dir_next(&it, &de)) > 0 && !l->rc) l->rc = listing_add(l, &de);
+  while ((rc = fscc_dir_next(&it, &de)) > 0 && !l->rc)
+    l->rc = listing_add(l, &de);
   fscc_dir_iter_free(&it);
   if (rc < 0 && !l->rc) l->rc = client_fail(l->c, rc, 0, "readdir: malformed directory entry from server");
   return l->rc != 0;
@@ -141,7 +143,8 @@ static int listing_start(struct listing *l);
 
 /* Forget what was listed and start over, not guessing this time. */
 static void listing_restart(struct listing *l) {
-  for (size_t i = 0; i < l->n; i++) free(l->names[i]);
+  for (size_t i = 0; i < l->n; i++)
+    free(l->names[i]);
   l->n = 0;
   l->have_fid = 0;
   l->classic = 1;
@@ -156,13 +159,17 @@ static void listing_restart(struct listing *l) {
 static void next_done(struct smb3_chain *ch, void *arg) {
   struct listing *l = arg;
   int end = 1, closed = ch->n == 2;
-  if (ch->error) l->rc = ch->error;
-  else end = listing_batch(l, &ch->msgs[0]);
+  if (ch->error)
+    l->rc = ch->error;
+  else
+    end = listing_batch(l, &ch->msgs[0]);
   chain_free(ch);
   if (closed) {
     l->have_fid = 0;
-    if (!end && !l->rc) listing_restart(l); /* the guess was wrong: entries came after all */
-    else listing_end(l);
+    if (!end && !l->rc)
+      listing_restart(l); /* the guess was wrong: entries came after all */
+    else
+      listing_end(l);
   } else if (end) {
     listing_close(l);
   } else {
@@ -188,9 +195,12 @@ static void first_done(struct smb3_chain *ch, int rc, void *arg) {
     end = listing_batch(l, &ch->msgs[1]);
   }
   chain_free(ch);
-  if (!l->have_fid) listing_end(l);
-  else if (end) listing_close(l);
-  else listing_next(l);
+  if (!l->have_fid)
+    listing_end(l);
+  else if (end)
+    listing_close(l);
+  else
+    listing_next(l);
 }
 
 int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg) {
@@ -204,10 +214,12 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
   l->classic = c->opts.nocompound; /* the one-by-one baseline never compounds QUERY_DIRECTORY+CLOSE */
   l->cb = cb;
   l->arg = arg;
-  l->ca = (struct create_args){.path = l->path, .access = SMB2_FILE_LIST_DIRECTORY | SMB2_FILE_READ_ATTRIBUTES |
-                                                          SMB2_SYNCHRONIZE,
-                               .share = SMB2_FILE_SHARE_ALL, .disposition = SMB2_FILE_OPEN,
-                               .options = SMB2_FILE_DIRECTORY_FILE};
+  l->ca =
+      (struct create_args){.path = l->path,
+                           .access = SMB2_FILE_LIST_DIRECTORY | SMB2_FILE_READ_ATTRIBUTES | SMB2_SYNCHRONIZE,
+                           .share = SMB2_FILE_SHARE_ALL,
+                           .disposition = SMB2_FILE_OPEN,
+                           .options = SMB2_FILE_DIRECTORY_FILE};
   l->steps[0] = (struct step){enc_create, l};
   l->steps[1] = (struct step){enc_query_dir, l};
   int rc = listing_start(l);
@@ -215,4 +227,6 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
   return rc;
 }
 
-static int listing_start(struct listing *l) { return client_steps_async(l->c, l->steps, 2, 1, first_done, l); }
+static int listing_start(struct listing *l) {
+  return client_steps_async(l->c, l->steps, 2, 1, first_done, l);
+}

@@ -51,9 +51,12 @@ static int parse_size(const char *v, uint64_t max, uint64_t *out) {
   unsigned long long n = strtoull(v, &end, 10);
   if (errno || end == v || *v == '-') return -1;
   uint64_t mul = 1;
-  if (*end == 'k' || *end == 'K') mul = 1024, end++;
-  else if (*end == 'm' || *end == 'M') mul = 1024 * 1024, end++;
-  else if (*end == 'g' || *end == 'G') mul = 1024ull * 1024 * 1024, end++;
+  if (*end == 'k' || *end == 'K')
+    mul = 1024, end++;
+  else if (*end == 'm' || *end == 'M')
+    mul = 1024 * 1024, end++;
+  else if (*end == 'g' || *end == 'G')
+    mul = 1024ull * 1024 * 1024, end++;
   if (*end == 'i' || *end == 'B' || *end == 'b') end++;
   if (*end || n > max / mul) return -1;
   *out = n * mul;
@@ -64,7 +67,7 @@ static int parse_vers(const char *v, uint16_t *lo, uint16_t *hi) {
   static const struct {
     const char *name;
     uint16_t d;
-  } tab[] = {{"2.0", 0x0202}, {"2.02", 0x0202}, {"2.0.2", 0x0202}, {"2.1", 0x0210}, {"3", 0x0300},
+  } tab[] = {{"2.0", 0x0202}, {"2.02", 0x0202}, {"2.0.2", 0x0202}, {"2.1", 0x0210},   {"3", 0x0300},
              {"3.0", 0x0300}, {"3.02", 0x0302}, {"3.0.2", 0x0302}, {"3.1.1", 0x0311}, {"3.11", 0x0311}};
   if (!strcmp(v, "default")) return *lo = 0x0202, *hi = 0x0311, 0;
   if (!strcmp(v, "3") || !strcmp(v, "3.x")) return *lo = 0x0300, *hi = 0x0311, 0;
@@ -94,9 +97,12 @@ static int parse_uint(const char *v, uint64_t max, uint64_t *out) {
 static int apply(struct smb3_options *o, const char *k, const char *v, char *err, size_t errlen) {
   uint64_t n;
   int flag = v == NULL;
-#define NEED_V() \
+#define NEED_V()                                                                                             \
   if (!v) return -1
-  if (!strcmp(k, "vers")) { NEED_V(); return parse_vers(v, &o->vers_min, &o->vers_max); }
+  if (!strcmp(k, "vers")) {
+    NEED_V();
+    return parse_vers(v, &o->vers_min, &o->vers_max);
+  }
   if (!strcmp(k, "sign")) return flag ? (o->sign = 1, 0) : -1;
   if (!strcmp(k, "seal")) return flag ? (o->seal = 1, 0) : -1;
   if (!strcmp(k, "nocompound")) return flag ? (o->nocompound = 1, 0) : -1;
@@ -104,29 +110,75 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
   if (!strcmp(k, "mfsymlinks")) return flag ? (o->mfsymlinks = 1, 0) : -1;
   if (!strcmp(k, "nobrl")) return flag ? (o->nobrl = 1, 0) : -1;
   if (!strcmp(k, "rw")) return flag ? (o->ro = 0, 0) : -1;
-  if (!strcmp(k, "port")) { NEED_V(); if (parse_uint(v, 65535, &n) || !n) return -1; o->port = (int)n; return 0; }
+  if (!strcmp(k, "port")) {
+    NEED_V();
+    if (parse_uint(v, 65535, &n) || !n) return -1;
+    o->port = (int)n;
+    return 0;
+  }
   if (!strcmp(k, "rsize") || !strcmp(k, "wsize")) {
     NEED_V();
     if (parse_size(v, 16u << 20, &n) || n < 4096) return -1;
     *(k[0] == 'r' ? &o->rsize : &o->wsize) = (uint32_t)n;
     return 0;
   }
-  if (!strcmp(k, "max_inflight")) { NEED_V(); if (parse_uint(v, 256, &n)) return -1; o->max_inflight = (uint32_t)n; return 0; }
-  if (!strcmp(k, "credits")) { NEED_V(); if (parse_uint(v, 8192, &n) || n < 16) return -1; o->credits = (uint32_t)n; return 0; }
-  if (!strcmp(k, "timeout")) { NEED_V(); if (parse_uint(v, 3600, &n) || !n) return -1; o->timeout_ms = (uint32_t)n * 1000; return 0; }
-  if (!strcmp(k, "connect_timeout")) { NEED_V(); if (parse_uint(v, 3600, &n) || !n) return -1; o->connect_timeout_ms = (uint32_t)n * 1000; return 0; }
-  if (!strcmp(k, "echo_interval")) { NEED_V(); if (parse_uint(v, 600, &n)) return -1; o->echo_interval = (uint32_t)n; return 0; }
-  if (!strcmp(k, "username") || !strcmp(k, "user")) { NEED_V(); return set_str(&o->username, v) ? -1 : 0; }
-  if (!strcmp(k, "password") || !strcmp(k, "pass")) { NEED_V(); return set_str(&o->password, v) ? -1 : 0; }
-  if (!strcmp(k, "domain") || !strcmp(k, "dom") || !strcmp(k, "workgroup")) { NEED_V(); return set_str(&o->domain, v) ? -1 : 0; }
-  if (!strcmp(k, "credentials") || !strcmp(k, "cred")) { NEED_V(); return smb3_options_credentials_file(o, v, err, errlen) ? -2 : 0; }
+  if (!strcmp(k, "max_inflight")) {
+    NEED_V();
+    if (parse_uint(v, 256, &n)) return -1;
+    o->max_inflight = (uint32_t)n;
+    return 0;
+  }
+  if (!strcmp(k, "credits")) {
+    NEED_V();
+    if (parse_uint(v, 8192, &n) || n < 16) return -1;
+    o->credits = (uint32_t)n;
+    return 0;
+  }
+  if (!strcmp(k, "timeout")) {
+    NEED_V();
+    if (parse_uint(v, 3600, &n) || !n) return -1;
+    o->timeout_ms = (uint32_t)n * 1000;
+    return 0;
+  }
+  if (!strcmp(k, "connect_timeout")) {
+    NEED_V();
+    if (parse_uint(v, 3600, &n) || !n) return -1;
+    o->connect_timeout_ms = (uint32_t)n * 1000;
+    return 0;
+  }
+  if (!strcmp(k, "echo_interval")) {
+    NEED_V();
+    if (parse_uint(v, 600, &n)) return -1;
+    o->echo_interval = (uint32_t)n;
+    return 0;
+  }
+  if (!strcmp(k, "username") || !strcmp(k, "user")) {
+    NEED_V();
+    return set_str(&o->username, v) ? -1 : 0;
+  }
+  if (!strcmp(k, "password") || !strcmp(k, "pass")) {
+    NEED_V();
+    return set_str(&o->password, v) ? -1 : 0;
+  }
+  if (!strcmp(k, "domain") || !strcmp(k, "dom") || !strcmp(k, "workgroup")) {
+    NEED_V();
+    return set_str(&o->domain, v) ? -1 : 0;
+  }
+  if (!strcmp(k, "credentials") || !strcmp(k, "cred")) {
+    NEED_V();
+    return smb3_options_credentials_file(o, v, err, errlen) ? -2 : 0;
+  }
   if (!strcmp(k, "guest")) return flag ? (set_str(&o->username, "") ? -1 : 0) : -1;
   if (!strcmp(k, "cache")) {
     NEED_V();
-    if (!strcmp(v, "strict")) o->cache = SMB3_CACHE_STRICT;
-    else if (!strcmp(v, "none")) o->cache = SMB3_CACHE_NONE;
-    else if (!strcmp(v, "loose")) o->cache = SMB3_CACHE_LOOSE;
-    else return -1;
+    if (!strcmp(v, "strict"))
+      o->cache = SMB3_CACHE_STRICT;
+    else if (!strcmp(v, "none"))
+      o->cache = SMB3_CACHE_NONE;
+    else if (!strcmp(v, "loose"))
+      o->cache = SMB3_CACHE_LOOSE;
+    else
+      return -1;
     return 0;
   }
   if (!strcmp(k, "actimeo")) {
@@ -143,8 +195,14 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
     *(k[0] == 'u' ? &o->uid : &o->gid) = (int)n;
     return 0;
   }
-  if (!strcmp(k, "file_mode")) { NEED_V(); return parse_mode(v, &o->file_mode); }
-  if (!strcmp(k, "dir_mode")) { NEED_V(); return parse_mode(v, &o->dir_mode); }
+  if (!strcmp(k, "file_mode")) {
+    NEED_V();
+    return parse_mode(v, &o->file_mode);
+  }
+  if (!strcmp(k, "dir_mode")) {
+    NEED_V();
+    return parse_mode(v, &o->dir_mode);
+  }
 #undef NEED_V
   return 1;
 }
@@ -156,7 +214,8 @@ int smb3_options_parse(struct smb3_options *o, const char *s, int allow_unknown,
   int rc = 0;
   char *save = NULL;
   for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-    while (isspace((unsigned char)*tok)) tok++;
+    while (isspace((unsigned char)*tok))
+      tok++;
     if (!*tok) continue;
     char *eq = strchr(tok, '=');
     if (eq) *eq = 0;
@@ -189,7 +248,8 @@ int smb3_options_credentials_file(struct smb3_options *o, const char *path, char
     lineno++;
     line[strcspn(line, "\r\n")] = 0;
     char *p = line;
-    while (isspace((unsigned char)*p)) p++;
+    while (isspace((unsigned char)*p))
+      p++;
     if (!*p || *p == '#') continue;
     char *eq = strchr(p, '=');
     if (!eq) {
@@ -199,7 +259,8 @@ int smb3_options_credentials_file(struct smb3_options *o, const char *path, char
     }
     *eq = 0;
     char *k = p, *v = eq + 1;
-    for (char *e = k + strlen(k); e > k && isspace((unsigned char)e[-1]);) *--e = 0;
+    for (char *e = k + strlen(k); e > k && isspace((unsigned char)e[-1]);)
+      *--e = 0;
     if (!strcmp(k, "username") || !strcmp(k, "user")) {
       char *slash = strchr(v, '/'); /* DOMAIN/user, as smbclient allows */
       if (slash) {

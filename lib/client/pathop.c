@@ -88,14 +88,16 @@ static void meta_create(struct pathop *op, uint32_t access) {
   op->ca.disposition = SMB2_FILE_OPEN;
 }
 
-static void add(struct pathop *op, int (*enc)(smb3_client *, struct smb3_msg *, struct smb2_file_id, const void *)) {
+static void add(struct pathop *op,
+                int (*enc)(smb3_client *, struct smb3_msg *, struct smb2_file_id, const void *)) {
   op->steps[op->n].encode = enc;
   op->steps[op->n].arg = op;
   op->n++;
 }
 
 /* CREATE + X + CLOSE */
-static void triple(struct pathop *op, int (*mid)(smb3_client *, struct smb3_msg *, struct smb2_file_id, const void *)) {
+static void triple(struct pathop *op,
+                   int (*mid)(smb3_client *, struct smb3_msg *, struct smb2_file_id, const void *)) {
   op->first_is_create = 1;
   add(op, enc_create);
   add(op, mid);
@@ -145,7 +147,9 @@ static void root_update(struct pathop *op, struct smb3_chain *ch, int rc) {
       c->root_fid = r.file_id;
       c->root_open = 1;
     }
-  } else if (rc && ch && (ch->msgs[0].status == NT_STATUS_FILE_CLOSED || ch->msgs[0].status == NT_STATUS_INVALID_HANDLE)) {
+  } else if (rc && ch &&
+             (ch->msgs[0].status == NT_STATUS_FILE_CLOSED ||
+              ch->msgs[0].status == NT_STATUS_INVALID_HANDLE)) {
     c->root_open = 0; /* stale: the next statvfs opens a new one */
   }
   pthread_mutex_unlock(&c->root_lock);
@@ -155,10 +159,10 @@ static void root_update(struct pathop *op, struct smb3_chain *ch, int rc) {
 static const struct {
   enum pathop_kind kind;
   const char *what;
-  uint32_t access;    /* besides SYNCHRONIZE */
-  uint32_t options;   /* CREATE options */
+  uint32_t access;  /* besides SYNCHRONIZE */
+  uint32_t options; /* CREATE options */
   uint8_t info_class;
-  uint32_t outlen;    /* QUERY_INFO: room for the answer; 0: a SET_INFO (of op->buf) */
+  uint32_t outlen; /* QUERY_INFO: room for the answer; 0: a SET_INFO (of op->buf) */
 } triple_ops[] = {
     {OP_STAT, "stat", SMB2_FILE_READ_ATTRIBUTES, 0, FSCC_FILE_ALL_INFORMATION, 4096},
     /* Samba accepts DELETE_ON_CLOSE on a non-empty directory and then silently keeps it; the
@@ -174,8 +178,10 @@ static const struct {
      FSCC_FILE_FULL_EA_INFORMATION, 65536},
     {OP_SET_EA, "set an extended attribute of", SMB2_FILE_WRITE_EA | SMB2_FILE_READ_ATTRIBUTES, 0,
      FSCC_FILE_FULL_EA_INFORMATION, 0},
-    {OP_TRUNCATE, "truncate", SMB2_FILE_WRITE_DATA | SMB2_FILE_READ_ATTRIBUTES, 0, FSCC_FILE_END_OF_FILE_INFORMATION, 0},
-    {OP_SETATTR, "setattr", SMB2_FILE_WRITE_ATTRIBUTES | SMB2_FILE_READ_ATTRIBUTES, 0, FSCC_FILE_BASIC_INFORMATION, 0},
+    {OP_TRUNCATE, "truncate", SMB2_FILE_WRITE_DATA | SMB2_FILE_READ_ATTRIBUTES, 0,
+     FSCC_FILE_END_OF_FILE_INFORMATION, 0},
+    {OP_SETATTR, "setattr", SMB2_FILE_WRITE_ATTRIBUTES | SMB2_FILE_READ_ATTRIBUTES, 0,
+     FSCC_FILE_BASIC_INFORMATION, 0},
 };
 
 static int prepare_path(struct pathop *op) {
@@ -380,7 +386,8 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   }
   if (!rc) rc = first_failure(op, ch);
   if (!rc && op->kind == OP_GET_EAS) rc = finish_eas(op, ch);
-  if (!rc && (op->kind == OP_LOCK || op->kind == OP_UNLOCK) && smb2_simple_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len))
+  if (!rc && (op->kind == OP_LOCK || op->kind == OP_UNLOCK) &&
+      smb2_simple_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len))
     rc = client_fail(op->c, SMB3_EPROTO, 0, "%s: malformed LOCK response", op->what);
   if (op->kind == OP_STATVFS) root_update(op, ch, rc);
   if (!rc && op->kind == OP_STATVFS) rc = finish_query(op, &ch->msgs[op->root_use == ROOT_CACHED ? 0 : 1]);
@@ -413,19 +420,33 @@ static void async_done(struct smb3_chain *ch, int rc, void *arg) {
   rc = pathop_finish(op, ch, rc);
   switch (op->kind) {
   case OP_STAT:
-  case OP_FSTAT: op->cb.stat(rc, rc ? NULL : &op->st, op->arg); break;
-  case OP_STATVFS: op->cb.statvfs(rc, rc ? NULL : &op->sv, op->arg); break;
-  case OP_OPEN: op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg); break;
-  case OP_GET_EAS: op->cb.eas(rc, rc ? NULL : op->eas, rc ? 0 : op->neas, op->arg); break;
+  case OP_FSTAT:
+    op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
+    break;
+  case OP_STATVFS:
+    op->cb.statvfs(rc, rc ? NULL : &op->sv, op->arg);
+    break;
+  case OP_OPEN:
+    op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg);
+    break;
+  case OP_GET_EAS:
+    op->cb.eas(rc, rc ? NULL : op->eas, rc ? 0 : op->neas, op->arg);
+    break;
   case OP_CLOSE:
-    if (op->close_stat) op->cb.stat(rc, rc || op->no_attrs ? NULL : &op->st, op->arg);
-    else op->cb.done(rc, op->arg);
+    if (op->close_stat)
+      op->cb.stat(rc, rc || op->no_attrs ? NULL : &op->st, op->arg);
+    else
+      op->cb.done(rc, op->arg);
     break;
   case OP_MKDIR:
-    if (op->mkdir_stat) op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
-    else op->cb.done(rc, op->arg);
+    if (op->mkdir_stat)
+      op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
+    else
+      op->cb.done(rc, op->arg);
     break;
-  default: op->cb.done(rc, op->arg); break;
+  default:
+    op->cb.done(rc, op->arg);
+    break;
   }
   pathop_free(op);
 }

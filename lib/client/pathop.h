@@ -9,37 +9,57 @@
 #include "client/client.h"
 
 enum pathop_kind {
-  OP_STAT, OP_STATVFS, OP_MKDIR, OP_RMDIR, OP_UNLINK, OP_RENAME, OP_TRUNCATE, OP_SETATTR, OP_OPEN,
-  OP_FSTAT, OP_CLOSE, OP_FSYNC, OP_FTRUNCATE, OP_FSETATTR, OP_LINK, OP_FALLOCATE, OP_ZERO_DATA, OP_SET_SPARSE, OP_GET_EAS, OP_SET_EA, OP_LOCK, OP_UNLOCK
+  OP_STAT,
+  OP_STATVFS,
+  OP_MKDIR,
+  OP_RMDIR,
+  OP_UNLINK,
+  OP_RENAME,
+  OP_TRUNCATE,
+  OP_SETATTR,
+  OP_OPEN,
+  OP_FSTAT,
+  OP_CLOSE,
+  OP_FSYNC,
+  OP_FTRUNCATE,
+  OP_FSETATTR,
+  OP_LINK,
+  OP_FALLOCATE,
+  OP_ZERO_DATA,
+  OP_SET_SPARSE,
+  OP_GET_EAS,
+  OP_SET_EA,
+  OP_LOCK,
+  OP_UNLOCK
 };
 
 struct pathop {
   smb3_client *c;
   enum pathop_kind kind;
-  const char *what;            /* for error messages */
-  char *path;                  /* owned copy */
+  const char *what; /* for error messages */
+  char *path;       /* owned copy */
   struct step steps[4];
   int n;
   int first_is_create;
   enum { ROOT_NONE, ROOT_OPENING, ROOT_CACHED } root_use; /* statvfs and the cached root handle */
-  struct smb2_file_id fid;     /* handle operations */
+  struct smb2_file_id fid;                                /* handle operations */
   struct create_args ca;
   uint8_t info_type, info_class;
-  uint32_t ctl_code;           /* OP_ZERO_DATA: the FSCTL; its input is buf */
+  uint32_t ctl_code;             /* OP_ZERO_DATA: the FSCTL; its input is buf */
   struct smb2_lock_element lock; /* OP_LOCK, OP_UNLOCK */
   uint32_t outlen;
-  uint8_t *buf;                /* SET_INFO payload (owned) */
+  uint8_t *buf; /* SET_INFO payload (owned) */
   uint32_t buflen;
   int open_flags;
-  int mkdir_stat;               /* OP_MKDIR: report the new directory's attributes (cb.stat) */
-  int close_stat;               /* OP_CLOSE: ask for the attributes at close (cb.stat) */
-  int no_attrs;                 /* OP_CLOSE: the server sent none (cb.stat gets NULL) */
+  int mkdir_stat; /* OP_MKDIR: report the new directory's attributes (cb.stat) */
+  int close_stat; /* OP_CLOSE: ask for the attributes at close (cb.stat) */
+  int no_attrs;   /* OP_CLOSE: the server sent none (cb.stat gets NULL) */
   /* results */
   struct smb3_stat st;
   struct smb3_statvfs sv;
-  smb3_file *file;             /* OP_OPEN */
-  smb3_file *closing;          /* OP_CLOSE: freed when finished */
-  struct smb3_ea *eas;         /* OP_GET_EAS: the attributes (owned, pointing into ea_buf) */
+  smb3_file *file;     /* OP_OPEN */
+  smb3_file *closing;  /* OP_CLOSE: freed when finished */
+  struct smb3_ea *eas; /* OP_GET_EAS: the attributes (owned, pointing into ea_buf) */
   size_t neas;
   uint8_t *ea_buf;
   /* async completion */

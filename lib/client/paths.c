@@ -50,7 +50,9 @@ static int rename_buf(struct pathop *op, const char *to, int replace) {
   op->buf = malloc(cap);
   if (!op->buf) return SMB3_ENOMEM;
   int len = fscc_rename_info_encode(op->buf, cap, replace, to);
-  if (len < 0) return client_fail(op->c, SMB3_ENAMETOOLONG, 0, "%s: bad target name '%s'", op->kind == OP_LINK ? "link" : "rename", to);
+  if (len < 0)
+    return client_fail(op->c, SMB3_ENAMETOOLONG, 0, "%s: bad target name '%s'",
+                       op->kind == OP_LINK ? "link" : "rename", to);
   op->buflen = (uint32_t)len;
   return 0;
 }
@@ -64,8 +66,8 @@ static int eof_buf(struct pathop *op, uint64_t size) {
 static int basic_buf(struct pathop *op, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
                      uint32_t attrs) {
   uint8_t b[40];
-  fscc_basic_info_encode(b, sizeof b, 0, atime ? ts_to_filetime(atime) : 0, mtime ? ts_to_filetime(mtime) : 0, 0,
-                         attrs);
+  fscc_basic_info_encode(b, sizeof b, 0, atime ? ts_to_filetime(atime) : 0, mtime ? ts_to_filetime(mtime) : 0,
+                         0, attrs);
   return set_buf(op, b, 40);
 }
 
@@ -94,7 +96,9 @@ static int simple_sync(smb3_client *c, enum pathop_kind kind, const char *path) 
   return rc;
 }
 
-int smb3_mkdir(smb3_client *c, const char *path) { return simple_sync(c, OP_MKDIR, path); }
+int smb3_mkdir(smb3_client *c, const char *path) {
+  return simple_sync(c, OP_MKDIR, path);
+}
 int smb3_rmdir(smb3_client *c, const char *path) {
   int rc;
   struct pathop *op = op_make(c, OP_RMDIR, path, &rc);
@@ -103,9 +107,12 @@ int smb3_rmdir(smb3_client *c, const char *path) {
   pathop_free(op);
   return rc;
 }
-int smb3_unlink(smb3_client *c, const char *path) { return simple_sync(c, OP_UNLINK, path); }
+int smb3_unlink(smb3_client *c, const char *path) {
+  return simple_sync(c, OP_UNLINK, path);
+}
 
-static int rename_or_link(smb3_client *c, enum pathop_kind kind, const char *from, const char *to, int replace) {
+static int rename_or_link(smb3_client *c, enum pathop_kind kind, const char *from, const char *to,
+                          int replace) {
   if (!to) return SMB3_EINVAL;
   int rc;
   struct pathop *op = op_make(c, kind, from, &rc);
@@ -199,18 +206,28 @@ int smb3_fstat(smb3_file *f, struct smb3_stat *st) {
   return rc;
 }
 
-int smb3_fsync(smb3_file *f) { return handle_sync(f, OP_FSYNC, NULL); }
+int smb3_fsync(smb3_file *f) {
+  return handle_sync(f, OP_FSYNC, NULL);
+}
 
 /* The lock request's one element, or SMB3_EINVAL/SMB3_ERANGE. Locks never wait at the server:
  * a waiting lock would hold the server's answer (and this request's credits) indefinitely, and
  * the caller can ask again instead (the mount does, interruptibly). */
-static int lock_element(uint64_t off, uint64_t len, int type, struct smb2_lock_element *el, enum pathop_kind *kind) {
+static int lock_element(uint64_t off, uint64_t len, int type, struct smb2_lock_element *el,
+                        enum pathop_kind *kind) {
   if (len > UINT64_MAX - off) return SMB3_ERANGE;
   switch (type) {
-  case SMB3_LOCK_SHARED: el->flags = SMB2_LOCKFLAG_SHARED_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY; break;
-  case SMB3_LOCK_EXCLUSIVE: el->flags = SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY; break;
-  case SMB3_LOCK_UNLOCK: el->flags = SMB2_LOCKFLAG_UNLOCK; break;
-  default: return SMB3_EINVAL;
+  case SMB3_LOCK_SHARED:
+    el->flags = SMB2_LOCKFLAG_SHARED_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY;
+    break;
+  case SMB3_LOCK_EXCLUSIVE:
+    el->flags = SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY;
+    break;
+  case SMB3_LOCK_UNLOCK:
+    el->flags = SMB2_LOCKFLAG_UNLOCK;
+    break;
+  default:
+    return SMB3_EINVAL;
   }
   el->offset = off;
   el->length = len;
@@ -247,12 +264,12 @@ int smb3_ftruncate(smb3_file *f, uint64_t size) {
 }
 
 /* ---- asynchronous ---- */
-#define ASYNC_OP(kind_, path_, field_, cb_)                                                                        \
-  int rc;                                                                                                          \
-  if (!(cb_)) return SMB3_EINVAL;                                                                                  \
-  struct pathop *op = op_make(c, kind_, path_, &rc);                                                               \
-  if (!op) return rc;                                                                                              \
-  op->cb.field_ = cb_;                                                                                             \
+#define ASYNC_OP(kind_, path_, field_, cb_)                                                                  \
+  int rc;                                                                                                    \
+  if (!(cb_)) return SMB3_EINVAL;                                                                            \
+  struct pathop *op = op_make(c, kind_, path_, &rc);                                                         \
+  if (!op) return rc;                                                                                        \
+  op->cb.field_ = cb_;                                                                                       \
   op->arg = arg
 
 int smb3_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, void *arg) {
@@ -328,14 +345,15 @@ int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *ar
   return rc ? rc : with_buf_async(op, set_buf(op, &one, 1));
 }
 
-static int rename_or_link_async(smb3_client *c, enum pathop_kind kind, const char *from, const char *to, int replace,
-                                smb3_done_cb cb, void *arg) {
+static int rename_or_link_async(smb3_client *c, enum pathop_kind kind, const char *from, const char *to,
+                                int replace, smb3_done_cb cb, void *arg) {
   if (!to) return SMB3_EINVAL;
   struct pathop *op;
   int rc = done_async(c, kind, from, cb, arg, &op);
   return rc ? rc : with_buf_async(op, rename_buf(op, to, replace));
 }
-int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb, void *arg) {
+int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb,
+                      void *arg) {
   return rename_or_link_async(c, OP_RENAME, from, to, replace, cb, arg);
 }
 int smb3_link_async(smb3_client *c, const char *existing, const char *newpath, smb3_done_cb cb, void *arg) {
@@ -367,7 +385,8 @@ static int open_async(smb3_client *c, const char *path, int flags, const uint8_t
   } else if (key && (want & SMB3_LEASE_READ)) {
     /* No leases: an oplock on this handle (3.2.4.3.8 uses BATCH for what a RWH lease gives;
      * a read-only want asks for LEVEL_II). The key is kept for the break handler. */
-    op->ca.oplock = want & (SMB3_LEASE_WRITE | SMB3_LEASE_HANDLE) ? SMB2_OPLOCK_LEVEL_BATCH : SMB2_OPLOCK_LEVEL_II;
+    op->ca.oplock =
+        want & (SMB3_LEASE_WRITE | SMB3_LEASE_HANDLE) ? SMB2_OPLOCK_LEVEL_BATCH : SMB2_OPLOCK_LEVEL_II;
     memcpy(op->ca.lease.key, key, 16); /* lease.version stays 0: no lease context is sent */
   }
   return op_async(op);
@@ -382,10 +401,15 @@ int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uin
   return open_async(c, path, flags, key, want, cb, arg);
 }
 
-uint32_t smb3_file_lease(const smb3_file *f) { return f ? f->lease : 0; }
-smb3_client *smb3_file_client(const smb3_file *f) { return f ? f->c : NULL; }
+uint32_t smb3_file_lease(const smb3_file *f) {
+  return f ? f->lease : 0;
+}
+smb3_client *smb3_file_client(const smb3_file *f) {
+  return f ? f->c : NULL;
+}
 
-static int handle_async(smb3_file *f, enum pathop_kind kind, smb3_done_cb cb, void *arg, struct pathop **out) {
+static int handle_async(smb3_file *f, enum pathop_kind kind, smb3_done_cb cb, void *arg,
+                        struct pathop **out) {
   if (!f) return SMB3_EBADF;
   smb3_client *c = f->c;
   ASYNC_OP(kind, f->path, done, cb);

@@ -19,7 +19,7 @@ struct ranges_op {
 static void ranges_done(struct smb3_chain *ch, void *arg) {
   struct ranges_op *op = arg;
   struct smb3_msg *m = &ch->msgs[0];
-  static __thread struct smb2_range r[RANGES_MAX]; /* I/O thread only */
+  static __thread struct smb2_range r[RANGES_MAX];   /* I/O thread only */
   static __thread struct smb3_range out[RANGES_MAX]; /* handed to the callback */
   size_t n = 0;
   int rc = ch->error, more = 0;
@@ -30,7 +30,8 @@ static void ranges_done(struct smb3_chain *ch, void *arg) {
               smb2_alloc_ranges_decode(ir.output, ir.output_len, r, RANGES_MAX, &n)))
     rc = client_fail(op->c, SMB3_EPROTO, 0, "%s: malformed allocated ranges", op->what);
   if (!rc) more = m->status == NT_STATUS_BUFFER_OVERFLOW || n == RANGES_MAX;
-  for (size_t i = 0; i < n; i++) out[i] = (struct smb3_range){r[i].off, r[i].len};
+  for (size_t i = 0; i < n; i++)
+    out[i] = (struct smb3_range){r[i].off, r[i].len};
   chain_free(ch);
   smb3_ranges_cb cb = op->cb;
   void *cbarg = op->arg;
@@ -56,7 +57,8 @@ int smb3_allocated_ranges_async(smb3_file *f, uint64_t off, uint64_t len, smb3_r
   le_wr_init(&iw, in, sizeof in);
   le_put_u64(&iw, off);
   le_put_u64(&iw, len);
-  int rc = build_ioctl(f->c, &ch->msgs[0], f->fid, SMB2_FSCTL_QUERY_ALLOCATED_RANGES, in, 16, RANGES_MAX * 16);
+  int rc =
+      build_ioctl(f->c, &ch->msgs[0], f->fid, SMB2_FSCTL_QUERY_ALLOCATED_RANGES, in, 16, RANGES_MAX * 16);
   ch->cb = ranges_done;
   ch->arg = op;
   if (!rc) rc = client_submit(f->c, ch);

@@ -36,8 +36,8 @@ int build_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, int
 
 int build_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
                      uint32_t outlen) {
-  struct smb2_query_info_req r = {.info_type = type, .file_info_class = cls, .output_buffer_length = outlen,
-                                  .file_id = fid};
+  struct smb2_query_info_req r = {
+      .info_type = type, .file_info_class = cls, .output_buffer_length = outlen, .file_id = fid};
   struct le_wr w;
   int rc = msg_body_begin(m, SMB2_QUERY_INFO, c->tree_id, 64, &w);
   if (!rc) rc = smb2_query_info_req_encode(&w, &r);
@@ -45,10 +45,14 @@ int build_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid
   return rc ? rc : msg_body_done(m, &w);
 }
 
-int build_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint32_t ctl_code, const uint8_t *input,
-                uint32_t input_len, uint32_t max_out) {
-  struct smb2_ioctl_req r = {.ctl_code = ctl_code, .file_id = fid, .input = input, .input_len = input_len,
-                             .max_output_response = max_out, .flags = SMB2_0_IOCTL_IS_FSCTL};
+int build_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint32_t ctl_code,
+                const uint8_t *input, uint32_t input_len, uint32_t max_out) {
+  struct smb2_ioctl_req r = {.ctl_code = ctl_code,
+                             .file_id = fid,
+                             .input = input,
+                             .input_len = input_len,
+                             .max_output_response = max_out,
+                             .flags = SMB2_0_IOCTL_IS_FSCTL};
   struct le_wr w;
   int rc = msg_body_begin(m, SMB2_IOCTL, c->tree_id, 64 + input_len, &w);
   if (!rc) rc = smb2_ioctl_req_encode(&w, &r);
@@ -58,14 +62,16 @@ int build_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uin
 
 int build_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
                    const uint8_t *buf, uint32_t len) {
-  struct smb2_set_info_req r = {.info_type = type, .file_info_class = cls, .file_id = fid, .buf = buf, .len = len};
+  struct smb2_set_info_req r = {
+      .info_type = type, .file_info_class = cls, .file_id = fid, .buf = buf, .len = len};
   struct le_wr w;
   int rc = msg_body_begin(m, SMB2_SET_INFO, c->tree_id, 64 + len, &w);
   if (!rc) rc = smb2_set_info_req_encode(&w, &r);
   return rc ? rc : msg_body_done(m, &w);
 }
 
-int build_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, void *buf, uint32_t len, uint64_t off) {
+int build_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, void *buf, uint32_t len,
+               uint64_t off) {
   struct smb2_read_req r = {.length = len, .offset = off, .file_id = fid};
   struct le_wr w;
   int rc = msg_body_begin(m, SMB2_READ, c->tree_id, 64, &w);
@@ -94,16 +100,21 @@ int build_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid) {
   return rc ? rc : msg_body_done(m, &w);
 }
 
-int build_lock(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const struct smb2_lock_element *el) {
+int build_lock(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid,
+               const struct smb2_lock_element *el) {
   struct le_wr w;
   int rc = msg_body_begin(m, SMB2_LOCK, c->tree_id, 64, &w);
   if (!rc) rc = smb2_lock_req_encode(&w, fid, el, 1);
   return rc ? rc : msg_body_done(m, &w);
 }
 
-int build_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t flags, uint32_t outlen) {
-  struct smb2_query_dir_req r = {.file_info_class = FSCC_FILE_ID_FULL_DIRECTORY_INFORMATION, .flags = flags,
-                                 .file_id = fid, .output_buffer_length = outlen, .pattern = "*"};
+int build_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t flags,
+                    uint32_t outlen) {
+  struct smb2_query_dir_req r = {.file_info_class = FSCC_FILE_ID_FULL_DIRECTORY_INFORMATION,
+                                 .flags = flags,
+                                 .file_id = fid,
+                                 .output_buffer_length = outlen,
+                                 .pattern = "*"};
   struct le_wr w;
   int rc = msg_body_begin(m, SMB2_QUERY_DIRECTORY, c->tree_id, 128, &w);
   if (!rc) rc = smb2_query_dir_req_encode(&w, &r);
@@ -125,7 +136,8 @@ void create_args_from_flags(struct create_args *a, const char *path, int flags) 
   a->access = SMB2_FILE_READ_ATTRIBUTES | SMB2_SYNCHRONIZE | SMB2_READ_CONTROL;
   if (acc == O_RDONLY || acc == O_RDWR) a->access |= SMB2_FILE_READ_DATA | SMB2_FILE_READ_EA;
   if (acc == O_WRONLY || acc == O_RDWR)
-    a->access |= SMB2_FILE_WRITE_DATA | SMB2_FILE_APPEND_DATA | SMB2_FILE_WRITE_ATTRIBUTES | SMB2_FILE_WRITE_EA;
+    a->access |=
+        SMB2_FILE_WRITE_DATA | SMB2_FILE_APPEND_DATA | SMB2_FILE_WRITE_ATTRIBUTES | SMB2_FILE_WRITE_EA;
   if ((flags & O_CREAT) && (flags & O_EXCL))
     a->disposition = SMB2_FILE_CREATE;
   else if ((flags & O_CREAT) && (flags & O_TRUNC))

@@ -86,19 +86,24 @@ static void one_done(struct smb3_chain *one, void *arg) {
     struct smb3_msg *d = &x->result->msgs[x->next];
     if (x->next == 0 && x->first_is_create) {
       struct smb2_create_rsp cr;
-      if (d->status != NT_STATUS_SUCCESS) x->create_status = d->status;
-      else if (smb2_create_rsp_decode(d->rsp, d->rsp_len, &cr) == 0) x->fid = cr.file_id;
-      else x->create_status = NT_STATUS_INVALID_PARAMETER;
+      if (d->status != NT_STATUS_SUCCESS)
+        x->create_status = d->status;
+      else if (smb2_create_rsp_decode(d->rsp, d->rsp_len, &cr) == 0)
+        x->fid = cr.file_id;
+      else
+        x->create_status = NT_STATUS_INVALID_PARAMETER;
     }
     x->next++;
   }
   chain_free(one);
-  if (rc) steps_finish(x, rc);
-  else steps_next(x, 0);
+  if (rc)
+    steps_finish(x, rc);
+  else
+    steps_next(x, 0);
 }
 
-int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create, steps_done_fn done,
-                       void *arg) {
+int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create,
+                       steps_done_fn done, void *arg) {
   struct steps_ctx *x = calloc(1, sizeof *x);
   struct smb3_chain *ch = chain_new(n);
   if (!x || !ch) {
@@ -106,8 +111,8 @@ int client_steps_async(smb3_client *c, const struct step *steps, int n, int firs
     chain_free(ch);
     return SMB3_ENOMEM;
   }
-  *x = (struct steps_ctx){.c = c, .steps = steps, .n = n, .first_is_create = first_is_create, .done = done,
-                          .arg = arg};
+  *x = (struct steps_ctx){
+      .c = c, .steps = steps, .n = n, .first_is_create = first_is_create, .done = done, .arg = arg};
   int rc = 0;
   if (c->opts.nocompound || n == 1) {
     x->result = ch;
@@ -119,7 +124,8 @@ int client_steps_async(smb3_client *c, const struct step *steps, int n, int firs
     return rc;
   }
   ch->related = 1;
-  for (int i = 0; i < n && !rc; i++) rc = steps[i].encode(c, &ch->msgs[i], SMB2_FILE_ID_RELATED, steps[i].arg);
+  for (int i = 0; i < n && !rc; i++)
+    rc = steps[i].encode(c, &ch->msgs[i], SMB2_FILE_ID_RELATED, steps[i].arg);
   ch->cb = compound_done;
   ch->arg = x;
   if (!rc) rc = client_submit(c, ch);

@@ -13,8 +13,8 @@
 int client_sync_check(smb3_client *c, const char *what) {
   if (!c || !c->have_io_thread || __atomic_load_n(&c->closed, __ATOMIC_ACQUIRE)) return 0;
   if (!pthread_equal(pthread_self(), c->io_thread)) return 0;
-  return client_fail(c, SMB3_EDEADLK, 0, "%s: synchronous call from a callback on the connection's I/O thread",
-                     what);
+  return client_fail(c, SMB3_EDEADLK, 0,
+                     "%s: synchronous call from a callback on the connection's I/O thread", what);
 }
 
 static void waiter_cb(struct smb3_chain *ch, void *arg) {

@@ -97,7 +97,8 @@ static int parse_hostport(struct smb3_options *o, const char *s, size_t n) {
 }
 
 int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t errlen) {
-  if (!url || strncasecmp(url, "smb://", 6)) return fail(err, errlen, url ? url : "", "must start with smb://");
+  if (!url || strncasecmp(url, "smb://", 6))
+    return fail(err, errlen, url ? url : "", "must start with smb://");
   const char *p = url + 6;
   const char *slash = strchr(p, '/');
   const char *auth_end = slash ? slash : p + strlen(p);
@@ -116,6 +117,7 @@ int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t er
   const char *path = rest ? rest + 1 : "";
   if (set(&o->path, path, strlen(path))) return fail(err, errlen, url, "bad path escape");
   size_t pl = strlen(o->path);
-  while (pl && o->path[pl - 1] == '/') o->path[--pl] = 0; /* "dir/" names "dir" */
+  while (pl && o->path[pl - 1] == '/')
+    o->path[--pl] = 0; /* "dir/" names "dir" */
   return 0;
 }

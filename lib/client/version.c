@@ -7,4 +7,6 @@
 #error "SMB3_VERSION_STRING must be defined by the build (CMakeLists.txt: project() VERSION)"
 #endif
 
-const char *smb3_version(void) { return SMB3_VERSION_STRING; }
+const char *smb3_version(void) {
+  return SMB3_VERSION_STRING;
+}

@@ -15,7 +15,8 @@ struct smb3_core *core_new(const struct core_config *cfg) {
   c->cfg = *cfg;
   if (!c->cfg.credits_target) c->cfg.credits_target = 512;
   c->credits = 1;
-  if (smb3_random(c->client_guid, sizeof c->client_guid) || smb3_random(c->nonce_salt, sizeof c->nonce_salt)) {
+  if (smb3_random(c->client_guid, sizeof c->client_guid) ||
+      smb3_random(c->nonce_salt, sizeof c->nonce_salt)) {
     free(c);
     return NULL;
   }
@@ -75,8 +76,10 @@ static void inflight_add(struct smb3_core *c, struct smb3_chain *ch) {
 
 static void inflight_del(struct smb3_core *c, struct smb3_chain *ch) {
   if (!ch->linked) return;
-  if (ch->prev) ch->prev->next = ch->next;
-  else c->inflight = ch->next;
+  if (ch->prev)
+    ch->prev->next = ch->next;
+  else
+    c->inflight = ch->next;
   if (ch->next) ch->next->prev = ch->prev;
   ch->linked = 0;
 }
@@ -100,11 +103,17 @@ void core_event_free(struct core_event *e) {
   if (e && !e->chain) free(e);
 }
 
-int core_is_dead(const struct smb3_core *c) { return c->dead != 0; }
-int core_dead_error(const struct smb3_core *c) { return c->dead; }
+int core_is_dead(const struct smb3_core *c) {
+  return c->dead != 0;
+}
+int core_dead_error(const struct smb3_core *c) {
+  return c->dead;
+}
 
 /* ---- in-flight table ---- */
-static struct pending **table_slot(struct smb3_core *c, uint64_t id) { return &c->table[id % CORE_BUCKETS]; }
+static struct pending **table_slot(struct smb3_core *c, uint64_t id) {
+  return &c->table[id % CORE_BUCKETS];
+}
 
 static int table_add(struct smb3_core *c, struct smb3_chain *ch, struct smb3_msg *m) {
   struct pending *p = malloc(sizeof *p);
@@ -154,7 +163,9 @@ static void msg_header(struct smb3_core *c, struct smb3_chain *ch, int i, size_t
 
 /* Sign one element (header..padding) in place. */
 static int msg_sign(struct smb3_core *c, struct smb3_msg *m) {
-  struct iovec iov[4] = {{m->hdr, SMB2_HDR_LEN}, {m->body, m->body_len}, {(void *)m->payload, m->payload_len},
+  struct iovec iov[4] = {{m->hdr, SMB2_HDR_LEN},
+                         {m->body, m->body_len},
+                         {(void *)m->payload, m->payload_len},
                          {(void *)zero_pad, m->pad_len}};
   uint32_t flags = le32_at(m->hdr + SMB2_HDR_OFF_FLAGS) | SMB2_FLAGS_SIGNED;
   le32_put(m->hdr + SMB2_HDR_OFF_FLAGS, flags);
@@ -184,7 +195,8 @@ static void frame_add(struct out_frame *f, const void *p, size_t n) {
 
 size_t out_frame_len(const struct out_frame *f, int from) {
   size_t n = 0;
-  for (int i = from; i < f->iovcnt; i++) n += f->iov[i].iov_len;
+  for (int i = from; i < f->iovcnt; i++)
+    n += f->iov[i].iov_len;
   return n;
 }
 
@@ -247,9 +259,11 @@ static int chain_send(struct smb3_core *c, struct smb3_chain *ch) {
   if (!rc && c->sealing && !ch->no_session) rc = core_seal_frame(c, f);
   size_t len = out_frame_len(f, 1);
   if (!rc && len > 0xFFFFFF) rc = SMB3_EINVAL;
-  for (int i = 0; !rc && i < ch->n; i++) rc = table_add(c, ch, &ch->msgs[i]);
+  for (int i = 0; !rc && i < ch->n; i++)
+    rc = table_add(c, ch, &ch->msgs[i]);
   if (rc) {
-    for (int i = 0; i < ch->n; i++) free(table_take(c, ch->msgs[i].msg_id, 1));
+    for (int i = 0; i < ch->n; i++)
+      free(table_take(c, ch->msgs[i].msg_id, 1));
     free(f->owned);
     free(f);
     /* Nothing left: the ids go to the next chain (a hole in the sequence would hold back the
@@ -260,7 +274,8 @@ static int chain_send(struct smb3_core *c, struct smb3_chain *ch) {
   frame_set_nbss(f, len);
   c->credits -= charge;
   c->in_flight_charge += charge;
-  if (c->in_flight_charge > c->stats.credits_max_in_flight) c->stats.credits_max_in_flight = c->in_flight_charge;
+  if (c->in_flight_charge > c->stats.credits_max_in_flight)
+    c->stats.credits_max_in_flight = c->in_flight_charge;
   c->stats.round_trips++;
   ch->remaining = ch->n;
   inflight_add(c, ch);
@@ -307,7 +322,9 @@ int core_submit(struct smb3_core *c, struct smb3_chain *ch, uint64_t now_ns) {
   return 0;
 }
 
-int core_want_write(const struct smb3_core *c) { return c->out_head != NULL && !c->dead; }
+int core_want_write(const struct smb3_core *c) {
+  return c->out_head != NULL && !c->dead;
+}
 
 int core_output(struct smb3_core *c, struct iovec *iov, int max) {
   int file_next;
@@ -507,13 +524,17 @@ int core_recv_frame(struct smb3_core *c, uint8_t *frame, size_t len) {
     rc = core_unseal_frame(c, frame, len, &plain, &plain_len);
     if (!rc) rc = recv_plain(c, plain, plain_len, 1);
   } else if (len >= 4 && le32_at(frame) == SMB2_PROTO_ID) {
-    if (c->sealing && c->established) rc = SMB3_ENCRYPT; /* 3.2.5.1.1: plaintext after encryption is on */
-    else rc = recv_plain(c, frame, len, 0);
+    if (c->sealing && c->established)
+      rc = SMB3_ENCRYPT; /* 3.2.5.1.1: plaintext after encryption is on */
+    else
+      rc = recv_plain(c, frame, len, 0);
   } else {
     rc = SMB3_EPROTO;
   }
-  if (rc) core_fail_all(c, rc);
-  else wait_queue_run(c);
+  if (rc)
+    core_fail_all(c, rc);
+  else
+    wait_queue_run(c);
   return rc;
 }
 
@@ -522,7 +543,8 @@ int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, 
   const size_t fixed = SMB2_HDR_LEN + SMB2_READ_RSP_FIXED;
   if (c->dead || head_len < fixed || frame_len <= fixed) return 0;
   if (le32_at(head) != SMB2_PROTO_ID || le16_at(head + SMB2_HDR_OFF_COMMAND) != SMB2_READ) return 0;
-  if (le32_at(head + SMB2_HDR_OFF_STATUS) != NT_STATUS_SUCCESS || le32_at(head + SMB2_HDR_OFF_NEXT) != 0) return 0;
+  if (le32_at(head + SMB2_HDR_OFF_STATUS) != NT_STATUS_SUCCESS || le32_at(head + SMB2_HDR_OFF_NEXT) != 0)
+    return 0;
   /* The final response of a request that went async (Samba's threaded reads do) carries the
    * ASYNC flag too; MessageId sits at the same offset in both header forms. */
   struct pending *p = table_take(c, le64_at(head + SMB2_HDR_OFF_MSGID), 0);
@@ -530,7 +552,8 @@ int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, 
   struct smb2_read_rsp r;
   if (smb2_read_rsp_decode_head(head, fixed, frame_len, &r)) return 0;
   size_t pad = r.data_offset - fixed;
-  if (pad > sizeof d->pad || r.data_length > p->msg->rd_cap || r.data_offset + (size_t)r.data_length != frame_len)
+  if (pad > sizeof d->pad || r.data_length > p->msg->rd_cap ||
+      r.data_offset + (size_t)r.data_length != frame_len)
     return 0;
   memcpy(d->head, head, fixed);
   d->msg = p->msg;
@@ -551,14 +574,16 @@ int core_recv_direct_done(struct smb3_core *c, struct core_direct *d) {
     credits_grant(c, h.credits);
     struct iovec iov[3] = {{d->head, fixed}};
     int n = 1;
-    for (int i = 0; i < d->iovcnt; i++) iov[n++] = d->iov[i];
+    for (int i = 0; i < d->iovcnt; i++)
+      iov[n++] = d->iov[i];
     rc = core_verify(c, iov, n, &h);
   }
   if (!rc) {
     struct smb3_msg *m = d->msg;
     size_t data_len = d->iov[d->iovcnt - 1].iov_len;
     m->rsp = malloc(fixed);
-    if (!m->rsp) rc = SMB3_ENOMEM;
+    if (!m->rsp)
+      rc = SMB3_ENOMEM;
     else {
       /* Keep header + fixed part; data lives in the caller's buffer. */
       memcpy(m->rsp, d->head, fixed);
@@ -569,11 +594,17 @@ int core_recv_direct_done(struct smb3_core *c, struct core_direct *d) {
       msg_finish(c, p, h.status);
     }
   }
-  if (rc) core_fail_all(c, rc);
-  else wait_queue_run(c);
+  if (rc)
+    core_fail_all(c, rc);
+  else
+    wait_queue_run(c);
   return rc;
 }
 
-void core_get_stats(const struct smb3_core *c, struct core_stats *s) { *s = c->stats; }
+void core_get_stats(const struct smb3_core *c, struct core_stats *s) {
+  *s = c->stats;
+}
 
-uint32_t core_window(const struct smb3_core *c) { return c->credits + c->in_flight_charge; }
+uint32_t core_window(const struct smb3_core *c) {
+  return c->credits + c->in_flight_charge;
+}

@@ -22,8 +22,8 @@
 #include "crypto/crypto.h"
 #include "wire/wire.h"
 
-#define CORE_MAX_CHAIN 8          /* requests in one compound chain */
-#define CORE_MAX_BODY 1024        /* inline body bytes per request (bigger bodies are malloc'd) */
+#define CORE_MAX_CHAIN 8           /* requests in one compound chain */
+#define CORE_MAX_BODY 1024         /* inline body bytes per request (bigger bodies are malloc'd) */
 #define CORE_FRAME_MAX (16u << 20) /* largest frame we accept: 8 MiB READ + headers, with margin */
 
 struct smb3_core;
@@ -34,10 +34,10 @@ struct smb3_msg {
   uint16_t command;
   uint32_t tree_id;
   uint8_t hdr[SMB2_HDR_LEN];
-  uint8_t *body;                 /* encoded body; == inline_body or malloc'd */
+  uint8_t *body; /* encoded body; == inline_body or malloc'd */
   size_t body_len;
   uint8_t inline_body[CORE_MAX_BODY];
-  const uint8_t *payload;        /* WRITE data, caller-owned, sent by writev (not copied) */
+  const uint8_t *payload; /* WRITE data, caller-owned, sent by writev (not copied) */
   size_t payload_len;
   /* Or (payload NULL): the data is payload_len bytes of the caller's open file payload_fd from
    * payload_fd_off, sent with sendfile(2) straight from the page cache. Never on a session that
@@ -55,13 +55,13 @@ struct smb3_msg {
   int got_interim;
   /* response */
   int done;
-  uint32_t status;               /* NTSTATUS of the final response */
-  uint8_t *rsp;                  /* whole response message (header + body), malloc'd, owned */
+  uint32_t status; /* NTSTATUS of the final response */
+  uint8_t *rsp;    /* whole response message (header + body), malloc'd, owned */
   size_t rsp_len;
   /* zero-copy READ: destination for the data (caller-owned) */
   uint8_t *rd_buf;
   size_t rd_cap;
-  size_t rd_len;                 /* bytes of data placed into rd_buf */
+  size_t rd_len; /* bytes of data placed into rd_buf */
   /* Optional progress of a zero-copy READ, called on the I/O thread with no lock held: when the
    * response starts arriving, and again once no more than rd_lowat data bytes remain (a single
    * call if both hold at the start). `remaining` counts data bytes not yet received. */
@@ -77,23 +77,23 @@ typedef void (*smb3_chain_cb)(struct smb3_chain *c, void *arg);
  * break events are malloc'd and freed by whoever takes them (core_event_free()). */
 struct core_event {
   struct core_event *next;
-  struct smb3_chain *chain;          /* completed chain (callback still to run), or NULL */
-  struct smb2_break brk;             /* valid when chain == NULL: oplock/lease break */
+  struct smb3_chain *chain; /* completed chain (callback still to run), or NULL */
+  struct smb2_break brk;    /* valid when chain == NULL: oplock/lease break */
 };
 
 struct smb3_chain {
-  int n;                         /* requests in the chain */
-  int related;                   /* send as a related compound (3.2.4.1.4) */
-  int remaining;                 /* responses still awaited */
-  int error;                     /* transport-level failure (SMB3_E*), 0 otherwise */
-  int queued;                    /* submitted to the core */
-  int no_session;                /* NEGOTIATE: no session/tree; SESSION_SETUP: no signing */
+  int n;          /* requests in the chain */
+  int related;    /* send as a related compound (3.2.4.1.4) */
+  int remaining;  /* responses still awaited */
+  int error;      /* transport-level failure (SMB3_E*), 0 otherwise */
+  int queued;     /* submitted to the core */
+  int no_session; /* NEGOTIATE: no session/tree; SESSION_SETUP: no signing */
   smb3_chain_cb cb;
   void *arg;
   struct smb3_chain *next, *prev; /* core-internal list links */
-  int linked;                    /* on the core's in-flight list */
-  uint64_t deadline_ns;          /* monotonic time after which the request times out */
-  struct core_event ev;          /* completion event (core-internal) */
+  int linked;                     /* on the core's in-flight list */
+  uint64_t deadline_ns;           /* monotonic time after which the request times out */
+  struct core_event ev;           /* completion event (core-internal) */
   struct smb3_msg msgs[CORE_MAX_CHAIN];
 };
 
@@ -107,7 +107,9 @@ int msg_body_begin(struct smb3_msg *m, uint16_t command, uint32_t tree_id, size_
 int msg_body_done(struct smb3_msg *m, const struct le_wr *w);
 
 /* Status helpers for completed chains. Returns the NTSTATUS of message i or a synthetic failure. */
-static inline uint32_t msg_status(const struct smb3_msg *m) { return m->status; }
+static inline uint32_t msg_status(const struct smb3_msg *m) {
+  return m->status;
+}
 
 /* ---- the engine ---- */
 struct core_config {
@@ -145,7 +147,7 @@ int core_want_write(const struct smb3_core *c);
 int core_recv_frame(struct smb3_core *c, uint8_t *frame, size_t len);
 struct core_direct {
   struct smb3_msg *msg;
-  struct iovec iov[2];   /* where the remaining bytes go: [pad scratch][caller data] */
+  struct iovec iov[2]; /* where the remaining bytes go: [pad scratch][caller data] */
   int iovcnt;
   uint8_t head[SMB2_HDR_LEN + SMB2_READ_RSP_FIXED];
   uint8_t pad[256];
@@ -201,14 +203,14 @@ int core_encryption_active(const struct smb3_core *c);
 
 /* Counters (exact, for --stats). */
 struct core_stats {
-  uint64_t requests;        /* SMB2 requests sent */
-  uint64_t round_trips;     /* frames sent (a compound chain counts once) */
+  uint64_t requests;    /* SMB2 requests sent */
+  uint64_t round_trips; /* frames sent (a compound chain counts once) */
   uint64_t per_command[SMB2_NCOMMANDS];
   uint64_t bytes_read, bytes_written;
   uint64_t reads, writes;
   uint32_t max_read_size, max_write_size;
   uint32_t credits_max_in_flight;
-  uint32_t credits_granted;  /* current window (available + in flight) */
+  uint32_t credits_granted; /* current window (available + in flight) */
 };
 void core_get_stats(const struct smb3_core *c, struct core_stats *s);
 /* Credits the server has granted us in all (available + charged to requests in flight): no

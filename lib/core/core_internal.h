@@ -42,7 +42,7 @@ struct smb3_core {
   struct pending *table[CORE_BUCKETS];      /* in flight by MessageId */
   struct smb3_chain *inflight;              /* chains awaiting responses (for timeouts / failure) */
   struct core_event *ev_head, *ev_tail;
-  int dead;                                 /* SMB3_E* once the connection is unusable */
+  int dead; /* SMB3_E* once the connection is unusable */
   /* negotiated */
   struct core_negotiated neg;
   uint8_t client_guid[16];
@@ -54,12 +54,12 @@ struct smb3_core {
   uint64_t session_id;
   int have_key;
   uint8_t session_key[16];
-  uint8_t preauth[64];        /* connection hash, then session hash (3.1.1) */
+  uint8_t preauth[64]; /* connection hash, then session hash (3.1.1) */
   int preauth_active;
   int established;
-  int anon;                   /* guest or anonymous session: no keys */
-  int signing;                /* sign requests, verify responses */
-  int sealing;                /* encrypt requests */
+  int anon;    /* guest or anonymous session: no keys */
+  int signing; /* sign requests, verify responses */
+  int sealing; /* encrypt requests */
   int sign_alg;
   uint8_t sign_key[16];
   uint8_t enc_key[32], dec_key[32];

@@ -7,12 +7,13 @@
 #include "smb3/smb3_errors.h"
 #include "util/status.h"
 
-static const uint16_t all_dialects[] = {SMB2_DIALECT_202, SMB2_DIALECT_210, SMB2_DIALECT_300, SMB2_DIALECT_302,
-                                        SMB2_DIALECT_311};
+static const uint16_t all_dialects[] = {SMB2_DIALECT_202, SMB2_DIALECT_210, SMB2_DIALECT_300,
+                                        SMB2_DIALECT_302, SMB2_DIALECT_311};
 
 int core_build_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
   struct smb2_negotiate_req r = {0};
-  c->client_security_mode = c->cfg.sign_wanted ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED;
+  c->client_security_mode =
+      c->cfg.sign_wanted ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED;
   c->client_caps = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_ENCRYPTION;
   r.security_mode = c->client_security_mode;
   r.capabilities = c->client_caps;
@@ -52,7 +53,8 @@ int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
   int rc = smb2_negotiate_rsp_decode(m->rsp, m->rsp_len, &r);
   if (rc) return rc;
   int known = 0;
-  for (int i = 0; i < c->ndialects; i++) known |= c->dialects[i] == r.dialect;
+  for (int i = 0; i < c->ndialects; i++)
+    known |= c->dialects[i] == r.dialect;
   if (!known) return SMB3_EDIALECT; /* the server picked something we did not offer */
   c->neg.dialect = r.dialect;
   c->neg.security_mode = r.security_mode;
@@ -76,7 +78,9 @@ int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
   return 0;
 }
 
-const struct core_negotiated *core_negotiated(const struct smb3_core *c) { return &c->neg; }
+const struct core_negotiated *core_negotiated(const struct smb3_core *c) {
+  return &c->neg;
+}
 
 void core_validate_negotiate_info(const struct smb3_core *c, struct smb2_validate_negotiate *v) {
   memset(v, 0, sizeof *v);
@@ -87,8 +91,12 @@ void core_validate_negotiate_info(const struct smb3_core *c, struct smb2_validat
   memcpy(v->dialects, c->dialects, sizeof(uint16_t) * c->ndialects);
 }
 
-void core_set_session_id(struct smb3_core *c, uint64_t sid) { c->session_id = sid; }
-uint64_t core_session_id(const struct smb3_core *c) { return c->session_id; }
+void core_set_session_id(struct smb3_core *c, uint64_t sid) {
+  c->session_id = sid;
+}
+uint64_t core_session_id(const struct smb3_core *c) {
+  return c->session_id;
+}
 
 void core_set_session_key(struct smb3_core *c, const uint8_t *key) {
   c->have_key = key != NULL;
@@ -119,7 +127,8 @@ static int derive_keys(struct smb3_core *c) {
 /* Preauth hash over requests of NEGOTIATE and SESSION_SETUP (3.2.4.2.2.2, 3.2.4.2.3). */
 int core_session_on_send(struct smb3_core *c, struct smb3_msg *m) {
   if (!c->preauth_active || (m->command != SMB2_NEGOTIATE && m->command != SMB2_SESSION_SETUP)) return 0;
-  struct iovec iov[3] = {{m->hdr, SMB2_HDR_LEN}, {m->body, m->body_len}, {(void *)m->payload, m->payload_len}};
+  struct iovec iov[3] = {
+      {m->hdr, SMB2_HDR_LEN}, {m->body, m->body_len}, {(void *)m->payload, m->payload_len}};
   return smb3_preauth_update(c->preauth, iov, 3);
 }
 
@@ -166,7 +175,8 @@ int core_verify(struct smb3_core *c, const struct iovec *iov, int iovcnt, const 
   if (iovcnt > 3) return SMB3_EINVAL;
   v[0] = (struct iovec){hdr, SMB2_HDR_LEN};
   v[1] = (struct iovec){(uint8_t *)iov[0].iov_base + SMB2_HDR_LEN, iov[0].iov_len - SMB2_HDR_LEN};
-  for (int i = 1; i < iovcnt; i++) v[i + 1] = iov[i];
+  for (int i = 1; i < iovcnt; i++)
+    v[i + 1] = iov[i];
   int rc = smb3_sign(c->sign_alg, c->sign_key, v, iovcnt + 1, sig);
   if (rc) return rc;
   return memcmp(sig, h->signature, 16) ? SMB3_ESIGNATURE : 0;
@@ -190,8 +200,12 @@ int core_require_encryption(struct smb3_core *c) {
   return 0;
 }
 
-int core_signing_active(const struct smb3_core *c) { return c->signing; }
-int core_encryption_active(const struct smb3_core *c) { return c->sealing; }
+int core_signing_active(const struct smb3_core *c) {
+  return c->signing;
+}
+int core_encryption_active(const struct smb3_core *c) {
+  return c->sealing;
+}
 
 /* Encrypt a laid-out frame into one owned buffer behind a transform header (3.1.4.3). */
 int core_seal_frame(struct smb3_core *c, struct out_frame *f) {

@@ -17,13 +17,15 @@ static int ea_entry(const uint8_t *p, size_t len, struct fscc_ea *ea, uint32_t *
   le_skip(&r, 1); /* Flags (FILE_NEED_EA): nothing for us to do with it */
   size_t nlen = le_u8(&r), vlen = le_u16(&r);
   size_t size = EA_HDR + nlen + 1 + vlen;
-  if (r.err || size > len || nlen == 0 || p[EA_HDR + nlen] != 0 || memchr(p + EA_HDR, 0, nlen)) return SMB3_EPROTO;
+  if (r.err || size > len || nlen == 0 || p[EA_HDR + nlen] != 0 || memchr(p + EA_HDR, 0, nlen))
+    return SMB3_EPROTO;
   if (*next && (*next < size || *next > len || *next % 4)) return SMB3_EPROTO;
   *ea = (struct fscc_ea){(const char *)p + EA_HDR, nlen, p + EA_HDR + nlen + 1, vlen};
   return 0;
 }
 
-int fscc_ea_list_decode(const uint8_t *p, size_t len, int (*cb)(const struct fscc_ea *ea, void *arg), void *arg) {
+int fscc_ea_list_decode(const uint8_t *p, size_t len, int (*cb)(const struct fscc_ea *ea, void *arg),
+                        void *arg) {
   if (!p || !len) return 0; /* no attributes */
   struct fscc_ea ea;
   uint32_t next;

@@ -43,8 +43,8 @@ struct fscc_stat {
   uint64_t allocation_size;
   uint64_t end_of_file;
   uint32_t attributes;
-  uint64_t file_id;   /* IndexNumber (FileInternalInformation / FileIdFullDirectoryInformation) */
-  uint32_t nlink;     /* NumberOfLinks (FileStandardInformation), 0 if unknown */
+  uint64_t file_id; /* IndexNumber (FileInternalInformation / FileIdFullDirectoryInformation) */
+  uint32_t nlink;   /* NumberOfLinks (FileStandardInformation), 0 if unknown */
   int delete_pending;
 };
 
@@ -73,7 +73,8 @@ struct fscc_ea {
   const uint8_t *value;
   size_t value_len;
 };
-int fscc_ea_list_decode(const uint8_t *p, size_t len, int (*cb)(const struct fscc_ea *ea, void *arg), void *arg);
+int fscc_ea_list_decode(const uint8_t *p, size_t len, int (*cb)(const struct fscc_ea *ea, void *arg),
+                        void *arg);
 int fscc_ea_encode(uint8_t *out, size_t cap, const char *name, const void *value, size_t value_len);
 
 /* FileFsFullSizeInformation (2.5.4). */

@@ -41,14 +41,14 @@ struct smb3_transport {
   size_t st_off, st_len;
   enum rx_state rx;
   uint32_t frame_len;
-  uint8_t *frame;    /* RX_FRAME: malloc'd frame */
+  uint8_t *frame; /* RX_FRAME: malloc'd frame */
   size_t frame_got;
   struct core_direct direct; /* RX_DIRECT */
   size_t direct_got;
-  int direct_lowat_told;     /* the READ's low-water progress call was made */
-  int rcvlowat;              /* SO_RCVLOWAT now set on the socket (0 = the default, 1) */
+  int direct_lowat_told; /* the READ's low-water progress call was made */
+  int rcvlowat;          /* SO_RCVLOWAT now set on the socket (0 = the default, 1) */
   uint64_t last_housekeeping;
-  int kick;                  /* output may be pending: flush on this loop (I/O thread only) */
+  int kick; /* output may be pending: flush on this loop (I/O thread only) */
   int out_armed;
 };
 
@@ -56,7 +56,8 @@ struct smb3_transport {
 static int wait_connected(int fd, int timeout_ms) {
   struct pollfd p = {.fd = fd, .events = POLLOUT};
   int n;
-  do n = poll(&p, 1, timeout_ms);
+  do
+    n = poll(&p, 1, timeout_ms);
   while (n < 0 && errno == EINTR);
   if (n == 0) return ETIMEDOUT;
   if (n < 0) return errno;
@@ -221,7 +222,9 @@ static void stage_compact(struct smb3_transport *t) {
   t->st_off = 0;
 }
 
-static size_t staged(const struct smb3_transport *t) { return t->st_len - t->st_off; }
+static size_t staged(const struct smb3_transport *t) {
+  return t->st_len - t->st_off;
+}
 
 /* Copy staged bytes into an iovec list starting at byte `got`; returns bytes copied. */
 static size_t stage_to_iov(struct smb3_transport *t, struct iovec *iov, int cnt, size_t got, size_t want) {
@@ -259,8 +262,10 @@ static void direct_progress(struct smb3_transport *t, int start) {
   if (!m->rd_progress || t->direct_lowat_told) return;
   size_t total = t->frame_len - (SMB2_HDR_LEN + SMB2_READ_RSP_FIXED);
   size_t remaining = total - t->direct_got;
-  if (remaining <= m->rd_lowat) t->direct_lowat_told = 1;
-  else if (!start) return;
+  if (remaining <= m->rd_lowat)
+    t->direct_lowat_told = 1;
+  else if (!start)
+    return;
   m->rd_progress(m->rd_progress_arg, remaining);
 }
 
@@ -313,7 +318,8 @@ static int process_stage(struct smb3_transport *t) {
 
 static ssize_t read_some(struct smb3_transport *t, struct iovec *iov, int cnt) {
   ssize_t n;
-  do n = readv(t->fd, iov, cnt);
+  do
+    n = readv(t->fd, iov, cnt);
   while (n < 0 && errno == EINTR);
   if (n == 0) return SMB3_ECLOSED;
   if (n < 0) return errno == EAGAIN ? 0 : SMB3_ECLOSED;
@@ -377,8 +383,10 @@ static int rx_frame(struct smb3_transport *t) {
 static int on_readable(struct smb3_transport *t) {
   for (;;) {
     int rc;
-    if (t->rx == RX_DIRECT) rc = rx_direct(t);
-    else if (t->rx == RX_FRAME) rc = rx_frame(t);
+    if (t->rx == RX_DIRECT)
+      rc = rx_direct(t);
+    else if (t->rx == RX_FRAME)
+      rc = rx_frame(t);
     else {
       stage_compact(t);
       struct iovec iov = {t->stage + t->st_len, RX_STAGE - t->st_len};
@@ -487,7 +495,8 @@ int transport_connect(const char *host, int port, int timeout_ms, size_t sockbuf
   t->fd = fd;
   t->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   t->epfd = epoll_create1(EPOLL_CLOEXEC);
-  struct epoll_event ev1 = {.events = EPOLLIN, .data.fd = t->fd}, ev2 = {.events = EPOLLIN, .data.fd = t->efd};
+  struct epoll_event ev1 = {.events = EPOLLIN, .data.fd = t->fd},
+                     ev2 = {.events = EPOLLIN, .data.fd = t->efd};
   int ok = t->efd >= 0 && t->epfd >= 0 && !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->fd, &ev1) &&
            !epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->efd, &ev2);
   pthread_mutex_init(&t->lock, NULL);
@@ -529,7 +538,9 @@ void transport_set_handlers(struct smb3_transport *t, transport_break_cb on_brea
   pthread_mutex_unlock(&t->lock);
 }
 
-pthread_t transport_thread(const struct smb3_transport *t) { return t->thread; }
+pthread_t transport_thread(const struct smb3_transport *t) {
+  return t->thread;
+}
 
 void transport_with_core(struct smb3_transport *t, void (*fn)(struct smb3_core *, void *), void *arg) {
   pthread_mutex_lock(&t->lock);

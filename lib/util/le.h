@@ -34,7 +34,9 @@ static inline void le_rd_init(struct le_rd *r, const void *p, size_t len) {
 }
 
 /* True if n more bytes can be read. */
-static inline int le_rd_has(const struct le_rd *r, size_t n) { return !r->err && r->off <= r->len && n <= r->len - r->off; }
+static inline int le_rd_has(const struct le_rd *r, size_t n) {
+  return !r->err && r->off <= r->len && n <= r->len - r->off;
+}
 
 /* Claim the next n bytes: 1 and advance if they are there, else 0 and set the sticky error.
  * The loads below test this count, never a pointer: a test such as `if (r->p + r->off)` tells
@@ -56,7 +58,9 @@ static inline const uint8_t *le_rd_take(struct le_rd *r, size_t n) {
   return r->p + (r->off - n);
 }
 
-static inline uint8_t le_u8(struct le_rd *r) { return le_rd_claim(r, 1) ? r->p[r->off - 1] : 0; }
+static inline uint8_t le_u8(struct le_rd *r) {
+  return le_rd_claim(r, 1) ? r->p[r->off - 1] : 0;
+}
 static inline uint16_t le_u16(struct le_rd *r) {
   uint16_t v = 0;
   if (le_rd_claim(r, 2)) memcpy(&v, r->p + r->off - 2, 2);
@@ -79,7 +83,9 @@ static inline void le_bytes(struct le_rd *r, void *dst, size_t n) {
     memset(dst, 0, n);
   }
 }
-static inline void le_skip(struct le_rd *r, size_t n) { (void)le_rd_claim(r, n); }
+static inline void le_skip(struct le_rd *r, size_t n) {
+  (void)le_rd_claim(r, n);
+}
 /* Move to an absolute offset (may equal len). */
 static inline void le_seek(struct le_rd *r, size_t off) {
   if (off > r->len)
@@ -89,7 +95,9 @@ static inline void le_seek(struct le_rd *r, size_t off) {
 }
 
 /* Check that [off, off+len) lies inside [0, total) without overflow. */
-static inline int le_range_ok(uint64_t off, uint64_t len, uint64_t total) { return off <= total && len <= total - off; }
+static inline int le_range_ok(uint64_t off, uint64_t len, uint64_t total) {
+  return off <= total && len <= total - off;
+}
 
 /* Read-only little-endian loads from a buffer already checked by the caller. */
 static inline uint16_t le16_at(const uint8_t *p) {
@@ -162,6 +170,8 @@ static inline void le_put_zero(struct le_wr *w, size_t n) {
   if (le_wr_claim(w, n, &at) && n) memset(w->p + at, 0, n);
 }
 /* Pad with zeros to a multiple of a (a power of two). */
-static inline void le_put_align(struct le_wr *w, size_t a) { le_put_zero(w, (a - (w->off & (a - 1))) & (a - 1)); }
+static inline void le_put_align(struct le_wr *w, size_t a) {
+  le_put_zero(w, (a - (w->off & (a - 1))) & (a - 1));
+}
 
 #endif

@@ -131,7 +131,8 @@ void wire_get_file_attrs(struct le_rd *r, struct smb2_file_attrs *a) {
 
 #define WIRE_OUTPUT_RSP_FIXED 8 /* StructureSize, OutputBufferOffset, OutputBufferLength */
 
-int wire_rsp_output_decode(const uint8_t *msg, size_t len, uint16_t cmd, const uint8_t **buf, uint32_t *blen) {
+int wire_rsp_output_decode(const uint8_t *msg, size_t len, uint16_t cmd, const uint8_t **buf,
+                           uint32_t *blen) {
   *buf = NULL;
   *blen = 0;
   struct le_rd r;

@@ -89,8 +89,8 @@ int smb2_resume_key_decode(const uint8_t *p, size_t len, uint8_t key[SMB2_RESUME
 }
 
 /* 2.2.31.1: SourceKey, ChunkCount, Reserved, then ChunkCount SRV_COPYCHUNK entries (2.2.31.1.1). */
-int smb2_copychunk_encode(struct le_wr *w, const uint8_t key[SMB2_RESUME_KEY_LEN], const struct smb2_copychunk *c,
-                          int n) {
+int smb2_copychunk_encode(struct le_wr *w, const uint8_t key[SMB2_RESUME_KEY_LEN],
+                          const struct smb2_copychunk *c, int n) {
   if (n < 1 || n > SMB2_COPYCHUNK_MAX) return SMB3_EINVAL;
   le_put_bytes(w, key, SMB2_RESUME_KEY_LEN);
   le_put_u32(w, (uint32_t)n);

@@ -61,15 +61,15 @@ enum smb2_hdr_flags {
 
 struct smb2_hdr {
   uint16_t credit_charge;
-  uint32_t status;      /* NTSTATUS (responses); ChannelSequence/Reserved in requests = 0 */
+  uint32_t status; /* NTSTATUS (responses); ChannelSequence/Reserved in requests = 0 */
   uint16_t command;
-  uint16_t credits;     /* CreditRequest (requests) / CreditResponse (responses) */
+  uint16_t credits; /* CreditRequest (requests) / CreditResponse (responses) */
   uint32_t flags;
   uint32_t next_command;
   uint64_t message_id;
-  uint64_t async_id;    /* valid when flags & ASYNC_COMMAND */
-  uint32_t process_id;  /* sync form only */
-  uint32_t tree_id;     /* sync form only */
+  uint64_t async_id;   /* valid when flags & ASYNC_COMMAND */
+  uint32_t process_id; /* sync form only */
+  uint32_t tree_id;    /* sync form only */
   uint64_t session_id;
   uint8_t signature[16];
 };
@@ -96,9 +96,9 @@ int smb2_hdr_decode(const uint8_t *p, size_t len, struct smb2_hdr *h);
 #define SMB2_TRANSFORM_HDR_LEN 52
 struct smb2_transform_hdr {
   uint8_t signature[16];
-  uint8_t nonce[16];       /* 11 (CCM) or 12 (GCM) significant bytes, rest zero */
+  uint8_t nonce[16]; /* 11 (CCM) or 12 (GCM) significant bytes, rest zero */
   uint32_t orig_msg_size;
-  uint16_t flags;          /* 0x0001 Encrypted (3.1.1) / EncryptionAlgorithm (3.0) */
+  uint16_t flags; /* 0x0001 Encrypted (3.1.1) / EncryptionAlgorithm (3.0) */
   uint64_t session_id;
 };
 void smb2_transform_hdr_encode(const struct smb2_transform_hdr *t, uint8_t out[SMB2_TRANSFORM_HDR_LEN]);
@@ -156,12 +156,12 @@ struct smb2_negotiate_req {
   uint16_t dialect_count;
   uint16_t dialects[SMB2_MAX_DIALECTS];
   /* 3.1.1 contexts, sent only when dialects include 0x0311: */
-  uint8_t preauth_salt[32];       /* SHA-512 preauth integrity context with this salt */
-  uint16_t cipher_count;          /* ENCRYPTION_CAPABILITIES if > 0 */
+  uint8_t preauth_salt[32]; /* SHA-512 preauth integrity context with this salt */
+  uint16_t cipher_count;    /* ENCRYPTION_CAPABILITIES if > 0 */
   uint16_t ciphers[SMB2_MAX_CIPHERS];
-  uint16_t sign_alg_count;        /* SIGNING_CAPABILITIES if > 0 (ids as in crypto.h) */
+  uint16_t sign_alg_count; /* SIGNING_CAPABILITIES if > 0 (ids as in crypto.h) */
   uint16_t sign_algs[SMB2_MAX_SIGN_ALGS];
-  const char *netname;            /* NETNAME context if non-NULL (UTF-8; encoded UTF-16LE) */
+  const char *netname; /* NETNAME context if non-NULL (UTF-8; encoded UTF-16LE) */
 };
 int smb2_negotiate_req_encode(struct le_wr *w, const struct smb2_negotiate_req *r);
 
@@ -179,14 +179,18 @@ struct smb2_negotiate_rsp {
   uint16_t sec_len;
   /* 3.1.1 contexts (0 when absent): */
   uint16_t preauth_hash_alg;
-  uint16_t cipher;        /* the one cipher the server chose, 0 if none */
-  uint16_t sign_alg;      /* the one signing algorithm the server chose, as a crypto.h id (wire 0 =
-                             HMAC-SHA256 -> SMB3_SIGN_HMAC_SHA256); 0xFFFF if the context was absent */
+  uint16_t cipher;   /* the one cipher the server chose, 0 if none */
+  uint16_t sign_alg; /* the one signing algorithm the server chose, as a crypto.h id (wire 0 =
+                        HMAC-SHA256 -> SMB3_SIGN_HMAC_SHA256); 0xFFFF if the context was absent */
 };
 int smb2_negotiate_rsp_decode(const uint8_t *msg, size_t len, struct smb2_negotiate_rsp *r);
 
 /* ---- SESSION_SETUP: 2.2.5 / 2.2.6 ---- session_setup.c */
-enum smb2_session_flags { SMB2_SESSION_FLAG_IS_GUEST = 0x1, SMB2_SESSION_FLAG_IS_NULL = 0x2, SMB2_SESSION_FLAG_ENCRYPT_DATA = 0x4 };
+enum smb2_session_flags {
+  SMB2_SESSION_FLAG_IS_GUEST = 0x1,
+  SMB2_SESSION_FLAG_IS_NULL = 0x2,
+  SMB2_SESSION_FLAG_ENCRYPT_DATA = 0x4
+};
 struct smb2_session_setup_req {
   uint8_t flags; /* SMB2_SESSION_FLAG_BINDING = 0x01 */
   uint8_t security_mode;
@@ -204,7 +208,7 @@ struct smb2_session_setup_rsp {
 int smb2_session_setup_rsp_decode(const uint8_t *msg, size_t len, struct smb2_session_setup_rsp *r);
 
 /* ---- LOGOFF 2.2.7/2.2.8, TREE_DISCONNECT 2.2.11/2.2.12, ECHO 2.2.28/2.2.29: 4-byte bodies ---- simple.c */
-int smb2_simple_req_encode(struct le_wr *w);             /* StructureSize 4, Reserved */
+int smb2_simple_req_encode(struct le_wr *w);                /* StructureSize 4, Reserved */
 int smb2_simple_rsp_decode(const uint8_t *msg, size_t len); /* checks StructureSize 4 */
 
 /* ---- TREE_CONNECT: 2.2.9 / 2.2.10 ---- tree_connect.c */
@@ -281,7 +285,12 @@ enum smb2_create_disposition {
 #define SMB2_FILE_DELETE_ON_CLOSE 0x00001000u
 #define SMB2_FILE_OPEN_REPARSE_POINT 0x00200000u
 /* CreateAction */
-enum smb2_create_action { SMB2_FILE_SUPERSEDED = 0, SMB2_FILE_OPENED = 1, SMB2_FILE_CREATED = 2, SMB2_FILE_OVERWRITTEN = 3 };
+enum smb2_create_action {
+  SMB2_FILE_SUPERSEDED = 0,
+  SMB2_FILE_OPENED = 1,
+  SMB2_FILE_CREATED = 2,
+  SMB2_FILE_OVERWRITTEN = 3
+};
 /* File attributes (MS-FSCC 2.6) */
 #define SMB2_FILE_ATTRIBUTE_READONLY 0x00000001u
 #define SMB2_FILE_ATTRIBUTE_HIDDEN 0x00000002u
@@ -293,11 +302,11 @@ enum smb2_create_action { SMB2_FILE_SUPERSEDED = 0, SMB2_FILE_OPENED = 1, SMB2_F
 
 struct smb2_lease {
   uint8_t key[16];
-  uint32_t state;       /* SMB2_LEASE_* */
-  uint32_t flags;       /* response: SMB2_LEASE_FLAG_BREAK_IN_PROGRESS 0x2; request v2: PARENT_LEASE_KEY_SET 0x4 */
+  uint32_t state; /* SMB2_LEASE_* */
+  uint32_t flags; /* response: SMB2_LEASE_FLAG_BREAK_IN_PROGRESS 0x2; request v2: PARENT_LEASE_KEY_SET 0x4 */
   uint8_t parent_key[16];
   uint16_t epoch;
-  int version;          /* 1 or 2; 0 = no lease context */
+  int version; /* 1 or 2; 0 = no lease context */
 };
 
 /* The times, sizes and attributes a CREATE response (2.2.14) and a CLOSE response with
@@ -311,18 +320,18 @@ struct smb2_file_attrs {
 };
 
 struct smb2_create_req {
-  uint8_t oplock_level;       /* SMB2_OPLOCK_LEVEL_*; LEASE with lease.version != 0 */
-  uint32_t impersonation;     /* 2 = Impersonation */
+  uint8_t oplock_level;   /* SMB2_OPLOCK_LEVEL_*; LEASE with lease.version != 0 */
+  uint32_t impersonation; /* 2 = Impersonation */
   uint32_t desired_access;
   uint32_t file_attributes;
   uint32_t share_access;
   uint32_t create_disposition;
   uint32_t create_options;
-  const char *name;           /* UTF-8 path relative to the share, '\\' or '/' separators (encoder converts
-                                 '/' to '\\' and drops leading separators); "" for the share root */
-  struct smb2_lease lease;    /* "RqLs" context when version is 1 or 2 */
-  int want_maximal_access;    /* "MxAc" context */
-  int want_disk_id;           /* "QFid" context */
+  const char *name;        /* UTF-8 path relative to the share, '\\' or '/' separators (encoder converts
+                              '/' to '\\' and drops leading separators); "" for the share root */
+  struct smb2_lease lease; /* "RqLs" context when version is 1 or 2 */
+  int want_maximal_access; /* "MxAc" context */
+  int want_disk_id;        /* "QFid" context */
 };
 int smb2_create_req_encode(struct le_wr *w, const struct smb2_create_req *r);
 
@@ -332,11 +341,11 @@ struct smb2_create_rsp {
   uint32_t create_action;
   struct smb2_file_attrs attrs;
   struct smb2_file_id file_id;
-  struct smb2_lease lease;       /* version 0 when no "RqLs" response context */
+  struct smb2_lease lease; /* version 0 when no "RqLs" response context */
   int have_maximal_access;
   uint32_t maximal_access;
   int have_disk_id;
-  uint64_t disk_file_id;         /* first 8 bytes of the QFid DiskFileId */
+  uint64_t disk_file_id; /* first 8 bytes of the QFid DiskFileId */
 };
 int smb2_create_rsp_decode(const uint8_t *msg, size_t len, struct smb2_create_rsp *r);
 
@@ -412,7 +421,12 @@ struct smb2_write_rsp {
 int smb2_write_rsp_decode(const uint8_t *msg, size_t len, struct smb2_write_rsp *r);
 
 /* ---- QUERY_INFO: 2.2.37 / 2.2.38 ---- query_info.c */
-enum smb2_info_type { SMB2_0_INFO_FILE = 1, SMB2_0_INFO_FILESYSTEM = 2, SMB2_0_INFO_SECURITY = 3, SMB2_0_INFO_QUOTA = 4 };
+enum smb2_info_type {
+  SMB2_0_INFO_FILE = 1,
+  SMB2_0_INFO_FILESYSTEM = 2,
+  SMB2_0_INFO_SECURITY = 3,
+  SMB2_0_INFO_QUOTA = 4
+};
 struct smb2_query_info_req {
   uint8_t info_type;
   uint8_t file_info_class;
@@ -466,9 +480,9 @@ int smb2_query_dir_rsp_decode(const uint8_t *msg, size_t len, struct smb2_query_
 #define SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO 0x00140204u
 #define SMB2_FSCTL_SRV_REQUEST_RESUME_KEY 0x00140078u
 #define SMB2_FSCTL_SRV_COPYCHUNK_WRITE 0x001480F2u
-#define SMB2_FSCTL_SET_ZERO_DATA 0x000980C8u /* input: FILE_ZERO_DATA_INFORMATION (MS-FSCC 2.3.85) */
+#define SMB2_FSCTL_SET_ZERO_DATA 0x000980C8u          /* input: FILE_ZERO_DATA_INFORMATION (MS-FSCC 2.3.85) */
 #define SMB2_FSCTL_QUERY_ALLOCATED_RANGES 0x000940CFu /* MS-FSCC 2.3.37/2.3.38 */
-#define SMB2_FSCTL_SET_SPARSE 0x000900C4u /* no input: SetSparse = TRUE (MS-FSCC 2.3.64) */
+#define SMB2_FSCTL_SET_SPARSE 0x000900C4u             /* no input: SetSparse = TRUE (MS-FSCC 2.3.64) */
 #define SMB2_0_IOCTL_IS_FSCTL 0x00000001u
 struct smb2_ioctl_req {
   uint32_t ctl_code;
@@ -495,8 +509,8 @@ struct smb2_copychunk {
   uint32_t len;
 };
 int smb2_resume_key_decode(const uint8_t *p, size_t len, uint8_t key[SMB2_RESUME_KEY_LEN]);
-int smb2_copychunk_encode(struct le_wr *w, const uint8_t key[SMB2_RESUME_KEY_LEN], const struct smb2_copychunk *c,
-                          int n);
+int smb2_copychunk_encode(struct le_wr *w, const uint8_t key[SMB2_RESUME_KEY_LEN],
+                          const struct smb2_copychunk *c, int n);
 /* On success: what was copied. With STATUS_INVALID_PARAMETER: the server's limits (most chunks per
  * request, bytes per chunk, bytes per request). */
 struct smb2_copychunk_rsp {
@@ -514,14 +528,15 @@ struct smb2_validate_negotiate {
   uint32_t capabilities;
   uint8_t guid[16];
   uint16_t security_mode;
-  uint16_t dialect; /* response */
+  uint16_t dialect;       /* response */
   uint16_t dialect_count; /* request */
   uint16_t dialects[SMB2_MAX_DIALECTS];
 };
 int smb2_validate_negotiate_encode(struct le_wr *w, const struct smb2_validate_negotiate *v);
 int smb2_validate_negotiate_decode(const uint8_t *p, size_t len, struct smb2_validate_negotiate *v);
 
-/* ---- OPLOCK_BREAK: notifications 2.2.23.1/2.2.23.2, acks 2.2.24.1/2.2.24.2, responses 2.2.25.x ---- oplock_break.c */
+/* ---- OPLOCK_BREAK: notifications 2.2.23.1/2.2.23.2, acks 2.2.24.1/2.2.24.2, responses 2.2.25.x ----
+ * oplock_break.c */
 struct smb2_break {
   int is_lease; /* 0: oplock break (StructureSize 24); 1: lease break (StructureSize 44) */
   /* oplock */

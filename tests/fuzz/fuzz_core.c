@@ -68,7 +68,8 @@ static void drain(struct smb3_core *c) {
     for (int i = 0; i < n; i++) {
       volatile uint8_t sink = 0; /* touch every byte: iovecs must point at live memory */
       const uint8_t *p = iov[i].iov_base;
-      for (size_t k = 0; k < iov[i].iov_len; k += 512) sink ^= p[k];
+      for (size_t k = 0; k < iov[i].iov_len; k += 512)
+        sink ^= p[k];
       if (iov[i].iov_len) sink ^= p[iov[i].iov_len - 1];
       (void)sink;
       total += iov[i].iov_len;
@@ -101,13 +102,17 @@ static int enc_read(struct smb3_msg *m, uint8_t *buf) {
 
 static int enc_cqc(struct smb3_chain *ch) {
   struct le_wr w;
-  struct smb2_create_req cr = {.impersonation = 2, .desired_access = SMB2_FILE_READ_ATTRIBUTES,
-                               .share_access = SMB2_FILE_SHARE_ALL, .create_disposition = SMB2_FILE_OPEN,
+  struct smb2_create_req cr = {.impersonation = 2,
+                               .desired_access = SMB2_FILE_READ_ATTRIBUTES,
+                               .share_access = SMB2_FILE_SHARE_ALL,
+                               .create_disposition = SMB2_FILE_OPEN,
                                .name = "a\\b.txt"};
   int rc = msg_body_begin(&ch->msgs[0], SMB2_CREATE, 5, 512, &w);
   if (!rc) rc = smb2_create_req_encode(&w, &cr);
   if (!rc) rc = msg_body_done(&ch->msgs[0], &w);
-  struct smb2_query_info_req q = {.info_type = SMB2_0_INFO_FILE, .file_info_class = 18, .output_buffer_length = 4096,
+  struct smb2_query_info_req q = {.info_type = SMB2_0_INFO_FILE,
+                                  .file_info_class = 18,
+                                  .output_buffer_length = 4096,
                                   .file_id = SMB2_FILE_ID_RELATED};
   if (!rc) rc = msg_body_begin(&ch->msgs[1], SMB2_QUERY_INFO, 5, 64, &w);
   if (!rc) rc = smb2_query_info_req_encode(&w, &q);
@@ -153,7 +158,8 @@ static void recv_direct(struct fz *z, struct smb3_core *c, uint8_t *frame, size_
   int rc = len >= head ? core_recv_direct(c, frame, head, len, d) : 0;
   if (rc == 1) {
     size_t off = head, room = 0;
-    for (int i = 0; i < d->iovcnt; i++) room += d->iov[i].iov_len;
+    for (int i = 0; i < d->iovcnt; i++)
+      room += d->iov[i].iov_len;
     if (room != len - head) abort(); /* the iovecs must cover exactly the rest of the frame */
     for (int i = 0; i < d->iovcnt; i++) {
       uint8_t *dst = d->iov[i].iov_base;
@@ -173,7 +179,8 @@ static void recv_direct(struct fz *z, struct smb3_core *c, uint8_t *frame, size_
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  struct core_config cfg = {.dialect_min = 0x0202, .dialect_max = 0x0311, .credits_target = 64, .timeout_ms = 1000};
+  struct core_config cfg = {
+      .dialect_min = 0x0202, .dialect_max = 0x0311, .credits_target = 64, .timeout_ms = 1000};
   struct smb3_core *c = core_new(&cfg);
   if (!c) return 0;
   struct fz z;
@@ -222,7 +229,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (z.calls[i] != 1 && z.calls[i] != -1000) abort(); /* every queued chain completes exactly once */
 out:
   core_free(c);
-  for (int i = 0; i < z.n; i++) chain_free(z.chains[i]);
+  for (int i = 0; i < z.n; i++)
+    chain_free(z.chains[i]);
   free(z.rdbuf);
   free(z.wrbuf);
   return 0;

@@ -3,7 +3,8 @@
  * after a grant, CREATE/QUERY_INFO/CLOSE = 1..3 and WRITE = 4; an extra ECHO = 5), built with the
  * unit tests' response builders. Not part of the build; run after changing fuzz_core's chains:
  *   cc -std=gnu17 -D_GNU_SOURCE -Iinclude -Ilib -Itests/unit tests/fuzz/gen_core_seeds.c \
- *      build/lib/libsmb3_static.a -lcrypto -o /tmp/gen_core_seeds && /tmp/gen_core_seeds tests/fuzz/corpus/fuzz_core
+ *      build/lib/libsmb3_static.a -lcrypto -o /tmp/gen_core_seeds && /tmp/gen_core_seeds
+ * tests/fuzz/corpus/fuzz_core
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +25,8 @@ static void rec(uint8_t flags, const uint8_t *frame, size_t n) {
   out_len += n;
 }
 
-static void hdr(uint8_t *m, uint64_t mid, uint16_t credits, uint32_t status, uint32_t flags, uint64_t async_id) {
+static void hdr(uint8_t *m, uint64_t mid, uint16_t credits, uint32_t status, uint32_t flags,
+                uint64_t async_id) {
   struct smb2_hdr h;
   smb2_hdr_decode(m, SMB2_HDR_LEN, &h);
   h.message_id = mid;
@@ -57,7 +59,8 @@ static size_t compound_rsp(uint8_t *f, uint32_t status) {
     n[0] = wt_create_rsp(m[0], sizeof m[0]);
     n[1] = wt_buf_rsp(m[1], sizeof m[1], SMB2_QUERY_INFO, info, sizeof info);
     n[2] = wt_close_rsp(m[2], sizeof m[2]);
-    for (int i = 0; i < 3; i++) hdr(m[i], 1 + (uint64_t)i, 1, 0, i ? SMB2_FLAGS_RELATED_OPERATIONS : 0, 0);
+    for (int i = 0; i < 3; i++)
+      hdr(m[i], 1 + (uint64_t)i, 1, 0, i ? SMB2_FLAGS_RELATED_OPERATIONS : 0, 0);
   }
   size_t len = 0;
   for (int i = 0; i < 3; i++) {

@@ -24,10 +24,12 @@ static void run_mutations(const uint8_t *seed, size_t n) {
     size_t len = n;
     memcpy(buf, seed, n);
     int flips = 1 + (int)(rng() % 8);
-    for (int k = 0; k < flips && len; k++) buf[rng() % len] = (uint8_t)rng();
+    for (int k = 0; k < flips && len; k++)
+      buf[rng() % len] = (uint8_t)rng();
     if (rng() % 4 == 0) len = rng() % (n + 1);
     if (rng() % 8 == 0 && len + 16 <= n + 64) {
-      for (int k = 0; k < 16; k++) buf[len + k] = (uint8_t)rng();
+      for (int k = 0; k < 16; k++)
+        buf[len + k] = (uint8_t)rng();
       len += 16;
     }
     uint8_t *exact = malloc(len ? len : 1); /* exact-size copy so ASan sees overreads */
@@ -71,7 +73,8 @@ int main(int argc, char **argv) {
     size_t len = rng() % 512;
     uint8_t *b = malloc(len ? len : 1);
     if (!b) break;
-    for (size_t k = 0; k < len; k++) b[k] = (uint8_t)rng();
+    for (size_t k = 0; k < len; k++)
+      b[k] = (uint8_t)rng();
     LLVMFuzzerTestOneInput(b, len);
     free(b);
   }

@@ -51,8 +51,9 @@ static inline void lt_guard(const char *what, unsigned seconds) {
   signal(SIGALRM, lt_guard_fire);
   alarm(seconds);
 }
-static inline void lt_unguard(void) { alarm(0); }
-
+static inline void lt_unguard(void) {
+  alarm(0);
+}
 
 /* ---- resources released by lt_teardown ----
  * A failing assertion leaves the test function by longjmp; whatever it still held (64 MiB
@@ -133,7 +134,8 @@ static inline void lt_options(struct smb3_options *o, const char *url, const cha
   smb3_options_init(o);
   if (smb3_url_parse(o, url, err, sizeof err)) fail_msg("smb3_url_parse(%s): %s", url, err);
   if (smb3_options_parse(o, "echo_interval=0", 0, err, sizeof err)) fail_msg("options: %s", err);
-  if (extra && smb3_options_parse(o, extra, 0, err, sizeof err)) fail_msg("smb3_options_parse(%s): %s", extra, err);
+  if (extra && smb3_options_parse(o, extra, 0, err, sizeof err))
+    fail_msg("smb3_options_parse(%s): %s", extra, err);
 }
 
 static inline smb3_client *lt_connect(const char *extra) {
@@ -264,7 +266,8 @@ static inline void lt_fill(uint8_t *buf, size_t len, uint64_t seed) {
     x ^= x << 25;
     x ^= x >> 27;
     uint64_t v = x * 0x2545F4914F6CDD1Dull;
-    for (int k = 0; k < 8 && i < len; k++, i++) buf[i] = (uint8_t)(v >> (8 * k));
+    for (int k = 0; k < 8 && i < len; k++, i++)
+      buf[i] = (uint8_t)(v >> (8 * k));
   }
 }
 
@@ -280,8 +283,8 @@ static inline void lt_assert_bytes(const char *what, const uint8_t *got, const u
   if (!memcmp(got, want, n)) return;
   for (size_t i = 0; i < n; i++)
     if (got[i] != want[i])
-      fail_msg("%s: byte at offset %llu differs (got 0x%02x, want 0x%02x)", what, (unsigned long long)(base + i),
-               got[i], want[i]);
+      fail_msg("%s: byte at offset %llu differs (got 0x%02x, want 0x%02x)", what,
+               (unsigned long long)(base + i), got[i], want[i]);
 }
 /* The share's file rel holds exactly want[0..len) (what: the test's tag for the message). */
 static inline void lt_check_local(const char *what, const char *rel, const uint8_t *want, size_t len) {

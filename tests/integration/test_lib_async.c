@@ -3,9 +3,9 @@
  *  - smb3_pread_async / smb3_pwrite_async: many requests in flight at once, of mixed sizes, complete
  *    (in whatever order) into the right places; each callback runs exactly once; a request larger
  *    than rsize is refused and its callback never runs;
- *  - smb3_stat_async / smb3_open_async / smb3_close_async (and close_stat) / smb3_mkdir_async / smb3_rename_async /
- *    smb3_unlink_async (and rmdir/truncate/statvfs/fstat/fsetattr): callbacks run exactly once with the same
- *    results as the synchronous forms, with and without compounding;
+ *  - smb3_stat_async / smb3_open_async / smb3_close_async (and close_stat) / smb3_mkdir_async /
+ * smb3_rename_async / smb3_unlink_async (and rmdir/truncate/statvfs/fstat/fsetattr): callbacks run exactly
+ * once with the same results as the synchronous forms, with and without compounding;
  *  - callbacks may submit further asynchronous requests (open -> write -> close chained).
  *
  * The test waits with a mutex/condition variable; a guard turns a hang into a failure.
@@ -81,7 +81,8 @@ static void open_cb(int rc, smb3_file *f, const struct smb3_stat *st, void *arg)
 static void wait_ops(struct op *ops, int n) {
   pthread_mutex_lock(&mu);
   for (int i = 0; i < n; i++)
-    while (ops[i].calls == 0) pthread_cond_wait(&cv, &mu);
+    while (ops[i].calls == 0)
+      pthread_cond_wait(&cv, &mu);
   pthread_mutex_unlock(&mu);
 }
 
@@ -157,8 +158,8 @@ static void test_pread_many(void **s) {
     /* big ones first, small ones after: a reason for the server to finish them out of order */
     size_t len = i < 8 ? rsize : (size_t)(1 + ((uint64_t)i * 7919u) % 150000u);
     uint64_t off = ((uint64_t)i * 1234577u) % (SRC_SIZE - len);
-    if (i == NIO - 2) off = SRC_SIZE - 10, len = 100;   /* past EOF: 10 bytes */
-    if (i == NIO - 1) off = SRC_SIZE + 5, len = 1000;   /* beyond EOF: 0 */
+    if (i == NIO - 2) off = SRC_SIZE - 10, len = 100; /* past EOF: 10 bytes */
+    if (i == NIO - 1) off = SRC_SIZE + 5, len = 1000; /* beyond EOF: 0 */
     offs[i] = off;
     lens[i] = len;
     want[i] = off >= SRC_SIZE ? 0 : (SRC_SIZE - off < len ? SRC_SIZE - off : len);
@@ -174,12 +175,13 @@ static void test_pread_many(void **s) {
   rc = smb3_statvfs_async(c, kick_cb, &k);
   if (rc) fail_msg("statvfs_async = %d: %s", rc, smb3_last_error(c));
   pthread_mutex_lock(&mu);
-  while (!k.done) pthread_cond_wait(&cv, &mu);
+  while (!k.done)
+    pthread_cond_wait(&cv, &mu);
   pthread_mutex_unlock(&mu);
   if (k.kick_rc) fail_msg("statvfs_async callback: %d", k.kick_rc);
   if (k.failed >= 0)
-    fail_msg("pread_async #%d (off %llu len %zu) = %d", k.failed, (unsigned long long)offs[k.failed], lens[k.failed],
-             k.fail_rc);
+    fail_msg("pread_async #%d (off %llu len %zu) = %d", k.failed, (unsigned long long)offs[k.failed],
+             lens[k.failed], k.fail_rc);
   wait_ops(ops, NIO);
   struct smb3_stats a = lt_stats(c);
   int out_of_order = 0;
@@ -193,8 +195,10 @@ static void test_pread_many(void **s) {
     if (ops[i].order != i) out_of_order = 1;
   }
   print_message("%d reads: completions %s submission order; %llu READs, credits in flight at most %u\n", NIO,
-                out_of_order ? "out of" : "in", (unsigned long long)(a.reads - b.reads), a.credits_max_in_flight);
-  if (a.reads - b.reads != NIO) fail_msg("%d pread_async calls sent %llu READs", NIO, (unsigned long long)(a.reads - b.reads));
+                out_of_order ? "out of" : "in", (unsigned long long)(a.reads - b.reads),
+                a.credits_max_in_flight);
+  if (a.reads - b.reads != NIO)
+    fail_msg("%d pread_async calls sent %llu READs", NIO, (unsigned long long)(a.reads - b.reads));
   if (a.credits_max_in_flight <= rsize / 65536)
     fail_msg("never more than one request in flight (%u credits) although %d were submitted at once",
              a.credits_max_in_flight, NIO);
@@ -210,7 +214,8 @@ static void test_pread_many(void **s) {
   check_once(c, ops, 0, "refused");
   assert_int_equal(big.calls, 0);
   lt_free(huge);
-  for (int i = 0; i < NIO; i++) lt_free(bufs[i]);
+  for (int i = 0; i < NIO; i++)
+    lt_free(bufs[i]);
   assert_int_equal(lt_close(f), 0);
   lt_disconnect(c);
   lt_free(data);
@@ -265,28 +270,29 @@ static void test_pwrite_many(void **s) {
 static void same_stat(const char *what, const struct smb3_stat *a, const struct smb3_stat *b) {
   if (a->size != b->size || a->is_dir != b->is_dir || a->attributes != b->attributes || a->ino != b->ino ||
       a->mtime.sec != b->mtime.sec || a->mtime.nsec != b->mtime.nsec || a->btime.sec != b->btime.sec)
-    fail_msg("%s: async stat (size %llu dir %d attr 0x%x ino %llu mtime %lld.%09ld) differs from sync (size %llu "
-             "dir %d attr 0x%x ino %llu mtime %lld.%09ld)",
-             what, (unsigned long long)a->size, a->is_dir, a->attributes, (unsigned long long)a->ino,
-             (long long)a->mtime.sec, a->mtime.nsec, (unsigned long long)b->size, b->is_dir, b->attributes,
-             (unsigned long long)b->ino, (long long)b->mtime.sec, b->mtime.nsec);
+    fail_msg(
+        "%s: async stat (size %llu dir %d attr 0x%x ino %llu mtime %lld.%09ld) differs from sync (size %llu "
+        "dir %d attr 0x%x ino %llu mtime %lld.%09ld)",
+        what, (unsigned long long)a->size, a->is_dir, a->attributes, (unsigned long long)a->ino,
+        (long long)a->mtime.sec, a->mtime.nsec, (unsigned long long)b->size, b->is_dir, b->attributes,
+        (unsigned long long)b->ino, (long long)b->mtime.sec, b->mtime.nsec);
 }
 
 /* Run one asynchronous call on a fresh op (ops[] keeps them all for the exactly-once check). */
-#define RUN1(call)                                                                                                 \
-  do {                                                                                                             \
-    o = &ops[no++];                                                                                                \
-    memset(o, 0, sizeof *o);                                                                                       \
-    int rc_ = (call);                                                                                              \
-    if (rc_) fail_msg("%s (%s): submitting failed: %d: %s", #call, mode, rc_, smb3_last_error(c));               \
-    wait_ops(o, 1);                                                                                                \
+#define RUN1(call)                                                                                           \
+  do {                                                                                                       \
+    o = &ops[no++];                                                                                          \
+    memset(o, 0, sizeof *o);                                                                                 \
+    int rc_ = (call);                                                                                        \
+    if (rc_) fail_msg("%s (%s): submitting failed: %d: %s", #call, mode, rc_, smb3_last_error(c));           \
+    wait_ops(o, 1);                                                                                          \
   } while (0)
 
-#define SAME_RC(what, async_rc, sync_rc)                                                                           \
-  do {                                                                                                             \
-    if ((int)(async_rc) != (int)(sync_rc))                                                                         \
-      fail_msg("%s (%s): async %d (%s), sync %d (%s)", what, mode, (int)(async_rc), smb3_strerror((int)(async_rc)), \
-               (int)(sync_rc), smb3_strerror((int)(sync_rc)));                                                     \
+#define SAME_RC(what, async_rc, sync_rc)                                                                     \
+  do {                                                                                                       \
+    if ((int)(async_rc) != (int)(sync_rc))                                                                   \
+      fail_msg("%s (%s): async %d (%s), sync %d (%s)", what, mode, (int)(async_rc),                          \
+               smb3_strerror((int)(async_rc)), (int)(sync_rc), smb3_strerror((int)(sync_rc)));               \
   } while (0)
 
 static const char *nm(const char *p, const char *x) {
@@ -358,7 +364,8 @@ static void meta(const char *mode, const char *opts, const char *p) {
   RUN1(smb3_fsetattr_async(af, NULL, &mt, 0, done_cb, o));
   SAME_RC("fsetattr", o->rc, 0);
   assert_int_equal(smb3_stat(c, nf, &sst), 0);
-  if (sst.mtime.sec != mt.sec) fail_msg("fsetattr (%s): mtime %lld, want %lld", mode, (long long)sst.mtime.sec, (long long)mt.sec);
+  if (sst.mtime.sec != mt.sec)
+    fail_msg("fsetattr (%s): mtime %lld, want %lld", mode, (long long)sst.mtime.sec, (long long)mt.sec);
   assert_int_equal(lt_stat_local(nf).st_mtime, mt.sec);
   lt_untrack((void **)lt_files, af);
   RUN1(smb3_close_async(af, done_cb, o));
@@ -372,10 +379,11 @@ static void meta(const char *mode, const char *opts, const char *p) {
   assert_int_equal(o->st.size, 12);
   assert_int_equal(smb3_stat(c, nf, &sst), 0);
   assert_int_equal(sst.size, 12);
-  if (o->st.mtime.sec != sst.mtime.sec || o->st.mtime.nsec != sst.mtime.nsec || o->st.attributes != sst.attributes)
+  if (o->st.mtime.sec != sst.mtime.sec || o->st.mtime.nsec != sst.mtime.nsec ||
+      o->st.attributes != sst.attributes)
     fail_msg("close_stat (%s): mtime %lld.%09ld attributes 0x%x, a stat says %lld.%09ld 0x%x", mode,
-             (long long)o->st.mtime.sec, o->st.mtime.nsec, o->st.attributes, (long long)sst.mtime.sec, sst.mtime.nsec,
-             sst.attributes);
+             (long long)o->st.mtime.sec, o->st.mtime.nsec, o->st.attributes, (long long)sst.mtime.sec,
+             sst.mtime.nsec, sst.attributes);
   smb3_file *mf = NULL;
   rc = smb3_open(c, N("missing"), O_RDONLY, &mf, NULL);
   RUN1(smb3_open_async(c, N("missing"), O_RDONLY, open_cb, o));
@@ -499,7 +507,8 @@ static void many_meta(const char *opts, const char *p) {
       fail_msg("stat_async %s (missing) = %lld, want SMB3_ENOENT", names[i], (long long)st_ops[i].rc);
     }
     int64_t want = i % 3 == 0 ? SMB3_EEXIST : 0;
-    if (mk_ops[i].rc != want) fail_msg("mkdir_async %s = %lld, want %lld", dirs[i], (long long)mk_ops[i].rc, (long long)want);
+    if (mk_ops[i].rc != want)
+      fail_msg("mkdir_async %s = %lld, want %lld", dirs[i], (long long)mk_ops[i].rc, (long long)want);
     if (!lt_is_dir(dirs[i])) fail_msg("mkdir_async %s: no directory in the share", dirs[i]);
   }
   lt_disconnect(c);
@@ -576,7 +585,8 @@ static void test_callback_chaining(void **s) {
   int rc = smb3_open_async(c, "chained", O_RDWR | O_CREAT | O_TRUNC, ch_opened, &x);
   if (rc) fail_msg("open_async = %d", rc);
   pthread_mutex_lock(&mu);
-  while (!x.done) pthread_cond_wait(&cv, &mu);
+  while (!x.done)
+    pthread_cond_wait(&cv, &mu);
   pthread_mutex_unlock(&mu);
   struct smb3_statvfs sv;
   assert_int_equal(smb3_statvfs(c, &sv), 0); /* flush the I/O thread */
@@ -646,10 +656,14 @@ static void test_small_files_nocompound(void **s) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(test_pread_many, lt_teardown),    cmocka_unit_test_teardown(test_pwrite_many, lt_teardown),
-      cmocka_unit_test_teardown(test_meta_compound, lt_teardown), cmocka_unit_test_teardown(test_meta_nocompound, lt_teardown),
-      cmocka_unit_test_teardown(test_many_meta, lt_teardown),     cmocka_unit_test_teardown(test_callback_chaining, lt_teardown),
-      cmocka_unit_test_teardown(test_small_files, lt_teardown), cmocka_unit_test_teardown(test_small_files_nocompound, lt_teardown),
+      cmocka_unit_test_teardown(test_pread_many, lt_teardown),
+      cmocka_unit_test_teardown(test_pwrite_many, lt_teardown),
+      cmocka_unit_test_teardown(test_meta_compound, lt_teardown),
+      cmocka_unit_test_teardown(test_meta_nocompound, lt_teardown),
+      cmocka_unit_test_teardown(test_many_meta, lt_teardown),
+      cmocka_unit_test_teardown(test_callback_chaining, lt_teardown),
+      cmocka_unit_test_teardown(test_small_files, lt_teardown),
+      cmocka_unit_test_teardown(test_small_files_nocompound, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_async", tests, NULL, NULL);
 }

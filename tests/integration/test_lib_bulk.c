@@ -32,10 +32,12 @@ struct sink {
 
 static int sink_collect(const void *buf, size_t n, uint64_t off, void *arg) {
   struct sink *s = arg;
-  if (off != s->next) fail_msg("%s: sink called at offset %llu, want %llu (out of order or gap)", cur_tag,
-                               (unsigned long long)off, (unsigned long long)s->next);
-  if (off - s->start + n > s->cap) fail_msg("%s: sink got %zu bytes at %llu, beyond the range asked for", cur_tag, n,
-                                            (unsigned long long)off);
+  if (off != s->next)
+    fail_msg("%s: sink called at offset %llu, want %llu (out of order or gap)", cur_tag,
+             (unsigned long long)off, (unsigned long long)s->next);
+  if (off - s->start + n > s->cap)
+    fail_msg("%s: sink got %zu bytes at %llu, beyond the range asked for", cur_tag, n,
+             (unsigned long long)off);
   memcpy(s->buf + (off - s->start), buf, n);
   s->next += n;
   s->calls++;
@@ -51,8 +53,9 @@ struct source {
 
 static ssize_t source_feed(void *buf, size_t n, uint64_t off, void *arg) {
   struct source *s = arg;
-  if (off != s->next) fail_msg("%s: source asked for offset %llu, want %llu", cur_tag, (unsigned long long)off,
-                               (unsigned long long)s->next);
+  if (off != s->next)
+    fail_msg("%s: source asked for offset %llu, want %llu", cur_tag, (unsigned long long)off,
+             (unsigned long long)s->next);
   size_t done = (size_t)(off - s->start);
   size_t k = s->len - done < n ? s->len - done : n;
   if (k == 0) s->calls_after_end++;
@@ -70,7 +73,8 @@ static smb3_file *open_or_fail(smb3_client *c, const char *path, int flags) {
 }
 
 /* Read [off, off+len) with read_range and read_stream; the file holds data[0..fsize). */
-static void check_read(smb3_client *c, smb3_file *f, const uint8_t *data, uint64_t fsize, uint64_t off, size_t len) {
+static void check_read(smb3_client *c, smb3_file *f, const uint8_t *data, uint64_t fsize, uint64_t off,
+                       size_t len) {
   uint64_t end = off + len < fsize ? off + len : fsize;
   size_t want = off < fsize ? (size_t)(end - off) : 0;
   /* read_range, with guard bytes around the caller's buffer */
@@ -81,13 +85,14 @@ static void check_read(smb3_client *c, smb3_file *f, const uint8_t *data, uint64
   ssize_t n = smb3_read_range(f, buf, len, off);
   if (n != (ssize_t)want)
     fail_msg("%s: read_range(off=%llu, len=%zu) = %zd, want %zu (file size %llu): %s", cur_tag,
-             (unsigned long long)off, len, n, want, (unsigned long long)fsize, n < 0 ? smb3_last_error(c) : "");
+             (unsigned long long)off, len, n, want, (unsigned long long)fsize,
+             n < 0 ? smb3_last_error(c) : "");
   const uint8_t *exp = want ? data + off : data;
   lt_assert_bytes(cur_tag, buf, exp, want, off);
   for (int i = 0; i < 32; i++)
     if (raw[i] != 0xA5 || raw[32 + len + (size_t)i] != 0xA5)
-      fail_msg("%s: read_range(off=%llu, len=%zu) wrote outside the caller's buffer", cur_tag, (unsigned long long)off,
-               len);
+      fail_msg("%s: read_range(off=%llu, len=%zu) wrote outside the caller's buffer", cur_tag,
+               (unsigned long long)off, len);
   /* read_stream */
   memset(buf, 0, len);
   struct sink s = {buf, len, off, off, 0};
@@ -138,14 +143,15 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
       {0, fsize},
       {K64, K64},
       {K64 - 1, 2},
-      {fsize - 100, 1000},          /* past EOF: short count */
-      {fsize - K64 - 1, 3 * K64},   /* past EOF in the second request */
+      {fsize - 100, 1000},        /* past EOF: short count */
+      {fsize - K64 - 1, 3 * K64}, /* past EOF in the second request */
       {fsize - 1, 1},
-      {fsize, 10},                  /* at EOF: 0 */
-      {fsize + 1000, K64 + 7},      /* beyond EOF: 0 */
-      {5, fsize + 3 * K64},         /* the whole file and more */
+      {fsize, 10},             /* at EOF: 0 */
+      {fsize + 1000, K64 + 7}, /* beyond EOF: 0 */
+      {5, fsize + 3 * K64},    /* the whole file and more */
   };
-  for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++) check_read(c, f, data, fsize, rd[i].off, rd[i].len);
+  for (size_t i = 0; i < sizeof rd / sizeof rd[0]; i++)
+    check_read(c, f, data, fsize, rd[i].off, rd[i].len);
   assert_int_equal(lt_close(f), 0);
 
   /* a file smaller than one request, and an empty one */
@@ -172,15 +178,15 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
     size_t len;
     uint64_t seed;
   } wr[] = {
-      {13, 3 * K64 + 5, 1}, {7, K64 + 1, 2}, {3, K64 - 1, 3}, {1, 1, 4}, {2 * K64 + 11, 2 * K64, 5},
-      {400001, K64, 6}, /* beyond EOF: leaves a hole */
+      {13, 3 * K64 + 5, 1},       {7, K64 + 1, 2},  {3, K64 - 1, 3}, {1, 1, 4},
+      {2 * K64 + 11, 2 * K64, 5}, {400001, K64, 6}, /* beyond EOF: leaves a hole */
   };
   for (size_t i = 0; i < sizeof wr / sizeof wr[0]; i++) {
     uint8_t *piece = lt_random(wr[i].len, 1000 + wr[i].seed);
     ssize_t n = smb3_write_range(f, piece, wr[i].len, wr[i].off);
     if (n != (ssize_t)wr[i].len)
-      fail_msg("%s: write_range(off=%llu, len=%zu) = %zd: %s", tag, (unsigned long long)wr[i].off, wr[i].len, n,
-               n < 0 ? smb3_last_error(c) : "");
+      fail_msg("%s: write_range(off=%llu, len=%zu) = %zd: %s", tag, (unsigned long long)wr[i].off, wr[i].len,
+               n, n < 0 ? smb3_last_error(c) : "");
     memcpy(ref + wr[i].off, piece, wr[i].len);
     if (wr[i].off + wr[i].len > wlen) wlen = (size_t)(wr[i].off + wr[i].len);
     lt_free(piece);
@@ -197,8 +203,9 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   f = open_or_fail(c, ws, O_RDWR | O_CREAT | O_TRUNC);
   struct source so = {sdata, slen, 7, 7, 0};
   int64_t r = smb3_write_stream(f, 7, source_feed, &so, NULL, NULL);
-  if (r != (int64_t)slen) fail_msg("%s: write_stream(off=7, %zu bytes) = %lld: %s", tag, slen, (long long)r,
-                                   r < 0 ? smb3_last_error(c) : "");
+  if (r != (int64_t)slen)
+    fail_msg("%s: write_stream(off=7, %zu bytes) = %lld: %s", tag, slen, (long long)r,
+             r < 0 ? smb3_last_error(c) : "");
   assert_int_equal(lt_close(f), 0);
   uint8_t *want = lt_calloc(1, slen + 7);
   assert_non_null(want);
@@ -211,8 +218,9 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   f = open_or_fail(c, ws2, O_RDWR);
   struct source so2 = {sdata, 2 * K64, K64 + 3, K64 + 3, 0};
   r = smb3_write_stream(f, K64 + 3, source_feed, &so2, NULL, NULL);
-  if (r != (int64_t)(2 * K64)) fail_msg("%s: write_stream(2 x 64K at 64K+3) = %lld: %s", tag, (long long)r,
-                                        r < 0 ? smb3_last_error(c) : "");
+  if (r != (int64_t)(2 * K64))
+    fail_msg("%s: write_stream(2 x 64K at 64K+3) = %lld: %s", tag, (long long)r,
+             r < 0 ? smb3_last_error(c) : "");
   assert_int_equal(lt_close(f), 0);
   memcpy(base + K64 + 3, sdata, 2 * K64);
   lt_check_local(cur_tag, ws2, base, 5 * K64);
@@ -230,19 +238,34 @@ static void bulk_dialect(const char *vers, uint16_t dialect) {
   lt_unguard();
 }
 
-static void test_bulk_202(void **s) { (void)s; bulk_dialect("2.0.2", 0x0202); }
-static void test_bulk_21(void **s) { (void)s; bulk_dialect("2.1", 0x0210); }
-static void test_bulk_30(void **s) { (void)s; bulk_dialect("3.0", 0x0300); }
-static void test_bulk_302(void **s) { (void)s; bulk_dialect("3.0.2", 0x0302); }
-static void test_bulk_311(void **s) { (void)s; bulk_dialect("3.1.1", 0x0311); }
+static void test_bulk_202(void **s) {
+  (void)s;
+  bulk_dialect("2.0.2", 0x0202);
+}
+static void test_bulk_21(void **s) {
+  (void)s;
+  bulk_dialect("2.1", 0x0210);
+}
+static void test_bulk_30(void **s) {
+  (void)s;
+  bulk_dialect("3.0", 0x0300);
+}
+static void test_bulk_302(void **s) {
+  (void)s;
+  bulk_dialect("3.0.2", 0x0302);
+}
+static void test_bulk_311(void **s) {
+  (void)s;
+  bulk_dialect("3.1.1", 0x0311);
+}
 
 /* ---- 64 MiB: request sizes and pipelining ---- */
 #define BIG (64u << 20)
 
 /* Sizes and counts of a 64 MiB transfer's wire requests, and that more than one was in flight at
  * once. With `overlapped` the last is not a failure: *overlapped tells whether it happened. */
-static void check_wire_overlap(const char *what, smb3_client *c, const struct smb3_stats *b, int is_read, uint32_t size,
-                               int *overlapped) {
+static void check_wire_overlap(const char *what, smb3_client *c, const struct smb3_stats *b, int is_read,
+                               uint32_t size, int *overlapped) {
   struct smb3_stats a = lt_stats(c);
   uint64_t n = is_read ? a.reads - b->reads : a.writes - b->writes;
   uint64_t cmd = is_read ? a.per_command[LT_CMD_READ] - b->per_command[LT_CMD_READ]
@@ -251,8 +274,10 @@ static void check_wire_overlap(const char *what, smb3_client *c, const struct sm
   uint32_t eff = is_read ? smb3_rsize(c) : smb3_wsize(c);
   print_message("%s %s: %llu requests, largest %u, credits in flight at most %u\n", cur_tag, what,
                 (unsigned long long)n, max, a.credits_max_in_flight);
-  if (eff != size) fail_msg("%s: smb3_%csize() = %u, want the configured %u", cur_tag, is_read ? 'r' : 'w', eff, size);
-  if (max != size) fail_msg("%s %s: largest wire request %u bytes, want the configured %u", cur_tag, what, max, size);
+  if (eff != size)
+    fail_msg("%s: smb3_%csize() = %u, want the configured %u", cur_tag, is_read ? 'r' : 'w', eff, size);
+  if (max != size)
+    fail_msg("%s %s: largest wire request %u bytes, want the configured %u", cur_tag, what, max, size);
   if (n != BIG / size || cmd != n)
     fail_msg("%s %s: %llu wire requests (%llu by command count) for 64 MiB, want %u", cur_tag, what,
              (unsigned long long)n, (unsigned long long)cmd, BIG / size);
@@ -265,7 +290,8 @@ static void check_wire_overlap(const char *what, smb3_client *c, const struct sm
              cur_tag, what, a.credits_max_in_flight, size, size / K64);
 }
 
-static void check_wire(const char *what, smb3_client *c, const struct smb3_stats *b, int is_read, uint32_t size) {
+static void check_wire(const char *what, smb3_client *c, const struct smb3_stats *b, int is_read,
+                       uint32_t size) {
   check_wire_overlap(what, c, b, is_read, size, NULL);
 }
 
@@ -316,14 +342,16 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
     b = lt_stats(c);
     struct source so = {data, BIG, 0, 0, 0};
     r = smb3_write_stream(f, 0, source_feed, &so, NULL, NULL);
-    if (r != (int64_t)BIG) fail_msg("%s: write_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
+    if (r != (int64_t)BIG)
+      fail_msg("%s: write_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
     check_wire_overlap("write_stream", c, &b, 0, size, &overlapped);
     assert_int_equal(lt_close(f), 0);
     lt_disconnect(c);
     lt_check_local(cur_tag, rel2, data, BIG);
   }
   if (!overlapped)
-    fail_msg("%s write_stream: in three runs never more than one %u-byte request in flight at a time", tag, size);
+    fail_msg("%s write_stream: in three runs never more than one %u-byte request in flight at a time", tag,
+             size);
 
   c = lt_connect(opts);
   f = open_or_fail(c, rel2, O_RDONLY);
@@ -348,10 +376,22 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
   lt_unguard();
 }
 
-static void test_big_21_1m(void **s) { (void)s; big_transfer("2.1", "1M", 1u << 20); }
-static void test_big_21_4m(void **s) { (void)s; big_transfer("2.1", "4M", 4u << 20); }
-static void test_big_311_1m(void **s) { (void)s; big_transfer("3.1.1", "1M", 1u << 20); }
-static void test_big_311_4m(void **s) { (void)s; big_transfer("3.1.1", "4M", 4u << 20); }
+static void test_big_21_1m(void **s) {
+  (void)s;
+  big_transfer("2.1", "1M", 1u << 20);
+}
+static void test_big_21_4m(void **s) {
+  (void)s;
+  big_transfer("2.1", "4M", 4u << 20);
+}
+static void test_big_311_1m(void **s) {
+  (void)s;
+  big_transfer("3.1.1", "1M", 1u << 20);
+}
+static void test_big_311_4m(void **s) {
+  (void)s;
+  big_transfer("3.1.1", "4M", 4u << 20);
+}
 
 /* ---- smb3_write_from_fd: a local file's range, sent with sendfile (or read, when signed) ---- */
 struct prog {

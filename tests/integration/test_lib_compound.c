@@ -35,16 +35,17 @@ static struct delta delta_of(const struct smb3_stats *b, const struct smb3_stats
   struct delta d;
   d.rt = a->round_trips - b->round_trips;
   d.req = a->requests - b->requests;
-  for (int i = 0; i < 19; i++) d.cmd[i] = a->per_command[i] - b->per_command[i];
+  for (int i = 0; i < 19; i++)
+    d.cmd[i] = a->per_command[i] - b->per_command[i];
   return d;
 }
 
-#define MEASURE(m, d, stmt)                                                                                        \
-  do {                                                                                                             \
-    struct smb3_stats b_ = lt_stats((m)->c);                                                                       \
-    stmt;                                                                                                          \
-    struct smb3_stats a_ = lt_stats((m)->c);                                                                       \
-    (d) = delta_of(&b_, &a_);                                                                                      \
+#define MEASURE(m, d, stmt)                                                                                  \
+  do {                                                                                                       \
+    struct smb3_stats b_ = lt_stats((m)->c);                                                                 \
+    stmt;                                                                                                    \
+    struct smb3_stats a_ = lt_stats((m)->c);                                                                 \
+    (d) = delta_of(&b_, &a_);                                                                                \
   } while (0)
 
 /* Round trips of one operation: 1 when compounding; one request per round trip, more than one
@@ -57,8 +58,8 @@ static void check_rt(const struct mode *m, const char *op, const struct delta *d
     if (d->req < 2) fail_msg("%s (compound): only %llu request(s) sent", op, (unsigned long long)d->req);
   } else {
     if (d->rt != d->req || d->rt < 2)
-      fail_msg("%s (nocompound): %llu round trips for %llu requests, want one request per round trip (> 1)", op,
-               (unsigned long long)d->rt, (unsigned long long)d->req);
+      fail_msg("%s (nocompound): %llu round trips for %llu requests, want one request per round trip (> 1)",
+               op, (unsigned long long)d->rt, (unsigned long long)d->req);
     if (nc_expected && d->rt != nc_expected)
       fail_msg("%s (nocompound): %llu round trips, want %llu", op, (unsigned long long)d->rt,
                (unsigned long long)nc_expected);
@@ -88,7 +89,8 @@ static int group_setup(void **state) {
 
 static int group_teardown(void **state) {
   (void)state;
-  for (int i = 0; i < 2; i++) lt_disconnect(modes[i].c);
+  for (int i = 0; i < 2; i++)
+    lt_disconnect(modes[i].c);
   return 0;
 }
 
@@ -351,7 +353,8 @@ static void test_rt_write_file(void **state) {
 #define NLIST 1000
 static void list_name(char *out, size_t cap, int i) {
   int n = snprintf(out, cap, "%04d_", i);
-  for (; n < 200 && (size_t)n + 1 < cap; n++) out[n] = (char)('a' + (i + n) % 26);
+  for (; n < 200 && (size_t)n + 1 < cap; n++)
+    out[n] = (char)('a' + (i + n) % 26);
   out[n] = 0;
 }
 
@@ -379,7 +382,8 @@ static void test_rt_listing(void **state) {
     while ((rc = smb3_readdir(dir, &e)) == 1) {
       int k = atoi(e.name);
       list_name(nm, sizeof nm, k);
-      if (k < 0 || k >= NLIST || strcmp(nm, e.name)) fail_msg("readdir (%s): unexpected name '%s'", m->name, e.name);
+      if (k < 0 || k >= NLIST || strcmp(nm, e.name))
+        fail_msg("readdir (%s): unexpected name '%s'", m->name, e.name);
       if (seen[k]++) fail_msg("readdir (%s): '%s' listed twice", m->name, e.name);
       if (e.st.size != (uint64_t)(k % 7) || e.st.is_dir)
         fail_msg("readdir (%s): '%s' size %llu is_dir %d, want %d 0", m->name, e.name,
@@ -395,9 +399,12 @@ static void test_rt_listing(void **state) {
     assert_int_equal(count, NLIST);
     uint64_t q = d.cmd[LT_CMD_QUERY_DIRECTORY];
     double per = q > 1 ? (double)NLIST / (double)(q - 1) : NLIST;
-    print_message("listing %d entries (%s): %llu QUERY_DIRECTORY (~%.0f entries per response), %llu round trips\n",
-                  NLIST, m->name, (unsigned long long)q, per, (unsigned long long)d.rt);
-    if (q <= 1) fail_msg("listing (%s): only %llu QUERY_DIRECTORY for %d long names", m->name, (unsigned long long)q, NLIST);
+    print_message(
+        "listing %d entries (%s): %llu QUERY_DIRECTORY (~%.0f entries per response), %llu round trips\n",
+        NLIST, m->name, (unsigned long long)q, per, (unsigned long long)d.rt);
+    if (q <= 1)
+      fail_msg("listing (%s): only %llu QUERY_DIRECTORY for %d long names", m->name, (unsigned long long)q,
+               NLIST);
     if (!m->nocompound && d.rt > q + 1)
       fail_msg("listing (compound): %llu round trips for %llu QUERY_DIRECTORY requests, want <= %llu",
                (unsigned long long)d.rt, (unsigned long long)q, (unsigned long long)(q + 1));

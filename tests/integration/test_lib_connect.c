@@ -20,7 +20,8 @@
 
 #include "libtest.h"
 
-static void expect_connect_error(const char *what, const char *url, const char *opts, int want, const char *pattern) {
+static void expect_connect_error(const char *what, const char *url, const char *opts, int want,
+                                 const char *pattern) {
   struct smb3_options o;
   lt_options(&o, url, opts);
   char err[512];
@@ -40,7 +41,8 @@ static void expect_connect_error(const char *what, const char *url, const char *
              smb3_strerror(want), err);
   lt_assert_one_line(what, err);
   if (strchr(err, 'Z') && strspn(err, "Z") == strlen(err)) fail_msg("%s: err text not written", what);
-  if (pattern && !strcasestr(err, pattern)) fail_msg("%s: err '%s' does not mention '%s'", what, err, pattern);
+  if (pattern && !strcasestr(err, pattern))
+    fail_msg("%s: err '%s' does not mention '%s'", what, err, pattern);
 }
 
 static char *url_with(const char *user, const char *pass, int port, const char *share) {
@@ -49,7 +51,9 @@ static char *url_with(const char *user, const char *pass, int port, const char *
   return buf;
 }
 
-static int port(void) { return atoi(lt_env("SMB3_TEST_PORT")); }
+static int port(void) {
+  return atoi(lt_env("SMB3_TEST_PORT"));
+}
 
 static void test_right_credentials(void **s) {
   (void)s;
@@ -61,18 +65,22 @@ static void test_right_credentials(void **s) {
 
 static void test_wrong_password(void **s) {
   (void)s;
-  expect_connect_error("wrong password", url_with(lt_env("SMB3_TEST_USER"), "wrong-password", port(), lt_env("SMB3_TEST_SHARE")),
-                       NULL, SMB3_ELOGON, "logon");
+  expect_connect_error(
+      "wrong password",
+      url_with(lt_env("SMB3_TEST_USER"), "wrong-password", port(), lt_env("SMB3_TEST_SHARE")), NULL,
+      SMB3_ELOGON, "logon");
   /* also with every dialect: the failure comes at SESSION_SETUP each time */
   const char *v[] = {"vers=2.0.2", "vers=2.1", "vers=3.0", "vers=3.0.2", "vers=3.1.1"};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-    expect_connect_error(v[i], url_with(lt_env("SMB3_TEST_USER"), "wrong-password", port(), lt_env("SMB3_TEST_SHARE")),
-                         v[i], SMB3_ELOGON, NULL);
+    expect_connect_error(
+        v[i], url_with(lt_env("SMB3_TEST_USER"), "wrong-password", port(), lt_env("SMB3_TEST_SHARE")), v[i],
+        SMB3_ELOGON, NULL);
 }
 
 static void test_unknown_share(void **s) {
   (void)s;
-  expect_connect_error("unknown share", url_with(lt_env("SMB3_TEST_USER"), lt_env("SMB3_TEST_PASS"), port(), "nosuchshare"),
+  expect_connect_error("unknown share",
+                       url_with(lt_env("SMB3_TEST_USER"), lt_env("SMB3_TEST_PASS"), port(), "nosuchshare"),
                        NULL, SMB3_ENOSHARE, "nosuchshare");
 }
 
@@ -88,7 +96,8 @@ static void test_closed_port(void **s) {
   int p = ntohs(a.sin_port);
   close(fd);
   lt_guard("closed port", 60);
-  expect_connect_error("closed port", url_with("u", "p", p, "share"), "connect_timeout=10", SMB3_ECONNECT, NULL);
+  expect_connect_error("closed port", url_with("u", "p", p, "share"), "connect_timeout=10", SMB3_ECONNECT,
+                       NULL);
   lt_unguard();
 }
 
@@ -96,10 +105,10 @@ static void test_closed_port(void **s) {
 static void test_dialect_pinned_311(void **s) {
   (void)s;
   lt_guard("dialect", 60);
-  expect_connect_error("vers=3.1.1 against max protocol SMB2_10", lt_env("SMB3_TEST_URL"), "vers=3.1.1", SMB3_EDIALECT,
-                       NULL);
-  expect_connect_error("vers=3.0 against max protocol SMB2_10", lt_env("SMB3_TEST_URL"), "vers=3.0", SMB3_EDIALECT,
-                       NULL);
+  expect_connect_error("vers=3.1.1 against max protocol SMB2_10", lt_env("SMB3_TEST_URL"), "vers=3.1.1",
+                       SMB3_EDIALECT, NULL);
+  expect_connect_error("vers=3.0 against max protocol SMB2_10", lt_env("SMB3_TEST_URL"), "vers=3.0",
+                       SMB3_EDIALECT, NULL);
   expect_connect_error("vers=3 (3.0..3.1.1) against max protocol SMB2_10", lt_env("SMB3_TEST_URL"), "vers=3",
                        SMB3_EDIALECT, NULL);
   lt_unguard();

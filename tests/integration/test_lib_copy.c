@@ -64,12 +64,30 @@ static void whole_copy(const char *opts, const char *tag) {
   lt_unguard();
 }
 
-static void test_whole_202(void **st) { (void)st; whole_copy("vers=2.0.2", "202"); }
-static void test_whole_21(void **st) { (void)st; whole_copy("vers=2.1", "21"); }
-static void test_whole_30(void **st) { (void)st; whole_copy("vers=3.0", "30"); }
-static void test_whole_311(void **st) { (void)st; whole_copy("vers=3.1.1", "311"); }
-static void test_whole_signed(void **st) { (void)st; whole_copy("vers=3.1.1,sign", "signed"); }
-static void test_whole_sealed(void **st) { (void)st; whole_copy("vers=3.1.1,seal", "sealed"); }
+static void test_whole_202(void **st) {
+  (void)st;
+  whole_copy("vers=2.0.2", "202");
+}
+static void test_whole_21(void **st) {
+  (void)st;
+  whole_copy("vers=2.1", "21");
+}
+static void test_whole_30(void **st) {
+  (void)st;
+  whole_copy("vers=3.0", "30");
+}
+static void test_whole_311(void **st) {
+  (void)st;
+  whole_copy("vers=3.1.1", "311");
+}
+static void test_whole_signed(void **st) {
+  (void)st;
+  whole_copy("vers=3.1.1,sign", "signed");
+}
+static void test_whole_sealed(void **st) {
+  (void)st;
+  whole_copy("vers=3.1.1,seal", "sealed");
+}
 
 static void test_ranges(void **st) {
   (void)st;

@@ -2,9 +2,9 @@
  *
  * Runs under with-smbd --global "smb2 max credits = 16" (integration.lib_credits). A 64 MiB
  * transfer asked for with rsize = wsize = 4M (a 4 MiB request costs 64 credits, more than the
- * server will ever grant), or 1M (16 credits, all of them), must still complete with the right bytes: requests are limited by the
- * credits the server grants and the core queues the rest. It must not hang (a guard turns a hang
- * into a failure).
+ * server will ever grant), or 1M (16 credits, all of them), must still complete with the right bytes:
+ * requests are limited by the credits the server grants and the core queues the rest. It must not hang (a
+ * guard turns a hang into a failure).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,8 +25,9 @@ struct sink {
 };
 static int sink_collect(const void *buf, size_t n, uint64_t off, void *arg) {
   struct sink *s = arg;
-  if (off != s->next || off + n > BIG) fail_msg("%s: sink at %llu (+%zu), want %llu", cur_tag,
-                                                (unsigned long long)off, n, (unsigned long long)s->next);
+  if (off != s->next || off + n > BIG)
+    fail_msg("%s: sink at %llu (+%zu), want %llu", cur_tag, (unsigned long long)off, n,
+             (unsigned long long)s->next);
   memcpy(s->buf + off, buf, n);
   s->next += n;
   return 0;
@@ -44,8 +45,9 @@ static ssize_t source_feed(void *buf, size_t n, uint64_t off, void *arg) {
 
 static void check_credits(smb3_client *c, const char *what) {
   struct smb3_stats s = lt_stats(c);
-  print_message("%s %s: rsize %u wsize %u, largest READ %u WRITE %u, credits in flight at most %u\n", cur_tag, what,
-                smb3_rsize(c), smb3_wsize(c), s.max_read_size, s.max_write_size, s.credits_max_in_flight);
+  print_message("%s %s: rsize %u wsize %u, largest READ %u WRITE %u, credits in flight at most %u\n", cur_tag,
+                what, smb3_rsize(c), smb3_wsize(c), s.max_read_size, s.max_write_size,
+                s.credits_max_in_flight);
   /* No bound is asserted on credits_max_in_flight: it counts requests awaiting their final
    * response, and a request that got an interim (STATUS_PENDING) response no longer holds a credit
    * on the server (Samba then grants more), so the count legitimately exceeds 16. Spending more
@@ -68,10 +70,12 @@ static void few_credits(const char *vers, const char *size) {
   if (rc) fail_msg("%s: open = %d: %s", tag, rc, smb3_last_error(c));
   lt_track_file(f);
   ssize_t n = smb3_write_range(f, data, BIG, 0);
-  if (n != (ssize_t)BIG) fail_msg("%s: write_range 64 MiB = %zd (%s): %s", tag, n, smb3_strerror((int)n), smb3_last_error(c));
+  if (n != (ssize_t)BIG)
+    fail_msg("%s: write_range 64 MiB = %zd (%s): %s", tag, n, smb3_strerror((int)n), smb3_last_error(c));
   check_credits(c, "write_range");
   n = smb3_read_range(f, back, BIG, 0);
-  if (n != (ssize_t)BIG) fail_msg("%s: read_range 64 MiB = %zd (%s): %s", tag, n, smb3_strerror((int)n), smb3_last_error(c));
+  if (n != (ssize_t)BIG)
+    fail_msg("%s: read_range 64 MiB = %zd (%s): %s", tag, n, smb3_strerror((int)n), smb3_last_error(c));
   lt_assert_bytes("read_range", back, data, BIG, 0);
   check_credits(c, "read_range");
   assert_int_equal(lt_close(f), 0);
@@ -88,7 +92,8 @@ static void few_credits(const char *vers, const char *size) {
   lt_track_file(f);
   struct source so = {data};
   int64_t r = smb3_write_stream(f, 0, source_feed, &so, NULL, NULL);
-  if (r != (int64_t)BIG) fail_msg("%s: write_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
+  if (r != (int64_t)BIG)
+    fail_msg("%s: write_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
   memset(back, 0, BIG);
   struct sink si = {back, 0};
   r = smb3_read_stream(f, 0, BIG, sink_collect, &si, NULL, NULL);
@@ -110,10 +115,19 @@ static void few_credits(const char *vers, const char *size) {
   lt_unguard();
 }
 
-static void test_few_credits_21(void **s) { (void)s; few_credits("2.1", "4M"); }
-static void test_few_credits_311(void **s) { (void)s; few_credits("3.1.1", "4M"); }
+static void test_few_credits_21(void **s) {
+  (void)s;
+  few_credits("2.1", "4M");
+}
+static void test_few_credits_311(void **s) {
+  (void)s;
+  few_credits("3.1.1", "4M");
+}
 /* 1 MiB requests cost exactly 16 credits (MS-SMB2 3.1.5.2: by the data length), all the server has. */
-static void test_few_credits_311_1m(void **s) { (void)s; few_credits("3.1.1", "1M"); }
+static void test_few_credits_311_1m(void **s) {
+  (void)s;
+  few_credits("3.1.1", "1M");
+}
 
 /* Without multi-credit requests (2.0.2) every request costs one credit anyway. */
 static void test_few_credits_202(void **s) {

@@ -53,8 +53,10 @@ static void on_break(const uint8_t key[16], uint32_t new_state, int ack_required
   }
   if (ack_required) { /* nothing cached to flush: acknowledge right away */
     int rc = smb3_lease_ack_async(b->c, key, new_state, ack_done, b);
-    if (rc) b->ack_submit_rc = rc;
-    else b->acks_sent++;
+    if (rc)
+      b->ack_submit_rc = rc;
+    else
+      b->acks_sent++;
   }
   pthread_cond_broadcast(&cv);
   pthread_mutex_unlock(&mu);
@@ -80,7 +82,8 @@ static smb3_file *open_leased(smb3_client *c, const char *path, const uint8_t ke
   int rc = smb3_open_lease_async(c, path, O_RDWR, key, want, open_cb, &o);
   if (rc) fail_msg("open_lease_async = %d: %s", rc, smb3_last_error(c));
   pthread_mutex_lock(&mu);
-  while (!o.calls) pthread_cond_wait(&cv, &mu);
+  while (!o.calls)
+    pthread_cond_wait(&cv, &mu);
   pthread_mutex_unlock(&mu);
   if (o.rc) fail_msg("open_lease_async callback: %d (%s): %s", o.rc, smb3_strerror(o.rc), smb3_last_error(c));
   assert_non_null(o.f);
@@ -93,7 +96,8 @@ static void lease_break(const char *vers, const char *rel) {
   lt_guard(rel, 200);
   lt_write_local(rel, "0123456789", 10);
   uint8_t key[16];
-  for (int i = 0; i < 16; i++) key[i] = (uint8_t)(0xA0 + i);
+  for (int i = 0; i < 16; i++)
+    key[i] = (uint8_t)(0xA0 + i);
   key[15] = (uint8_t)rel[strlen(rel) - 1];
 
   smb3_client *a = lt_connect(opts);
@@ -104,7 +108,8 @@ static void lease_break(const char *vers, const char *rel) {
   smb3_file *fa = open_leased(a, rel, key, SMB3_LEASE_READ | SMB3_LEASE_HANDLE | SMB3_LEASE_WRITE);
   uint32_t lease = smb3_file_lease(fa);
   print_message("vers=%s: lease granted 0x%x\n", vers, lease);
-  if (!lease) fail_msg("vers=%s: no lease granted (smb3_file_lease() = 0) for a file nobody else has open", vers);
+  if (!lease)
+    fail_msg("vers=%s: no lease granted (smb3_file_lease() = 0) for a file nobody else has open", vers);
   if (lease & ~(SMB3_LEASE_READ | SMB3_LEASE_HANDLE | SMB3_LEASE_WRITE))
     fail_msg("vers=%s: lease state 0x%x has unknown bits", vers, lease);
   if (!(lease & SMB3_LEASE_READ)) fail_msg("vers=%s: lease 0x%x without READ", vers, lease);
@@ -113,33 +118,38 @@ static void lease_break(const char *vers, const char *rel) {
   smb3_client *bc = lt_connect(opts);
   smb3_file *fb = NULL;
   int rc = smb3_open(bc, rel, O_RDWR, &fb, NULL);
-  if (rc) fail_msg("vers=%s: second client's open = %d (%s): %s", vers, rc, smb3_strerror(rc), smb3_last_error(bc));
+  if (rc)
+    fail_msg("vers=%s: second client's open = %d (%s): %s", vers, rc, smb3_strerror(rc), smb3_last_error(bc));
   lt_track_file(fb);
   pthread_mutex_lock(&mu);
   int breaks_at_open = b.n;
   pthread_mutex_unlock(&mu);
   if ((lease & SMB3_LEASE_WRITE) && breaks_at_open == 0)
-    fail_msg("vers=%s: second client's open completed but the WRITE lease of the first was never broken", vers);
+    fail_msg("vers=%s: second client's open completed but the WRITE lease of the first was never broken",
+             vers);
   ssize_t n = smb3_pwrite(fb, "XYZ", 3, 0);
   if (n != 3) fail_msg("vers=%s: second client's write = %zd: %s", vers, n, smb3_last_error(bc));
   /* a write by another open breaks any READ caching of the first: if there was no break yet (a
    * READ-only lease), one must come now */
   pthread_mutex_lock(&mu);
-  while (b.n == 0 || b.ack_calls < b.acks_sent) pthread_cond_wait(&cv, &mu);
+  while (b.n == 0 || b.ack_calls < b.acks_sent)
+    pthread_cond_wait(&cv, &mu);
   /* a consistent snapshot: every ack sent so far was answered (more breaks may still come) */
   struct breaks snap = b;
   pthread_mutex_unlock(&mu);
   int need = 0;
   for (int i = 0; i < snap.n && i < MAXBRK; i++) {
     need += snap.ack_required[i];
-    print_message("vers=%s: break %d -> 0x%x%s\n", vers, i, snap.state[i], snap.ack_required[i] ? " (ack required)" : "");
+    print_message("vers=%s: break %d -> 0x%x%s\n", vers, i, snap.state[i],
+                  snap.ack_required[i] ? " (ack required)" : "");
     if (memcmp(snap.key[i], key, 16)) fail_msg("vers=%s: break %d came with a different lease key", vers, i);
   }
   if (snap.ack_submit_rc) fail_msg("vers=%s: smb3_lease_ack_async() = %d", vers, snap.ack_submit_rc);
   if (snap.acks_sent != need) fail_msg("vers=%s: %d acks required, %d sent", vers, need, snap.acks_sent);
   if (need && snap.ack_rc)
     fail_msg("vers=%s: lease ack completed with %d (%s)", vers, snap.ack_rc, smb3_strerror(snap.ack_rc));
-  if (snap.ack_calls != snap.acks_sent) fail_msg("vers=%s: %d ack callbacks for %d acks", vers, snap.ack_calls, snap.acks_sent);
+  if (snap.ack_calls != snap.acks_sent)
+    fail_msg("vers=%s: %d ack callbacks for %d acks", vers, snap.ack_calls, snap.acks_sent);
 
   /* the first client sees the second's data */
   char buf[16] = "";
@@ -153,13 +163,25 @@ static void lease_break(const char *vers, const char *rel) {
   lt_unguard();
 }
 
-static void test_lease_311(void **s) { (void)s; lease_break("3.1.1", "lease_311"); }
-static void test_lease_30(void **s) { (void)s; lease_break("3.0", "lease_30"); }
-static void test_lease_21(void **s) { (void)s; lease_break("2.1", "lease_21"); }
+static void test_lease_311(void **s) {
+  (void)s;
+  lease_break("3.1.1", "lease_311");
+}
+static void test_lease_30(void **s) {
+  (void)s;
+  lease_break("3.0", "lease_30");
+}
+static void test_lease_21(void **s) {
+  (void)s;
+  lease_break("2.1", "lease_21");
+}
 
 /* 2.0.2: an oplock on the handle, reported as the lease state it stands for (BATCH = RWH); the
  * second client's open breaks it to LEVEL_II (READ, acknowledged), its write to none (no ack). */
-static void test_oplock_202(void **s) { (void)s; lease_break("2.0.2", "lease_202"); }
+static void test_oplock_202(void **s) {
+  (void)s;
+  lease_break("2.0.2", "lease_202");
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -33,7 +33,9 @@ static void io_cb(int64_t result, void *arg) {
   r->rc = result;
   pthread_mutex_unlock(&mu);
 }
-static void done_cb(int rc, void *arg) { io_cb(rc, arg); }
+static void done_cb(int rc, void *arg) {
+  io_cb(rc, arg);
+}
 
 #define NREAD 32
 static void test_disconnect_with_requests_in_flight(void **s) {
@@ -64,10 +66,13 @@ static void test_disconnect_with_requests_in_flight(void **s) {
     if (reads[i].calls != 1) {
       int k = reads[i].calls;
       pthread_mutex_unlock(&mu);
-      fail_msg("read #%d: callback ran %d times by the time smb3_disconnect() returned, want exactly once", i, k);
+      fail_msg("read #%d: callback ran %d times by the time smb3_disconnect() returned, want exactly once", i,
+               k);
     }
-    if (reads[i].rc == (int64_t)piece) done++;
-    else if (reads[i].rc < 0) failed++;
+    if (reads[i].rc == (int64_t)piece)
+      done++;
+    else if (reads[i].rc < 0)
+      failed++;
     else {
       int64_t r = reads[i].rc;
       pthread_mutex_unlock(&mu);
@@ -76,11 +81,13 @@ static void test_disconnect_with_requests_in_flight(void **s) {
   }
   int close_calls = closed.calls;
   pthread_mutex_unlock(&mu);
-  print_message("%d reads completed, %d failed by the disconnect; close callback ran %d time(s) (rc %lld)\n", done,
-                failed, close_calls, (long long)closed.rc);
+  print_message("%d reads completed, %d failed by the disconnect; close callback ran %d time(s) (rc %lld)\n",
+                done, failed, close_calls, (long long)closed.rc);
   if (close_calls != 1) fail_msg("close_async callback ran %d times, want exactly once", close_calls);
   for (int i = 0; i < NREAD; i++)
-    if (reads[i].rc > 0) lt_assert_bytes("completed read", buf + (size_t)i * piece, data + (size_t)i * piece, piece, (uint64_t)i * piece);
+    if (reads[i].rc > 0)
+      lt_assert_bytes("completed read", buf + (size_t)i * piece, data + (size_t)i * piece, piece,
+                      (uint64_t)i * piece);
   lt_free(buf);
   lt_free(data);
   lt_unguard();
@@ -126,25 +133,49 @@ static void *work(void *arg) {
     char dn[64];
     snprintf(dn, sizeof dn, "mt_%d_%d", w->id, i);
     int rc = smb3_mkdir(w->c, dn);
-    if (rc) { snprintf(w->err, sizeof w->err, "mkdir %s = %d", dn, rc); break; }
+    if (rc) {
+      snprintf(w->err, sizeof w->err, "mkdir %s = %d", dn, rc);
+      break;
+    }
     struct smb3_stat st;
     rc = smb3_stat(w->c, dn, &st);
-    if (rc || !st.is_dir) { snprintf(w->err, sizeof w->err, "stat %s = %d is_dir %d", dn, rc, st.is_dir); break; }
+    if (rc || !st.is_dir) {
+      snprintf(w->err, sizeof w->err, "stat %s = %d is_dir %d", dn, rc, st.is_dir);
+      break;
+    }
     rc = smb3_stat(w->c, "mt_src", &st);
-    if (rc || st.size != w->size) { snprintf(w->err, sizeof w->err, "stat mt_src = %d size %llu", rc, (unsigned long long)st.size); break; }
+    if (rc || st.size != w->size) {
+      snprintf(w->err, sizeof w->err, "stat mt_src = %d size %llu", rc, (unsigned long long)st.size);
+      break;
+    }
     rc = smb3_rmdir(w->c, dn);
-    if (rc) { snprintf(w->err, sizeof w->err, "rmdir %s = %d", dn, rc); break; }
+    if (rc) {
+      snprintf(w->err, sizeof w->err, "rmdir %s = %d", dn, rc);
+      break;
+    }
     rc = smb3_stat(w->c, dn, &st);
-    if (rc != SMB3_ENOENT) { snprintf(w->err, sizeof w->err, "stat removed %s = %d, want ENOENT", dn, rc); break; }
+    if (rc != SMB3_ENOENT) {
+      snprintf(w->err, sizeof w->err, "stat removed %s = %d, want ENOENT", dn, rc);
+      break;
+    }
     smb3_file *f = NULL;
     rc = smb3_open(w->c, "mt_src", O_RDONLY, &f, NULL);
-    if (rc) { snprintf(w->err, sizeof w->err, "open = %d", rc); break; }
+    if (rc) {
+      snprintf(w->err, sizeof w->err, "open = %d", rc);
+      break;
+    }
     uint64_t off = ((uint64_t)(w->id * 7919 + i * 104729)) % (w->size / 2);
     size_t len = w->size / 2;
     ssize_t n = smb3_read_range(f, buf, len, off);
     smb3_close(f);
-    if (n != (ssize_t)len) { snprintf(w->err, sizeof w->err, "read_range = %zd", n); break; }
-    if (memcmp(buf, w->data + off, len)) { snprintf(w->err, sizeof w->err, "read_range at %llu: wrong bytes", (unsigned long long)off); break; }
+    if (n != (ssize_t)len) {
+      snprintf(w->err, sizeof w->err, "read_range = %zd", n);
+      break;
+    }
+    if (memcmp(buf, w->data + off, len)) {
+      snprintf(w->err, sizeof w->err, "read_range at %llu: wrong bytes", (unsigned long long)off);
+      break;
+    }
   }
   free(buf);
   return NULL;
@@ -163,7 +194,8 @@ static void test_threads_share_a_client(void **s) {
     w[i] = (struct worker){.c = c, .id = i, .data = data, .size = size};
     assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
   }
-  for (int i = 0; i < NTHREADS; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < NTHREADS; i++)
+    pthread_join(t[i], NULL);
   for (int i = 0; i < NTHREADS; i++)
     if (w[i].err[0]) fail_msg("thread %d: %s", i, w[i].err);
   lt_disconnect(c);

@@ -147,10 +147,22 @@ static void test_same_connection(void **s) {
   lt_unguard();
 }
 
-static void test_lock_311(void **s) { (void)s; run("vers=3.1.1", "311"); }
-static void test_lock_210(void **s) { (void)s; run("vers=2.1", "210"); }
-static void test_lock_202(void **s) { (void)s; run("vers=2.0.2", "202"); }
-static void test_lock_sealed(void **s) { (void)s; run("vers=3.1.1,seal", "sealed"); }
+static void test_lock_311(void **s) {
+  (void)s;
+  run("vers=3.1.1", "311");
+}
+static void test_lock_210(void **s) {
+  (void)s;
+  run("vers=2.1", "210");
+}
+static void test_lock_202(void **s) {
+  (void)s;
+  run("vers=2.0.2", "202");
+}
+static void test_lock_sealed(void **s) {
+  (void)s;
+  run("vers=3.1.1,seal", "sealed");
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -56,7 +56,8 @@ static int serving_pids(int *pids, int max) {
     for (char *q = strstr(line, "pid="); q && n < max; q = strstr(q + 4, "pid=")) {
       int pid = atoi(q + 4);
       int dup = 0;
-      for (int i = 0; i < n; i++) dup |= pids[i] == pid;
+      for (int i = 0; i < n; i++)
+        dup |= pids[i] == pid;
       if (pid > 0 && !dup) pids[n++] = pid;
     }
   pclose(p);
@@ -67,7 +68,8 @@ static void kill_serving_smbd(void) {
   int pids[16];
   int n = serving_pids(pids, 16);
   if (n == 0) fail_msg("no smbd process serving a connection on port %s", lt_env("SMB3_TEST_PORT"));
-  for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
+  for (int i = 0; i < n; i++)
+    kill(pids[i], SIGKILL);
   /* wait until they are gone (smbd reaps them), so the rest of the transfer meets a dead peer */
   for (int tries = 0; tries < 2000; tries++) {
     int alive = 0;
@@ -95,10 +97,12 @@ static int share_connected(void) {
 
 static void close_share(void) {
   if (!share_connected()) fail_msg("smbstatus does not show the share connected before close-share");
-  int rc = lt_sh("smbcontrol -s '%s' smbd close-share '%s'", lt_env("SMB3_TEST_CONF"), lt_env("SMB3_TEST_SHARE"));
+  int rc =
+      lt_sh("smbcontrol -s '%s' smbd close-share '%s'", lt_env("SMB3_TEST_CONF"), lt_env("SMB3_TEST_SHARE"));
   if (rc) fail_msg("smbcontrol close-share failed (%d)", rc);
   /* smbd acts on the message asynchronously: wait until it has */
-  for (int tries = 0; tries < 300 && share_connected(); tries++) usleep(50000);
+  for (int tries = 0; tries < 300 && share_connected(); tries++)
+    usleep(50000);
   if (share_connected()) fail_msg("the share still shows as connected after smbcontrol close-share");
 }
 
@@ -126,17 +130,23 @@ static void fire(struct ctx *x) {
     lt_free(p);
     break;
   }
-  case ACT_CLOSE_SHARE: close_share(); break;
-  case ACT_KILL: kill_serving_smbd(); break;
-  default: break;
+  case ACT_CLOSE_SHARE:
+    close_share();
+    break;
+  case ACT_KILL:
+    kill_serving_smbd();
+    break;
+  default:
+    break;
   }
 }
 
 static int sink(const void *buf, size_t n, uint64_t off, void *arg) {
   struct ctx *x = arg;
-  if (off != x->next) fail_msg("sink called at offset %llu, want %llu", (unsigned long long)off,
-                               (unsigned long long)x->next);
-  if (off + n > BIG) fail_msg("sink got bytes beyond the file's original end (%llu + %zu)", (unsigned long long)off, n);
+  if (off != x->next)
+    fail_msg("sink called at offset %llu, want %llu", (unsigned long long)off, (unsigned long long)x->next);
+  if (off + n > BIG)
+    fail_msg("sink got bytes beyond the file's original end (%llu + %zu)", (unsigned long long)off, n);
   memcpy(x->got + off, buf, n);
   x->next += n;
   x->delivered += n;
@@ -183,8 +193,9 @@ static int64_t read_with_truncate(const char *rel, uint64_t to, const char *opts
   lt_assert_bytes("bytes delivered before the truncation point", x.got, big_data, (size_t)keep, 0);
   for (uint64_t i = keep; i < x.delivered; i++)
     if (x.got[i] != big_data[i] && x.got[i] != 0)
-      fail_msg("byte at offset %llu past the truncation point is 0x%02x: neither the old content (0x%02x) nor 0",
-               (unsigned long long)i, x.got[i], big_data[i]);
+      fail_msg(
+          "byte at offset %llu past the truncation point is 0x%02x: neither the old content (0x%02x) nor 0",
+          (unsigned long long)i, x.got[i], big_data[i]);
   lt_close(f);
   lt_disconnect(c);
   *got = x.got;
@@ -323,7 +334,8 @@ static void test_sink_error_stops_read(void **s) {
   smb3_file *f = open_or_fail(c, "sink_err", O_RDONLY);
   int calls = 0;
   int64_t r = smb3_read_stream(f, 0, BIG, sink_cancel, &calls, NULL, NULL);
-  if (r != SMB3_ECANCELED) fail_msg("read_stream whose sink fails = %lld, want the sink's SMB3_ECANCELED", (long long)r);
+  if (r != SMB3_ECANCELED)
+    fail_msg("read_stream whose sink fails = %lld, want the sink's SMB3_ECANCELED", (long long)r);
   assert_int_equal(calls, 2);
   /* the connection is still usable */
   struct smb3_stat st;
@@ -340,7 +352,8 @@ static void test_source_error_stops_write(void **s) {
   smb3_file *f = open_or_fail(c, "source_err", O_RDWR | O_CREAT | O_TRUNC);
   int calls = 0;
   int64_t r = smb3_write_stream(f, 0, source_cancel, &calls, NULL, NULL);
-  if (r != SMB3_ECANCELED) fail_msg("write_stream whose source fails = %lld, want the source's SMB3_ECANCELED", (long long)r);
+  if (r != SMB3_ECANCELED)
+    fail_msg("write_stream whose source fails = %lld, want the source's SMB3_ECANCELED", (long long)r);
   assert_int_equal(calls, 3);
   struct smb3_stat st;
   assert_int_equal(smb3_stat(c, "source_err", &st), 0);
@@ -351,9 +364,12 @@ static void test_source_error_stops_write(void **s) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(test_truncate_beyond_window, lt_teardown), cmocka_unit_test_teardown(test_truncate_within_window, lt_teardown),
-      cmocka_unit_test_teardown(test_close_share_read, lt_teardown),       cmocka_unit_test_teardown(test_close_share_write, lt_teardown),
-      cmocka_unit_test_teardown(test_kill_read, lt_teardown),              cmocka_unit_test_teardown(test_kill_write, lt_teardown),
+      cmocka_unit_test_teardown(test_truncate_beyond_window, lt_teardown),
+      cmocka_unit_test_teardown(test_truncate_within_window, lt_teardown),
+      cmocka_unit_test_teardown(test_close_share_read, lt_teardown),
+      cmocka_unit_test_teardown(test_close_share_write, lt_teardown),
+      cmocka_unit_test_teardown(test_kill_read, lt_teardown),
+      cmocka_unit_test_teardown(test_kill_write, lt_teardown),
       cmocka_unit_test_teardown(test_calls_after_kill, lt_teardown),
       cmocka_unit_test_teardown(test_sink_error_stops_read, lt_teardown),
       cmocka_unit_test_teardown(test_source_error_stops_write, lt_teardown),

@@ -19,13 +19,13 @@ static uint64_t rt_of(smb3_client *c, const struct smb3_stats *before) {
   return a.round_trips - before->round_trips;
 }
 
-#define ONE_RT(c, what, stmt)                                                                                      \
-  do {                                                                                                             \
-    struct smb3_stats b_ = lt_stats(c);                                                                            \
-    int rc_ = (stmt);                                                                                              \
-    if (rc_ < 0) fail_msg("%s: %s = %d (%s): %s", tag, what, rc_, smb3_strerror(rc_), smb3_last_error(c));        \
-    uint64_t rt_ = rt_of(c, &b_);                                                                                  \
-    if (rt_ != 1) fail_msg("%s: %s took %llu round trips, want 1", tag, what, (unsigned long long)rt_);            \
+#define ONE_RT(c, what, stmt)                                                                                \
+  do {                                                                                                       \
+    struct smb3_stats b_ = lt_stats(c);                                                                      \
+    int rc_ = (stmt);                                                                                        \
+    if (rc_ < 0) fail_msg("%s: %s = %d (%s): %s", tag, what, rc_, smb3_strerror(rc_), smb3_last_error(c));   \
+    uint64_t rt_ = rt_of(c, &b_);                                                                            \
+    if (rt_ != 1) fail_msg("%s: %s took %llu round trips, want 1", tag, what, (unsigned long long)rt_);      \
   } while (0)
 
 static char *nm(const char *tag, const char *what) {
@@ -59,11 +59,15 @@ static void scenario(smb3_client *c, const char *tag) {
   /* a failing chain on a signed/sealed session */
   struct smb3_stats b = lt_stats(c);
   int rc = smb3_stat(c, nm(tag, "missing"), &st);
-  if (rc != SMB3_ENOENT) fail_msg("%s: stat missing = %d (%s), want SMB3_ENOENT: %s", tag, rc, smb3_strerror(rc), smb3_last_error(c));
+  if (rc != SMB3_ENOENT)
+    fail_msg("%s: stat missing = %d (%s), want SMB3_ENOENT: %s", tag, rc, smb3_strerror(rc),
+             smb3_last_error(c));
   assert_int_equal(rt_of(c, &b), 1);
   b = lt_stats(c);
   rc = smb3_mkdir(c, d);
-  if (rc != SMB3_EEXIST) fail_msg("%s: mkdir existing = %d (%s), want SMB3_EEXIST: %s", tag, rc, smb3_strerror(rc), smb3_last_error(c));
+  if (rc != SMB3_EEXIST)
+    fail_msg("%s: mkdir existing = %d (%s), want SMB3_EEXIST: %s", tag, rc, smb3_strerror(rc),
+             smb3_last_error(c));
   assert_int_equal(rt_of(c, &b), 1);
   ONE_RT(c, "rmdir", smb3_rmdir(c, d));
   assert_false(lt_exists(d));
@@ -89,7 +93,8 @@ static void scenario(smb3_client *c, const char *tag) {
   if (rc) fail_msg("%s: opendir = %d: %s", tag, rc, smb3_last_error(c));
   struct smb3_dirent e;
   int count = 0;
-  while ((rc = smb3_readdir(dir, &e)) == 1) count++;
+  while ((rc = smb3_readdir(dir, &e)) == 1)
+    count++;
   if (rc) fail_msg("%s: readdir = %d: %s", tag, rc, smb3_last_error(c));
   assert_int_equal(smb3_closedir(dir), 0);
   assert_int_equal(count, 300);
@@ -139,14 +144,38 @@ static void run_sealed(const char *vers, uint16_t dialect) {
   lt_disconnect(c);
 }
 
-static void test_signed_202(void **s) { (void)s; run_signed("2.0.2", 0x0202); }
-static void test_signed_21(void **s) { (void)s; run_signed("2.1", 0x0210); }
-static void test_signed_30(void **s) { (void)s; run_signed("3.0", 0x0300); }
-static void test_signed_302(void **s) { (void)s; run_signed("3.0.2", 0x0302); }
-static void test_signed_311(void **s) { (void)s; run_signed("3.1.1", 0x0311); }
-static void test_sealed_30(void **s) { (void)s; run_sealed("3.0", 0x0300); }
-static void test_sealed_302(void **s) { (void)s; run_sealed("3.0.2", 0x0302); }
-static void test_sealed_311(void **s) { (void)s; run_sealed("3.1.1", 0x0311); }
+static void test_signed_202(void **s) {
+  (void)s;
+  run_signed("2.0.2", 0x0202);
+}
+static void test_signed_21(void **s) {
+  (void)s;
+  run_signed("2.1", 0x0210);
+}
+static void test_signed_30(void **s) {
+  (void)s;
+  run_signed("3.0", 0x0300);
+}
+static void test_signed_302(void **s) {
+  (void)s;
+  run_signed("3.0.2", 0x0302);
+}
+static void test_signed_311(void **s) {
+  (void)s;
+  run_signed("3.1.1", 0x0311);
+}
+static void test_sealed_30(void **s) {
+  (void)s;
+  run_sealed("3.0", 0x0300);
+}
+static void test_sealed_302(void **s) {
+  (void)s;
+  run_sealed("3.0.2", 0x0302);
+}
+static void test_sealed_311(void **s) {
+  (void)s;
+  run_sealed("3.1.1", 0x0311);
+}
 
 /* Sealing is refused, not silently dropped, where it cannot work. */
 static void test_seal_on_21_refused(void **s) {
@@ -168,9 +197,15 @@ static void test_seal_on_21_refused(void **s) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_teardown(test_signed_202, lt_teardown), cmocka_unit_test_teardown(test_signed_21, lt_teardown),  cmocka_unit_test_teardown(test_signed_30, lt_teardown),
-      cmocka_unit_test_teardown(test_signed_302, lt_teardown), cmocka_unit_test_teardown(test_signed_311, lt_teardown), cmocka_unit_test_teardown(test_sealed_30, lt_teardown),
-      cmocka_unit_test_teardown(test_sealed_302, lt_teardown), cmocka_unit_test_teardown(test_sealed_311, lt_teardown), cmocka_unit_test_teardown(test_seal_on_21_refused, lt_teardown),
+      cmocka_unit_test_teardown(test_signed_202, lt_teardown),
+      cmocka_unit_test_teardown(test_signed_21, lt_teardown),
+      cmocka_unit_test_teardown(test_signed_30, lt_teardown),
+      cmocka_unit_test_teardown(test_signed_302, lt_teardown),
+      cmocka_unit_test_teardown(test_signed_311, lt_teardown),
+      cmocka_unit_test_teardown(test_sealed_30, lt_teardown),
+      cmocka_unit_test_teardown(test_sealed_302, lt_teardown),
+      cmocka_unit_test_teardown(test_sealed_311, lt_teardown),
+      cmocka_unit_test_teardown(test_seal_on_21_refused, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_secure", tests, NULL, NULL);
 }

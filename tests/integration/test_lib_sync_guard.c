@@ -37,18 +37,18 @@ struct probe {
   smb3_file *f;           /* an open handle of c */
   int local_fd;           /* a local file for smb3_write_from_fd */
   pthread_t main_thread;
-  int on_main_thread;     /* the callback ran on the test's thread (it must not) */
+  int on_main_thread; /* the callback ran on the test's thread (it must not) */
   struct {
     const char *name;
     int64_t rc;
     int one_line; /* smb3_last_error(c) afterwards was one non-empty line naming the I/O thread */
   } calls[MAX_CALLS];
   int ncalls;
-  int64_t other_stat_rc;  /* smb3_stat on the other client */
-  int lost;               /* smb3_connection_lost(c) inside the callback */
+  int64_t other_stat_rc; /* smb3_stat on the other client */
+  int lost;              /* smb3_connection_lost(c) inside the callback */
   uint32_t rsize;
   int sink_calls, source_calls;
-  int nested_rc;          /* smb3_stat_async submitted from the callback */
+  int nested_rc; /* smb3_stat_async submitted from the callback */
   int nested_done, nested_cb_rc;
   int done;
 };
@@ -176,7 +176,8 @@ static void test_sync_from_callback(void **state) {
   lt_guard("synchronous calls from an smb3_stat_async callback", 60);
   assert_int_equal(smb3_stat_async(c, "guard.txt", probe_cb, &p), 0);
   pthread_mutex_lock(&mu);
-  while (!p.done || !p.nested_done) pthread_cond_wait(&cv, &mu);
+  while (!p.done || !p.nested_done)
+    pthread_cond_wait(&cv, &mu);
   pthread_mutex_unlock(&mu);
   lt_unguard();
   close(p.local_fd);
@@ -185,8 +186,8 @@ static void test_sync_from_callback(void **state) {
   assert_true(p.ncalls >= 27);
   for (int i = 0; i < p.ncalls; i++) {
     if (p.calls[i].rc != SMB3_EDEADLK)
-      fail_msg("%s from a callback returned %lld (%s), want SMB3_EDEADLK", p.calls[i].name, (long long)p.calls[i].rc,
-               p.calls[i].rc < 0 ? smb3_strerror((int)p.calls[i].rc) : "");
+      fail_msg("%s from a callback returned %lld (%s), want SMB3_EDEADLK", p.calls[i].name,
+               (long long)p.calls[i].rc, p.calls[i].rc < 0 ? smb3_strerror((int)p.calls[i].rc) : "");
     if (!p.calls[i].one_line) fail_msg("%s: smb3_last_error does not name the I/O thread", p.calls[i].name);
   }
   assert_int_equal(p.sink_calls, 0);

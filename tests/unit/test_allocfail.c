@@ -29,10 +29,18 @@ static int should_fail(void) {
   }
   return 0;
 }
-void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t m) { return should_fail() ? NULL : __real_calloc(n, m); }
-void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
-char *__wrap_strdup(const char *s) { return should_fail() ? NULL : __real_strdup(s); }
+void *__wrap_malloc(size_t n) {
+  return should_fail() ? NULL : __real_malloc(n);
+}
+void *__wrap_calloc(size_t n, size_t m) {
+  return should_fail() ? NULL : __real_calloc(n, m);
+}
+void *__wrap_realloc(void *p, size_t n) {
+  return should_fail() ? NULL : __real_realloc(p, n);
+}
+char *__wrap_strdup(const char *s) {
+  return should_fail() ? NULL : __real_strdup(s);
+}
 
 /* Run fn with the 1st, 2nd, ... allocation failing until a run makes no failing allocation. */
 static void each_failure(int (*fn)(void)) {
@@ -59,7 +67,8 @@ static int parse_scenario(void) {
   smb3_options_init(&o);
   char err[128];
   int rc = smb3_url_parse(&o, "smb://D;u:p@h:1/s/a/b", err, sizeof err);
-  if (!rc) rc = smb3_options_parse(&o, "vers=3.0,username=x,password=y,domain=z,rsize=1M", 0, err, sizeof err);
+  if (!rc)
+    rc = smb3_options_parse(&o, "vers=3.0,username=x,password=y,domain=z,rsize=1M", 0, err, sizeof err);
   smb3_options_free(&o);
   return rc;
 }
@@ -81,7 +90,8 @@ static void echo_cb(struct smb3_chain *ch, void *arg) {
 }
 
 static void echo_response(uint8_t *f) {
-  struct smb2_hdr h = {.command = SMB2_ECHO, .credits = 8, .flags = SMB2_FLAGS_SERVER_TO_REDIR, .message_id = 0};
+  struct smb2_hdr h = {
+      .command = SMB2_ECHO, .credits = 8, .flags = SMB2_FLAGS_SERVER_TO_REDIR, .message_id = 0};
   smb2_hdr_encode(&h, f);
   f[64] = 4; /* StructureSize 4 */
   f[65] = f[66] = f[67] = 0;
@@ -107,7 +117,8 @@ static int core_scenario(void) {
     struct iovec iov[8];
     int n = core_output(c, iov, 8);
     size_t total = 0;
-    for (int i = 0; i < n; i++) total += iov[i].iov_len;
+    for (int i = 0; i < n; i++)
+      total += iov[i].iov_len;
     core_output_done(c, total);
     uint8_t frame[68];
     echo_response(frame);
@@ -140,7 +151,8 @@ static void core_under_failures(void **s) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(parse_under_failures), cmocka_unit_test(auth_under_failures),
+  const struct CMUnitTest tests[] = {cmocka_unit_test(parse_under_failures),
+                                     cmocka_unit_test(auth_under_failures),
                                      cmocka_unit_test(core_under_failures)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,7 +31,10 @@
 
 /* ---- the engine and its events ---- */
 static struct smb3_core *core_make_signing(uint16_t dmin, uint16_t dmax, int sign) {
-  struct core_config cfg = {.dialect_min = dmin, .dialect_max = dmax, .credits_target = 64, .timeout_ms = TIMEOUT_MS,
+  struct core_config cfg = {.dialect_min = dmin,
+                            .dialect_max = dmax,
+                            .credits_target = 64,
+                            .timeout_ms = TIMEOUT_MS,
                             .sign_wanted = sign};
   struct smb3_core *c = core_new(&cfg);
   assert_non_null(c);
@@ -94,8 +97,11 @@ static void msg_read(struct smb3_msg *m, void *buf, uint32_t len, uint64_t off) 
 }
 
 static void msg_create(struct smb3_msg *m, const char *name) {
-  struct smb2_create_req r = {.impersonation = 2, .desired_access = SMB2_FILE_READ_ATTRIBUTES,
-                              .share_access = SMB2_FILE_SHARE_ALL, .create_disposition = SMB2_FILE_OPEN, .name = name};
+  struct smb2_create_req r = {.impersonation = 2,
+                              .desired_access = SMB2_FILE_READ_ATTRIBUTES,
+                              .share_access = SMB2_FILE_SHARE_ALL,
+                              .create_disposition = SMB2_FILE_OPEN,
+                              .name = name};
   struct le_wr w;
   assert_int_equal(msg_body_begin(m, SMB2_CREATE, 7, 512, &w), 0);
   assert_int_equal(smb2_create_req_encode(&w, &r), 0);
@@ -103,7 +109,9 @@ static void msg_create(struct smb3_msg *m, const char *name) {
 }
 
 static void msg_query_info(struct smb3_msg *m) {
-  struct smb2_query_info_req r = {.info_type = SMB2_0_INFO_FILE, .file_info_class = 18, .output_buffer_length = 4096,
+  struct smb2_query_info_req r = {.info_type = SMB2_0_INFO_FILE,
+                                  .file_info_class = 18,
+                                  .output_buffer_length = 4096,
                                   .file_id = SMB2_FILE_ID_RELATED};
   struct le_wr w;
   assert_int_equal(msg_body_begin(m, SMB2_QUERY_INFO, 7, 64, &w), 0);
@@ -123,7 +131,8 @@ static void msg_close(struct smb3_msg *m) {
 static struct smb3_chain *chain_echo(int n, struct cbrec *rec) {
   struct smb3_chain *ch = chain_new(n);
   assert_non_null(ch);
-  for (int i = 0; i < n; i++) msg_echo(&ch->msgs[i]);
+  for (int i = 0; i < n; i++)
+    msg_echo(&ch->msgs[i]);
   ch->cb = chain_cb;
   ch->arg = rec;
   return ch;
@@ -191,7 +200,8 @@ static int drain(struct smb3_core *c, struct sent *out, int max, int *frames) {
       struct smb2_hdr h;
       assert_int_equal(smb2_hdr_decode(buf + off + moff, flen - moff, &h), 0);
       assert_true(nmsg < max);
-      out[nmsg++] = (struct sent){h.message_id, h.command, h.credit_charge, h.credits, h.flags, h.next_command, nf};
+      out[nmsg++] =
+          (struct sent){h.message_id, h.command, h.credit_charge, h.credits, h.flags, h.next_command, nf};
       if (!h.next_command) break;
       assert_int_equal(h.next_command % 8, 0); /* 3.2.4.1.4: 8-byte aligned */
       moff += h.next_command;
@@ -214,7 +224,8 @@ static struct sent submit_one(struct smb3_core *c, struct smb3_chain *ch) {
 
 /* ---- what the "server" answers ---- */
 /* Patch a response built by wire_test.h: MessageId, credits granted, status, extra flags. */
-static void rsp_hdr(uint8_t *msg, uint64_t mid, uint16_t credits, uint32_t status, uint32_t flags, uint64_t async_id) {
+static void rsp_hdr(uint8_t *msg, uint64_t mid, uint16_t credits, uint32_t status, uint32_t flags,
+                    uint64_t async_id) {
   struct smb2_hdr h;
   assert_int_equal(smb2_hdr_decode(msg, SMB2_HDR_LEN, &h), 0);
   h.message_id = mid;
@@ -381,7 +392,8 @@ static void test_credits_wait_for_grant(void **s) {
   (void)s;
   struct credit_fixture x;
   credit_setup(&x);
-  answer_echo(x.c, x.mid_cc, 0); /* grants nothing: still 2 < 3, but nothing in flight would ever grant more */
+  answer_echo(x.c, x.mid_cc,
+              0); /* grants nothing: still 2 < 3, but nothing in flight would ever grant more */
   pump(x.c);
   assert_int_equal(x.rcc.calls, 1);
   /* the core must not send B on 2 credits */
@@ -403,7 +415,8 @@ static void test_credits_granted_release_waiting_chain(void **s) {
   struct sent sent[16];
   int frames;
   int n = drain(x.c, sent, 16, &frames);
-  if (n != 3 || frames != 1) fail_msg("after the grant: %d messages in %d frames, want the 3-request chain in 1", n, frames);
+  if (n != 3 || frames != 1)
+    fail_msg("after the grant: %d messages in %d frames, want the 3-request chain in 1", n, frames);
   for (int i = 0; i < 3; i++) {
     assert_int_equal(sent[i].cmd, SMB2_ECHO);
     assert_int_equal(sent[i].mid, x.mid_cc + 1 + (uint64_t)i); /* consecutive, never reused */
@@ -421,7 +434,8 @@ static void test_credits_granted_release_waiting_chain(void **s) {
   assert_int_equal(ev.chains, 1);
   assert_int_equal(x.rb.calls, 1);
   assert_int_equal(x.rb.error, 0);
-  for (int i = 0; i < 3; i++) assert_true(x.b->msgs[i].done);
+  for (int i = 0; i < 3; i++)
+    assert_true(x.b->msgs[i].done);
   credit_teardown(&x);
 }
 
@@ -456,7 +470,8 @@ static void test_multicredit_read_waits_for_credits(void **s) {
   struct smb3_core *c = core_21(5); /* 5 credits */
   static uint8_t buf1[256 * 1024], buf2[256 * 1024];
   struct cbrec r1 = {0}, r2 = {0};
-  struct smb3_chain *a = chain_read(buf1, sizeof buf1, 0, &r1), *b = chain_read(buf2, sizeof buf2, sizeof buf1, &r2);
+  struct smb3_chain *a = chain_read(buf1, sizeof buf1, 0, &r1),
+                    *b = chain_read(buf2, sizeof buf2, sizeof buf1, &r2);
   assert_int_equal(core_submit(c, a, NOW), 0); /* charge 4: 1 left */
   assert_int_equal(core_submit(c, b, NOW), 0); /* charge 4: waits */
   struct sent sent[4];
@@ -475,7 +490,8 @@ static void test_multicredit_read_waits_for_credits(void **s) {
   assert_int_equal(r1.calls, 1);
   assert_int_equal(r1.error, 0);
   assert_int_equal(a->msgs[0].rd_len, 64);
-  for (int i = 0; i < 64; i++) assert_int_equal(buf1[i], (uint8_t)i);
+  for (int i = 0; i < 64; i++)
+    assert_int_equal(buf1[i], (uint8_t)i);
   n = drain(c, sent, 4, NULL);
   assert_int_equal(n, 1);
   assert_int_equal(sent[0].charge, 4);
@@ -496,7 +512,8 @@ static void test_multicredit_read_waits_for_credits(void **s) {
   pump(c);
   assert_int_equal(r2.calls, 1);
   assert_int_equal(b->msgs[0].rd_len, 200);
-  for (int i = 0; i < 200; i++) assert_int_equal(buf2[i], (uint8_t)i);
+  for (int i = 0; i < 200; i++)
+    assert_int_equal(buf2[i], (uint8_t)i);
   free(m);
   chain_free(a);
   chain_free(b);
@@ -619,8 +636,10 @@ static void test_compound_response_completes_all(void **s) {
   struct smb3_chain *ch = x.ch;
   static uint8_t m0[1024], m1[1024], m2[1024];
   uint8_t info[100];
-  for (int i = 0; i < 100; i++) info[i] = (uint8_t)(i * 3);
-  size_t lens[3] = {wt_create_rsp(m0, sizeof m0), wt_buf_rsp(m1, sizeof m1, SMB2_QUERY_INFO, info, sizeof info),
+  for (int i = 0; i < 100; i++)
+    info[i] = (uint8_t)(i * 3);
+  size_t lens[3] = {wt_create_rsp(m0, sizeof m0),
+                    wt_buf_rsp(m1, sizeof m1, SMB2_QUERY_INFO, info, sizeof info),
                     wt_close_rsp(m2, sizeof m2)};
   struct cframe f;
   cqc_answer_frame(&f, &x, (uint8_t *const[3]){m0, m1, m2}, lens, 0);
@@ -654,7 +673,8 @@ static void test_compound_error_response(void **s) {
   static uint8_t m[3][256];
   uint16_t cmds[3] = {SMB2_CREATE, SMB2_QUERY_INFO, SMB2_CLOSE};
   size_t lens[3];
-  for (int i = 0; i < 3; i++) lens[i] = status_rsp(m[i], sizeof m[i], cmds[i], NT_STATUS_OBJECT_NAME_NOT_FOUND);
+  for (int i = 0; i < 3; i++)
+    lens[i] = status_rsp(m[i], sizeof m[i], cmds[i], NT_STATUS_OBJECT_NAME_NOT_FOUND);
   struct cframe f;
   cqc_answer_frame(&f, &x, (uint8_t *const[3]){m[0], m[1], m[2]}, lens, NT_STATUS_OBJECT_NAME_NOT_FOUND);
   feed_ok(x.c, f.buf, f.len);
@@ -694,7 +714,8 @@ static void test_compound_split_response(void **s) {
   feed_ok(c, m, k);
   assert_int_equal(pump(c).chains, 1);
   assert_int_equal(r->calls, 1);
-  for (int i = 0; i < 3; i++) assert_true(ch->msgs[i].done);
+  for (int i = 0; i < 3; i++)
+    assert_true(ch->msgs[i].done);
   /* a duplicate answer to an element already answered is an unknown MessageId now */
   assert_int_equal(feed(c, m, k), SMB3_EPROTO);
   pump(c);
@@ -722,10 +743,20 @@ enum bad_kind {
   BAD_KINDS
 };
 static const char *const bad_names[BAD_KINDS] = {
-    "empty frame", "3 bytes", "truncated header", "wrong header StructureSize", "no SERVER_TO_REDIR flag",
-    "unaligned NextCommand", "NextCommand beyond the frame", "NextCommand smaller than a header",
-    "second element truncated", "transform header without a session", "compression header (never negotiated)",
-    "random garbage", "READ: DataLength beyond the frame", "READ: DataOffset inside the header",
+    "empty frame",
+    "3 bytes",
+    "truncated header",
+    "wrong header StructureSize",
+    "no SERVER_TO_REDIR flag",
+    "unaligned NextCommand",
+    "NextCommand beyond the frame",
+    "NextCommand smaller than a header",
+    "second element truncated",
+    "transform header without a session",
+    "compression header (never negotiated)",
+    "random garbage",
+    "READ: DataLength beyond the frame",
+    "READ: DataOffset inside the header",
     "READ: body truncated",
 };
 
@@ -733,14 +764,27 @@ static size_t bad_frame(enum bad_kind k, uint64_t mid, uint8_t *f, size_t cap) {
   size_t n = wt_read_rsp(f, cap, 80, 32);
   rsp_hdr(f, mid, 1, 0, 0, 0);
   switch (k) {
-  case BAD_EMPTY: return 0;
-  case BAD_3_BYTES: return 3;
-  case BAD_SHORT_HEADER: return 40;
-  case BAD_STRUCTURE_SIZE: f[4] = 63; return n;
-  case BAD_NOT_A_RESPONSE: le32_put(f + SMB2_HDR_OFF_FLAGS, 0); return n;
-  case BAD_NEXT_UNALIGNED: le32_put(f + SMB2_HDR_OFF_NEXT, 67); return n;
-  case BAD_NEXT_BEYOND_END: le32_put(f + SMB2_HDR_OFF_NEXT, 4096); return n;
-  case BAD_NEXT_TOO_SMALL: le32_put(f + SMB2_HDR_OFF_NEXT, 8); return n;
+  case BAD_EMPTY:
+    return 0;
+  case BAD_3_BYTES:
+    return 3;
+  case BAD_SHORT_HEADER:
+    return 40;
+  case BAD_STRUCTURE_SIZE:
+    f[4] = 63;
+    return n;
+  case BAD_NOT_A_RESPONSE:
+    le32_put(f + SMB2_HDR_OFF_FLAGS, 0);
+    return n;
+  case BAD_NEXT_UNALIGNED:
+    le32_put(f + SMB2_HDR_OFF_NEXT, 67);
+    return n;
+  case BAD_NEXT_BEYOND_END:
+    le32_put(f + SMB2_HDR_OFF_NEXT, 4096);
+    return n;
+  case BAD_NEXT_TOO_SMALL:
+    le32_put(f + SMB2_HDR_OFF_NEXT, 8);
+    return n;
   case BAD_SECOND_ELEMENT_SHORT: /* a valid READ answer, then 40 bytes of a second header */
     le32_put(f + SMB2_HDR_OFF_NEXT, (uint32_t)((n + 7) & ~(size_t)7));
     memset(f + n, 0, ((n + 7) & ~(size_t)7) - n);
@@ -752,14 +796,23 @@ static size_t bad_frame(enum bad_kind k, uint64_t mid, uint8_t *f, size_t cap) {
     le32_put(f, SMB2_TRANSFORM_ID);
     le32_put(f + 36, 64); /* OriginalMessageSize */
     return 52 + 64;
-  case BAD_COMPRESSED: le32_put(f, SMB2_COMPRESSION_ID); return n;
+  case BAD_COMPRESSED:
+    le32_put(f, SMB2_COMPRESSION_ID);
+    return n;
   case BAD_GARBAGE:
-    for (size_t i = 0; i < 200; i++) f[i] = (uint8_t)(i * 131 + 7);
+    for (size_t i = 0; i < 200; i++)
+      f[i] = (uint8_t)(i * 131 + 7);
     return 200;
-  case BAD_READ_DATA_BEYOND_FRAME: le32_put(f + SMB2_HDR_LEN + 4, 100000); return n;
-  case BAD_READ_OFFSET_INSIDE_HEADER: f[SMB2_HDR_LEN + 2] = 16; return n;
-  case BAD_READ_TRUNCATED_BODY: return SMB2_HDR_LEN + 6;
-  default: return n;
+  case BAD_READ_DATA_BEYOND_FRAME:
+    le32_put(f + SMB2_HDR_LEN + 4, 100000);
+    return n;
+  case BAD_READ_OFFSET_INSIDE_HEADER:
+    f[SMB2_HDR_LEN + 2] = 16;
+    return n;
+  case BAD_READ_TRUNCATED_BODY:
+    return SMB2_HDR_LEN + 6;
+  default:
+    return n;
   }
 }
 
@@ -782,7 +835,8 @@ static void test_bad_frames_rejected(void **s) {
     if (!rejected) { /* collect, so that one run names every kind that gets through */
       size_t used = strlen(accepted);
       snprintf(accepted + used, sizeof accepted - used,
-               "\n  %s: accepted (core_recv_frame = %d, callback ran %d times, error %d, status 0x%x, %zu bytes read)",
+               "\n  %s: accepted (core_recv_frame = %d, callback ran %d times, error %d, status 0x%x, %zu "
+               "bytes read)",
                bad_names[k], rc, r.calls, r.error, a->msgs[0].status, a->msgs[0].rd_len);
     }
     if (rc < 0) {
@@ -825,15 +879,16 @@ static void test_truncated_compound_prefixes(void **s) {
     int last = cut >= full;
     if (last) {
       if (rc != 0 || r->calls != 1 || r->error != 0)
-        snprintf(failure, sizeof failure, "the whole compound answer: rc %d, %d callbacks, error %d", rc, r->calls,
-                 r->error);
+        snprintf(failure, sizeof failure, "the whole compound answer: rc %d, %d callbacks, error %d", rc,
+                 r->calls, r->error);
     } else {
       if (rc == 0 && r->calls)
-        snprintf(failure, sizeof failure,
-                 "a compound answer cut at %zu of %zu bytes completed the chain (elements at 0, %zu, %zu; the "
-                 "last one's body is then shorter than its StructureSize: responses are not checked against the "
-                 "StructureSize table, DESIGN.md convention 2)",
-                 cut, full, (n0 + 7) & ~(size_t)7, ((n0 + 7) & ~(size_t)7) + ((n1 + 7) & ~(size_t)7));
+        snprintf(
+            failure, sizeof failure,
+            "a compound answer cut at %zu of %zu bytes completed the chain (elements at 0, %zu, %zu; the "
+            "last one's body is then shorter than its StructureSize: responses are not checked against the "
+            "StructureSize table, DESIGN.md convention 2)",
+            cut, full, (n0 + 7) & ~(size_t)7, ((n0 + 7) & ~(size_t)7) + ((n1 + 7) & ~(size_t)7));
       core_fail_all(c, SMB3_ECLOSED);
       pump(c);
       if (!failure[0] && r->calls != 1)
@@ -857,7 +912,8 @@ static void test_lease_break_event(void **s) {
   assert_int_equal(ev.chains, 0);
   assert_int_equal(ev.breaks, 1);
   assert_true(ev.brk.is_lease);
-  for (int i = 0; i < 16; i++) assert_int_equal(ev.brk.lease_key[i], i + 1);
+  for (int i = 0; i < 16; i++)
+    assert_int_equal(ev.brk.lease_key[i], i + 1);
   assert_int_equal(ev.brk.new_state, SMB2_LEASE_READ);
   /* the connection is fine: a request still goes out and completes */
   top_up(c, 1);

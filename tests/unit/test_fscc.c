@@ -306,31 +306,39 @@ static void test_ea(void **state) {
     assert_int_equal(seen, 0);
   }
   uint8_t bad[40];
-  struct { size_t off; uint8_t val; } cases[] = {
-      {0, 3},      /* NextEntryOffset not aligned */
-      {0, 8},      /* ... inside the entry */
-      {0, 40},     /* ... past the buffer */
-      {5, 0},      /* an empty name */
-      {5, 200},    /* a name past the end */
-      {13, 'z'},   /* no NUL after the name */
-      {10, 0},     /* a NUL inside the name */
-      {6, 200},    /* a value past the end */
+  struct {
+    size_t off;
+    uint8_t val;
+  } cases[] = {
+      {0, 3},    /* NextEntryOffset not aligned */
+      {0, 8},    /* ... inside the entry */
+      {0, 40},   /* ... past the buffer */
+      {5, 0},    /* an empty name */
+      {5, 200},  /* a name past the end */
+      {13, 'z'}, /* no NUL after the name */
+      {10, 0},   /* a NUL inside the name */
+      {6, 200},  /* a value past the end */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     memcpy(bad, l, 30);
     bad[cases[i].off] = cases[i].val;
     seen = 0;
-    if (fscc_ea_list_decode(bad, 30, ea_seen, &seen) != SMB3_EPROTO || seen) fail_msg("EA case %zu decoded", i);
+    if (fscc_ea_list_decode(bad, 30, ea_seen, &seen) != SMB3_EPROTO || seen)
+      fail_msg("EA case %zu decoded", i);
   }
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ea),
-      cmocka_unit_test(test_all_info),          cmocka_unit_test(test_network_open_info),
-      cmocka_unit_test(test_set_info_encoders), cmocka_unit_test(test_rename_info),
-      cmocka_unit_test(test_fs_full_size),      cmocka_unit_test(test_dir_iter),
-      cmocka_unit_test(test_dir_unaligned),     cmocka_unit_test(test_dir_reject),
+      cmocka_unit_test(test_all_info),
+      cmocka_unit_test(test_network_open_info),
+      cmocka_unit_test(test_set_info_encoders),
+      cmocka_unit_test(test_rename_info),
+      cmocka_unit_test(test_fs_full_size),
+      cmocka_unit_test(test_dir_iter),
+      cmocka_unit_test(test_dir_unaligned),
+      cmocka_unit_test(test_dir_reject),
       cmocka_unit_test(test_mfsymlink),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,11 +1,11 @@
 /* Unit tests of the smb:// URL parser, the -o option parser and credentials files. */
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -17,7 +17,8 @@ static void url_full(void **state) {
   struct smb3_options o;
   char err[256];
   smb3_options_init(&o);
-  assert_int_equal(smb3_url_parse(&o, "smb://DOM;alice:s%40cret@files.example:1445/Data/dir/f.txt", err, sizeof err), 0);
+  assert_int_equal(
+      smb3_url_parse(&o, "smb://DOM;alice:s%40cret@files.example:1445/Data/dir/f.txt", err, sizeof err), 0);
   assert_string_equal(o.domain, "DOM");
   assert_string_equal(o.username, "alice");
   assert_string_equal(o.password, "s@cret");
@@ -48,9 +49,19 @@ static void url_minimal_and_ipv6(void **state) {
 
 static void url_bad(void **state) {
   (void)state;
-  const char *bad[] = {"http://h/s", "smb://", "smb://host", "smb://host/", "smb://h:0/s", "smb://h:65536/s",
-                       "smb://h:12a/s", "smb://u:p@/s", "smb://h/s/%4", "smb://h/s/%zz", "smb://h/s/%00x",
-                       "smb://[::1/s", NULL};
+  const char *bad[] = {"http://h/s",
+                       "smb://",
+                       "smb://host",
+                       "smb://host/",
+                       "smb://h:0/s",
+                       "smb://h:65536/s",
+                       "smb://h:12a/s",
+                       "smb://u:p@/s",
+                       "smb://h/s/%4",
+                       "smb://h/s/%zz",
+                       "smb://h/s/%00x",
+                       "smb://[::1/s",
+                       NULL};
   for (int i = 0; bad[i]; i++) {
     struct smb3_options o;
     char err[256] = "";
@@ -66,8 +77,9 @@ static void options_values(void **state) {
   struct smb3_options o;
   char err[256];
   smb3_options_init(&o);
-  assert_int_equal(smb3_options_parse(&o, "vers=3.0.2,sign,seal,rsize=1M,wsize=65536,port=99,nocompound,"
-                                          "cache=none,actimeo=0.5,uid=7,gid=8,file_mode=0640,dir_mode=750,ro",
+  assert_int_equal(smb3_options_parse(&o,
+                                      "vers=3.0.2,sign,seal,rsize=1M,wsize=65536,port=99,nocompound,"
+                                      "cache=none,actimeo=0.5,uid=7,gid=8,file_mode=0640,dir_mode=750,ro",
                                       0, err, sizeof err),
                    0);
   assert_int_equal(o.vers_min, 0x0302);
@@ -86,8 +98,9 @@ static void options_values(void **state) {
 
 static void options_bad(void **state) {
   (void)state;
-  const char *bad[] = {"vers=4", "rsize=abc", "rsize=1k", "rsize=64M", "port=0", "port=70000", "cache=maybe",
-                       "file_mode=999", "sign=1", "nosuch", "uid=-1", "actimeo=x", NULL};
+  const char *bad[] = {"vers=4",      "rsize=abc",     "rsize=1k", "rsize=64M", "port=0", "port=70000",
+                       "cache=maybe", "file_mode=999", "sign=1",   "nosuch",    "uid=-1", "actimeo=x",
+                       NULL};
   for (int i = 0; bad[i]; i++) {
     struct smb3_options o;
     char err[256] = "";
@@ -131,8 +144,8 @@ static void credentials_file(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(url_full),       cmocka_unit_test(url_minimal_and_ipv6),
-                                     cmocka_unit_test(url_bad),        cmocka_unit_test(options_values),
-                                     cmocka_unit_test(options_bad),    cmocka_unit_test(credentials_file)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(url_full),    cmocka_unit_test(url_minimal_and_ipv6),
+                                     cmocka_unit_test(url_bad),     cmocka_unit_test(options_values),
+                                     cmocka_unit_test(options_bad), cmocka_unit_test(credentials_file)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

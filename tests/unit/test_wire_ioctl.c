@@ -1,5 +1,6 @@
 /* test_wire_ioctl.c - IOCTL (MS-SMB2 2.2.31 / 2.2.32) with VALIDATE_NEGOTIATE_INFO (2.2.31.4 /
- * 2.2.32.6), server-side copy (2.2.31.1, 2.2.32.1, 2.2.32.3), and OPLOCK_BREAK notifications, acknowledgments and responses (2.2.23 - 2.2.25). */
+ * 2.2.32.6), server-side copy (2.2.31.1, 2.2.32.1, 2.2.32.3), and OPLOCK_BREAK notifications, acknowledgments
+ * and responses (2.2.23 - 2.2.25). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

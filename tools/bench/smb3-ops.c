@@ -40,7 +40,8 @@ static int listdir(smb3_client *c, const char *path) {
   int rc = smb3_listdir_async(c, path, list_done, &w);
   if (rc) return rc;
   pthread_mutex_lock(&w.m);
-  while (!w.done) pthread_cond_wait(&w.cv, &w.m);
+  while (!w.done)
+    pthread_cond_wait(&w.cv, &w.m);
   pthread_mutex_unlock(&w.m);
   return w.rc;
 }
@@ -73,9 +74,12 @@ int main(int argc, char **argv) {
   long n = 1000;
   int ch;
   while ((ch = getopt(argc, argv, "o:n:")) != -1) {
-    if (ch == 'o') optstr = optarg;
-    else if (ch == 'n') n = strtol(optarg, NULL, 10);
-    else return 2;
+    if (ch == 'o')
+      optstr = optarg;
+    else if (ch == 'n')
+      n = strtol(optarg, NULL, 10);
+    else
+      return 2;
   }
   if (argc - optind != 2 || n < 1) {
     fprintf(stderr, "usage: smb3-ops [-o OPTIONS] [-n N] statvfs|stat|ls|listdir URL\n");
@@ -85,7 +89,8 @@ int main(int argc, char **argv) {
   struct smb3_options o;
   char err[512];
   smb3_options_init(&o);
-  if (smb3_url_parse(&o, argv[optind + 1], err, sizeof err) || smb3_options_parse(&o, optstr, 0, err, sizeof err)) {
+  if (smb3_url_parse(&o, argv[optind + 1], err, sizeof err) ||
+      smb3_options_parse(&o, optstr, 0, err, sizeof err)) {
     fprintf(stderr, "smb3-ops: %s\n", err);
     return 1;
   }
@@ -101,13 +106,15 @@ int main(int argc, char **argv) {
   smb3_get_stats(c, &s0);
   double t0 = now_s();
   int rc = 0;
-  for (long i = 0; i < n && !rc; i++) rc = one(c, op, o.path);
+  for (long i = 0; i < n && !rc; i++)
+    rc = one(c, op, o.path);
   double t = now_s() - t0;
   smb3_get_stats(c, &s1);
-  if (rc) fprintf(stderr, "smb3-ops: %s: %s\n", op, smb3_last_error(c));
+  if (rc)
+    fprintf(stderr, "smb3-ops: %s: %s\n", op, smb3_last_error(c));
   else
-    printf("op=%s n=%ld seconds=%.4f per_op_ms=%.4f round_trips_per_op=%.3f\n", op, n, t, t * 1000 / (double)n,
-           (double)(s1.round_trips - s0.round_trips) / (double)n);
+    printf("op=%s n=%ld seconds=%.4f per_op_ms=%.4f round_trips_per_op=%.3f\n", op, n, t,
+           t * 1000 / (double)n, (double)(s1.round_trips - s0.round_trips) / (double)n);
   smb3_disconnect(c);
   smb3_options_free(&o);
   return rc ? 1 : 0;
