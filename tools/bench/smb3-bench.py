@@ -1106,7 +1106,7 @@ class Bench:
               f"{a.meta_n} calls of os.statvfs()/os.stat() after one warm-up call, ms per call, mounted with attribute "
               "caching off (see the options column) so the calls reach the client. 'partial' = dd stopped by the "
               "time limit (--mount-timeout), the rate is of what it copied.", "",
-              "| tool | test | link | size | reps | MB/s or ms/op | CPU s/GiB | server CPU s/GiB (busy) | "
+              "| tool | test | link | size | reps | MB/s or ms/op, median (range) | CPU s/GiB | server CPU s/GiB (busy) | "
               "mount options | status |",
               "|---|---|---|---|---:|---:|---:|---:|---|---|"]
         for link in links:
@@ -1123,15 +1123,17 @@ class Bench:
                         [f"failed: {e}" for e in errs] + [f"partial: {p}" for p in partial[:1]] + notes)
                     val, cpu, unit, srv, busy, srv_cell = "", "", "", "", "", ""
                     if good and "mbps" in good[0]:
-                        val = median([s["mbps"] for s in good])
+                        xs = [s["mbps"] for s in good]
+                        val = median(xs)
                         cpu = median([s["cpu"] for s in good])
-                        cell, cpu_cell = f"{fmt_num(val)} MB/s", f"{cpu:.2f}"
+                        cell, cpu_cell = f"{fmt_num(val)} MB/s ({fmt_num(min(xs))}-{fmt_num(max(xs))})", f"{cpu:.2f}"
                         if all("srv" in s for s in good):
                             srv, busy = median([s["srv"] for s in good]), median([s["busy"] for s in good])
                             srv_cell = f"{srv:.2f} ({100 * busy:.0f}%)"
                     elif good:
-                        val = median([s["ms"] for s in good])
-                        cell, cpu_cell = f"{val:.3f} ms/op", ""
+                        xs = [s["ms"] for s in good]
+                        val = median(xs)
+                        cell, cpu_cell = f"{val:.3f} ms/op ({min(xs):.3f}-{max(xs):.3f})", ""
                     else:
                         cell, cpu_cell = f"failed: {errs[0][:160]}", ""
                     size = fmt_size(mount_test_size(test, sizes[link])) if test.startswith(DATA_TESTS) \
@@ -1143,6 +1145,10 @@ class Bench:
                                           if test.startswith(DATA_TESTS) else a.meta_n,
                                           reps=len(ss),
                                           median_MBps=f"{val:.1f}" if good and "mbps" in good[0] else "",
+                                          min_MBps=f"{min(xs):.1f}" if good and "mbps" in good[0] else "",
+                                          max_MBps=f"{max(xs):.1f}" if good and "mbps" in good[0] else "",
+                                          samples_MBps=";".join(f"{x:.1f}" for x in xs) if good and "mbps" in good[0]
+                                          else "",
                                           ms_per_op=f"{val:.4f}" if good and "ms" in good[0] else "",
                                           cpu_s_per_GiB=f"{cpu:.3f}" if cpu != "" else "",
                                           server_cpu_s_per_GiB=f"{srv:.3f}" if srv != "" else "",
