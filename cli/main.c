@@ -222,7 +222,7 @@ void progress_end(struct progress *p, uint64_t done) {
   fputc('\n', stderr);
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   struct cli cli = {0};
   static const struct option longopts[] = {{"options", required_argument, 0, 'o'},
                                            {"authentication-file", required_argument, 0, 'A'},
@@ -291,5 +291,17 @@ int main(int argc, char **argv) {
     smb3_disconnect(cli.client);
   }
   smb3_options_free(&cli.opts);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  /* A transfer can run for minutes: keep a password given on the command line out of ps. */
+  char **args = smb3_argv_hide_secrets(argc, argv);
+  if (!args) {
+    fprintf(stderr, "smb3: out of memory\n");
+    return CLI_FAILED;
+  }
+  int rc = run(argc, args);
+  smb3_argv_free(args);
   return rc;
 }

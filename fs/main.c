@@ -184,7 +184,7 @@ static int run_loop(struct fuse_session *se) {
   return rc;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   struct fs_ctx fs;
   struct fs_args a;
   char err[512] = "";
@@ -279,4 +279,16 @@ out:
   free(a.fuse_opts);
   smb3_options_free(&fs.o);
   return status;
+}
+
+int main(int argc, char **argv) {
+  /* The daemon runs as long as the mount: keep a password given on the command line out of ps. */
+  char **args = smb3_argv_hide_secrets(argc, argv);
+  if (!args) {
+    fprintf(stderr, "smb3fs: out of memory\n");
+    return 1;
+  }
+  int rc = run(argc, args);
+  smb3_argv_free(args);
+  return rc;
 }

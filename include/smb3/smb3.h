@@ -110,6 +110,17 @@ void smb3_options_free(struct smb3_options *o);
  * Errors: SMB3_EURL (unknown option, bad value, a credentials= file that cannot be read),
  * SMB3_ENOMEM. From a callback: yes. */
 int smb3_options_parse(struct smb3_options *o, const char *s, int allow_unknown, char *err, size_t errlen);
+/* Passwords out of a program's command line, which ps shows to every local user for as long as the
+ * program runs. Returns a private copy of argv[0..argc) (NULL-terminated; free with
+ * smb3_argv_free) and removes, in place in the originals, every password= / pass= element of an
+ * option list (-o X, -oX, --options X, --options=X) and the :PASSWORD of any smb://USER:PASSWORD@...
+ * or //USER:PASSWORD@HOST/SHARE argument; the bytes freed at the end of a shortened string are
+ * zeroed. Call it first in main() and parse the copy.
+ * Errors: NULL when out of memory (argv untouched then). From a callback: yes. */
+char **smb3_argv_hide_secrets(int argc, char **argv);
+/* Frees a copy from smb3_argv_hide_secrets (its strings zeroed first). NULL: nothing.
+ * Errors: none. From a callback: yes. */
+void smb3_argv_free(char **argv);
 /* Parse smb://[DOMAIN;]USER[:PASSWORD]@HOST[:PORT]/SHARE[/PATH] into o (host, share, path,
  * username, password, domain, port; %XX escapes decoded).
  * Errors: SMB3_EURL with a message in err (out of memory included). From a callback: yes. */

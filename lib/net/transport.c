@@ -427,11 +427,12 @@ static int loop_once(struct smb3_transport *t) {
   struct epoll_event evs[4];
   int n = epoll_wait(t->epfd, evs, 4, 250);
   if (n < 0 && errno != EINTR) return SMB3_EIO;
-  int rc = 0;
+  int rc = 0, woken = 0;
   for (int i = 0; i < n && !rc; i++) {
     if (evs[i].data.fd == t->efd) {
       drain_eventfd(t->efd);
       t->kick = 1;
+      woken = 1;
       continue;
     }
     if (evs[i].events & EPOLLOUT) t->kick = 1;
@@ -446,6 +447,7 @@ static int loop_once(struct smb3_transport *t) {
     if (w < 0) return SMB3_ECLOSED;
     arm_output(t, w == 1);
   }
+  if (woken) take_and_run(t); /* completions a submit queued (transport_submit) */
   uint64_t now = mono_ns();
   if (n == 0 || now - t->last_housekeeping >= HOUSEKEEPING_NS) {
     t->last_housekeeping = now;
@@ -517,10 +519,13 @@ int transport_connect(const char *host, int port, int timeout_ms, size_t sockbuf
 int transport_submit(struct smb3_transport *t, struct smb3_chain *ch) {
   pthread_mutex_lock(&t->lock);
   int rc = t->stop ? SMB3_ECLOSED : core_submit(t->core, ch, mono_ns());
+  /* A chain the core completed at once (SMB3_ERANGE) is an event only the I/O thread runs, and
+   * nothing may arrive from the server to wake it: wake it here. */
+  int completed = !rc && core_has_events(t->core);
   pthread_mutex_unlock(&t->lock);
   /* Send from the submitting thread: a request then leaves without waking the I/O thread (one
    * thread hop less per round trip). Only a full socket or an error hands the work to it. */
-  if (!rc && flush_output(t) == 0) return 0;
+  if (!rc && flush_output(t) == 0 && !completed) return 0;
   if (!rc) {
     uint64_t one = 1;
     ssize_t w = write(t->efd, &one, sizeof one);

@@ -36,6 +36,25 @@ fs_umount "$m"
 m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX); MOUNTS+=("$m")
 check "PASSWD from the environment" env PASSWD="$SMB3_TEST_PASS" "$SMB3FS" "$SRC" "$m" -o "port=$SMB3_TEST_PORT,username=$SMB3_TEST_USER"
 fs_umount "$m"
+# a password on the command line (in -o and in the source) is not in the daemon's command line,
+# which ps shows to every local user for the life of the mount
+secret_cmdline() { # NAME MOUNTPOINT
+  local pid
+  pid=$(daemon_pids "$2")
+  if [ -z "$pid" ]; then bad "$1: no daemon found"; return; fi
+  if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$SMB3_TEST_PASS"; then
+    bad "$1: the password is in /proc/$pid/cmdline: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+  else ok "$1: /proc/PID/cmdline is '$(tr '\0' ' ' <"/proc/$pid/cmdline" | tr -s ' ')'"; fi
+}
+mount_into M
+secret_cmdline "password= hidden from ps" "$M"
+check "mounted (password= on the command line)" ls "$M"
+fs_umount "$M"
+m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX); MOUNTS+=("$m")
+check "USER:PASSWORD@ in the source" "$SMB3FS" "//$SMB3_TEST_USER:$SMB3_TEST_PASS@$SMB3_TEST_HOST/$SMB3_TEST_SHARE" "$m" -o "port=$SMB3_TEST_PORT"
+secret_cmdline "source's password hidden from ps" "$m"
+check "mounted (password in the source)" ls "$m"
+fs_umount "$m"
 mount_into M "_netdev,nofail,noauto,x-systemd.automount,defaults,noatime,nosuid,nodev"
 check "fstab options accepted" ls "$M"
 fs_umount "$M"

@@ -143,9 +143,89 @@ static void credentials_file(void **state) {
   assert_int_equal(smb3_options_credentials_file(&o, path, err, sizeof err), SMB3_EURL);
 }
 
+/* argv as the kernel lays it out: the strings back to back in one block, as /proc/PID/cmdline
+ * reads them. */
+struct argblock {
+  char mem[512];
+  char *argv[16];
+  int argc;
+};
+static void argblock_make(struct argblock *b, const char *const *args) {
+  memset(b, 0, sizeof *b);
+  size_t off = 0;
+  for (; args[b->argc]; b->argc++) {
+    size_t n = strlen(args[b->argc]) + 1;
+    assert_true(off + n <= sizeof b->mem);
+    memcpy(b->mem + off, args[b->argc], n);
+    b->argv[b->argc] = b->mem + off;
+    off += n;
+  }
+}
+/* Whether needle is anywhere in the block, behind the strings' new ends included (a secret must
+ * not survive in the bytes a shortened string freed: ps shows them). */
+static int block_has(const struct argblock *b, const char *needle) {
+  size_t len = sizeof b->mem;
+  for (size_t i = 0; i + strlen(needle) <= len; i++)
+    if (!memcmp(b->mem + i, needle, strlen(needle))) return 1;
+  return 0;
+}
+
+static void argv_secrets_hidden(void **s) {
+  (void)s;
+  const char *const args[] = {"smb3fs",
+                              "//alice:s3cr3t@127.0.0.1/share",
+                              "/mnt",
+                              "-o",
+                              "password=hunter2,username=bob,port=445",
+                              "-ouid=0,pass=p4ss",
+                              "--options=vers=3.1.1,password=zz9",
+                              "smb://dom;carol:c0l0n@host/share/dir",
+                              "password=plain",
+                              NULL};
+  struct argblock b;
+  argblock_make(&b, args);
+  char **copy = smb3_argv_hide_secrets(b.argc, b.argv);
+  assert_non_null(copy);
+  /* the copy is what the program parses: untouched */
+  for (int i = 0; i < b.argc; i++)
+    assert_string_equal(copy[i], args[i]);
+  assert_null(copy[b.argc]);
+  /* the originals: no secret anywhere in the block, everything else kept */
+  const char *secrets[] = {"s3cr3t", "hunter2", "p4ss", "zz9", "c0l0n"};
+  for (size_t i = 0; i < sizeof secrets / sizeof *secrets; i++)
+    if (block_has(&b, secrets[i])) fail_msg("'%s' still in the command line", secrets[i]);
+  assert_string_equal(b.argv[1], "//alice@127.0.0.1/share");
+  assert_string_equal(b.argv[4], "username=bob,port=445");
+  assert_string_equal(b.argv[5], "-ouid=0");
+  assert_string_equal(b.argv[6], "--options=vers=3.1.1");
+  assert_string_equal(b.argv[7], "smb://dom;carol@host/share/dir");
+  assert_string_equal(b.argv[8], "password=plain"); /* not an option list: a file name, say */
+  smb3_argv_free(copy);
+  /* nothing to hide: nothing changes */
+  const char *const plain[] = {"smb3", "-o", "vers=3.0", "ls", "smb://bob@host/share", NULL};
+  argblock_make(&b, plain);
+  copy = smb3_argv_hide_secrets(b.argc, b.argv);
+  assert_non_null(copy);
+  for (int i = 0; i < b.argc; i++)
+    assert_string_equal(b.argv[i], plain[i]);
+  smb3_argv_free(copy);
+  /* an option list that is only a password becomes empty */
+  const char *const only[] = {"smb3fs", "-o", "password=x1y2", NULL};
+  argblock_make(&b, only);
+  copy = smb3_argv_hide_secrets(b.argc, b.argv);
+  assert_non_null(copy);
+  assert_string_equal(b.argv[2], "");
+  assert_false(block_has(&b, "x1y2"));
+  smb3_argv_free(copy);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(url_full),    cmocka_unit_test(url_minimal_and_ipv6),
-                                     cmocka_unit_test(url_bad),     cmocka_unit_test(options_values),
-                                     cmocka_unit_test(options_bad), cmocka_unit_test(credentials_file)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(url_full),
+                                     cmocka_unit_test(url_minimal_and_ipv6),
+                                     cmocka_unit_test(url_bad),
+                                     cmocka_unit_test(options_values),
+                                     cmocka_unit_test(options_bad),
+                                     cmocka_unit_test(credentials_file),
+                                     cmocka_unit_test(argv_secrets_hidden)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
