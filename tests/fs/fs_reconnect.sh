@@ -12,9 +12,10 @@ command -v ss >/dev/null || { echo "ss (iproute2) missing"; exit 77; }
 D=$SMB3_TEST_SHARE_DIR
 mount_into M
 # kill_conn: kill the smbd processes holding a connection to the test server (only the mount's).
+conn_pids() { ss -Htnp state established "( sport = :$SMB3_TEST_PORT )" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u; }
 kill_conn() {
   local pids
-  pids=$(ss -Htnp state established "( sport = :$SMB3_TEST_PORT )" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u)
+  pids=$(conn_pids)
   [ -n "$pids" ] || { echo "no smbd connection found"; return 1; }
   kill -9 $pids
 }
@@ -91,22 +92,28 @@ check "listing after the reconnect" ls "$M"
 # Losses in the middle of a sequential read: the reads that failed wait for the new connection
 # and the reopened handle and are done again, so dd gets the whole file; never an early end of
 # file (a short READ reply makes the kernel shrink the file's size: it did, 4 times in 12, before).
-# Each round kills the connection once dd has read round * 48 MiB, and counts only if dd was
+# Each round kills the connection once dd has read round * 32 MiB, and counts only if dd was
 # still reading then (its offset in the file, dd's standard input, short of the end just after
 # the kill); otherwise the round is tried again, at most 3 times.
 head -c 256M /dev/urandom >"$D/big"; chmod 666 "$D/big"
-dd_pos() { sed -n 's/^pos:[[:space:]]*//p' "/proc/$1/fdinfo/0" 2>/dev/null | grep .; } # PID: its offset
+dd_pos() { # PID: its offset in its standard input (fails once it has exited)
+  local k v
+  while read -r k v; do [ "$k" = pos: ] && { echo "$v"; return 0; }; done 2>/dev/null <"/proc/$1/fdinfo/0"
+  return 1
+}
 n=$(stats "$M" reconnects)
 for round in 1 2 3 4; do
   for try in 1 2 3; do
+    pids=$(conn_pids) # looked up before: the kill must not wait for ss
+    [ -n "$pids" ] || bad "round $round: no smbd connection found"
     dd if="$M/big" of=/dev/null bs=1M 2>"$WORK/dd.err" &
     ddpid=$!
     for _ in $(seq 6000); do # at most ~60 s
       pos=$(dd_pos $ddpid) || break
-      [ "$pos" -ge $((round * 48 << 20)) ] && break
+      [ "$pos" -ge $((round * 32 << 20)) ] && break
       sleep 0.01
     done
-    kill_conn >/dev/null
+    kill -9 $pids
     mid=$(pos=$(dd_pos $ddpid) && [ "$pos" -lt 268435456 ] && echo "at $pos")
     rc=0; wait $ddpid || rc=$?
     got=$(grep -o '^[0-9]* bytes' "$WORK/dd.err" | cut -d' ' -f1)
