@@ -33,6 +33,7 @@ struct fs_counters {
   atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
   atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */
   atomic_uint_fast64_t invalidations;   /* kernel page-cache invalidations sent */
+  atomic_uint_fast64_t outages;         /* lost connections the reconnect thread noticed (reconnect.c) */
   atomic_uint_fast64_t reconnects;      /* new connections after a lost one (reconnect.c) */
   atomic_uint_fast64_t reopens;         /* open files reopened on a new connection */
   atomic_uint_fast64_t relocks;         /* byte-range locks taken again on a new connection (locks.c) */

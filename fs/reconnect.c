@@ -168,6 +168,7 @@ static void *reconnect_main(void *arg) {
     conn_outage(fs, 1);
     if (!r->dropped) {
       r->dropped = 1;
+      atomic_fetch_add(&fs->ctr.outages, 1); /* once per outage: tests wait for the loss to be known */
       /* 2. What was cached over the lost connection goes now, while nothing can be read again:
        *    the kernel's pages of an open file must be gone before the new connection answers
        *    anything (a read that hits them after "the server is back" would return the old bytes). */

@@ -29,7 +29,7 @@ char *stats_json(struct fs_ctx *fs) {
                     "\"readahead_misses\":%llu,\"readahead_wire_reads\":%llu,\"direct_reads\":%llu,"
                     "\"writeback_hits\":%llu,\"writeback_wire_writes\":%llu,\"writeback_throttled\":%llu,"
                     "\"writeback_errors\":%llu,\"direct_write_opens\":%llu,\"lease_breaks\":%llu,"
-                    "\"invalidations\":%llu,\"reconnects\":%llu,\"reopens\":%llu,"
+                    "\"invalidations\":%llu,\"outages\":%llu,\"reconnects\":%llu,\"reopens\":%llu,"
                     "\"relocks\":%llu,\"relocks_lost\":%llu}",
                     lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], (unsigned long long)c->ra_hits,
                     (unsigned long long)c->ra_misses, (unsigned long long)c->ra_wire_reads,
@@ -37,8 +37,9 @@ char *stats_json(struct fs_ctx *fs) {
                     (unsigned long long)c->wb_wire_writes, (unsigned long long)c->wb_throttled,
                     (unsigned long long)c->wb_errors, (unsigned long long)c->direct_wr_opens,
                     (unsigned long long)c->lease_breaks, (unsigned long long)c->invalidations,
-                    (unsigned long long)c->reconnects, (unsigned long long)c->reopens,
-                    (unsigned long long)c->relocks, (unsigned long long)c->relocks_lost);
+                    (unsigned long long)c->outages, (unsigned long long)c->reconnects,
+                    (unsigned long long)c->reopens, (unsigned long long)c->relocks,
+                    (unsigned long long)c->relocks_lost);
   free(lib);
   return rc < 0 ? NULL : out;
 }

@@ -12,9 +12,10 @@ command -v ss >/dev/null || { echo "ss (iproute2) missing"; exit 77; }
 D=$SMB3_TEST_SHARE_DIR
 mount_into M
 # kill_conn: kill the smbd processes holding a connection to the test server (only the mount's).
+conn_pids() { ss -Htnp state established "( sport = :$SMB3_TEST_PORT )" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u; }
 kill_conn() {
   local pids
-  pids=$(ss -Htnp state established "( sport = :$SMB3_TEST_PORT )" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u)
+  pids=$(conn_pids)
   [ -n "$pids" ] || { echo "no smbd connection found"; return 1; }
   kill -9 $pids
 }
@@ -91,18 +92,38 @@ check "listing after the reconnect" ls "$M"
 # Losses in the middle of a sequential read: the reads that failed wait for the new connection
 # and the reopened handle and are done again, so dd gets the whole file; never an early end of
 # file (a short READ reply makes the kernel shrink the file's size: it did, 4 times in 12, before).
+# Each round kills the connection once dd has read round * 32 MiB, and counts only if dd was
+# still reading then (its offset in the file, dd's standard input, short of the end just after
+# the kill); otherwise the round is tried again, at most 3 times.
 head -c 256M /dev/urandom >"$D/big"; chmod 666 "$D/big"
+dd_pos() { # PID: its offset in its standard input (fails once it has exited)
+  local k v
+  while read -r k v; do [ "$k" = pos: ] && { echo "$v"; return 0; }; done 2>/dev/null <"/proc/$1/fdinfo/0"
+  return 1
+}
 n=$(stats "$M" reconnects)
 for round in 1 2 3 4; do
-  dd if="$M/big" of=/dev/null bs=1M 2>"$WORK/dd.err" &
-  ddpid=$!
-  sleep "0.$((round * 7))"
-  kill_conn >/dev/null
-  rc=0; wait $ddpid || rc=$?
-  got=$(grep -o '^[0-9]* bytes' "$WORK/dd.err" | cut -d' ' -f1)
-  expect "read through a loss, round $round: dd" "$rc ${got:-?}" "0 268435456"
-  n=$((n + 1)); check "reconnected after round $round" wait_reconnect $n
-  expect "size through the mount after round $round" "$(stat -c %s "$M/big")" 268435456
+  for try in 1 2 3; do
+    pids=$(conn_pids) # looked up before: the kill must not wait for ss
+    [ -n "$pids" ] || bad "round $round: no smbd connection found"
+    dd if="$M/big" of=/dev/null bs=1M 2>"$WORK/dd.err" &
+    ddpid=$!
+    for _ in $(seq 6000); do # at most ~60 s
+      pos=$(dd_pos $ddpid) || break
+      [ "$pos" -ge $((round * 32 << 20)) ] && break
+      sleep 0.01
+    done
+    kill -9 $pids
+    mid=$(pos=$(dd_pos $ddpid) && [ "$pos" -lt 268435456 ] && echo "at $pos")
+    rc=0; wait $ddpid || rc=$?
+    got=$(grep -o '^[0-9]* bytes' "$WORK/dd.err" | cut -d' ' -f1)
+    expect "read through a loss, round $round: dd" "$rc ${got:-?}" "0 268435456"
+    n=$((n + 1)); check "reconnected after round $round" wait_reconnect $n
+    expect "size through the mount after round $round" "$(stat -c %s "$M/big")" 268435456
+    [ -n "$mid" ] && break
+  done
+  if [ -n "$mid" ]; then ok "round $round: the loss fell while dd was reading (try $try, dd $mid)"
+  else bad "round $round: dd had finished before the loss, 3 times"; fi
 done
 # The same with a reader that paces itself (1 MiB every 3 ms) and a loss once it has 32 MiB, so
 # that the loss surely falls in the middle; the bytes it got are checked.
@@ -221,11 +242,15 @@ if [ -x "$NETSIM" ] && start_netsim 0; then
   printf 'short\n' >"$D/s1"; printf 'x\n' >"$D/ua/s2"; printf 'y\n' >"$D/sd/f"
   chmod -R a+rwX "$D/s1" "$D/ua" "$D/ub" "$D/uc" "$D/sd"
   stat "$N/ua/s2" "$N/ub/sd2" "$N/uc" "$N/sd" >/dev/null
+  outages=$(stats "$N" outages)
   kill "$NS_PID"; wait "$NS_PID" 2>/dev/null
+  # the operations start once the mount knows the connection is lost (its reconnect thread looks
+  # once a second and counts the outage)
+  outage_seen() { for _ in $(seq 100); do [ "$(stats "$N" outages)" -gt "$1" ] && return 0; sleep 0.1; done; return 1; }
+  check "the loss is noticed" outage_seen "$outages"
   "$PYTHON" - "$N" <<'PY' >"$WORK/short.out" 2>&1 &
-import os, sys, threading, time
+import os, sys, threading
 m = sys.argv[1]
-time.sleep(0.5)                        # the closed connection is noticed at once
 ops = {
     "stat": lambda: os.stat(m + "/s1").st_size == 6,
     "listing": lambda: os.listdir(m + "/sd") == ["f"],
@@ -246,7 +271,8 @@ for t in ts: t.join()
 print(" ".join("%s=%s" % kv for kv in sorted(res.items())))
 PY
   spid=$!
-  sleep 3
+  sleep 3 # the outage's length
+  expect "the operations are still waiting when the server comes back" "$(cat "$WORK/short.out")" ""
   check "netsim back after a short outage" start_netsim "$NS_PORT"
   wait $spid
   expect "operations during a short outage" "$(tail -1 "$WORK/short.out")" \

@@ -70,16 +70,38 @@ if [ -n "${NETSIM:-}" ]; then
   ns=$!
   for _ in $(seq 50); do grep -q listening "$WORK/ns.out" 2>/dev/null && break; sleep 0.1; done
   np=$(sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/ns.out" | head -1)
-  # the smbd child serving a client holds an established connection on the server port
-  kill_clients() { sleep 1; ss -Htnp state established "( sport = :$P )" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | xargs -r kill -9; }
-  kill_clients & kc=$!
+  # kill_clients DIR NAME: once the transfer is under way (the smbd child serving the client holds
+  # an established connection on the server port, and the temporary file .NAME.smb3-* in DIR has
+  # data), kill that smbd; exits 0 only if the temporary file was still short of the 64 MiB just
+  # before the kill (with the transfer failing, the kill fell mid-transfer). Its size goes to
+  # $WORK/kill.at.
+  kill_clients() {
+    local dir=$1 name=$2 pids="" tmp="" size=0 _
+    for _ in $(seq 1000); do # at most ~10 s for the transfer to start
+      pids=$(ss -Htnp state established "( sport = :$P )" | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u)
+      tmp=$(ls -a "$dir" | grep -m1 "^\.$name\.smb3-")
+      size=0; [ -n "$tmp" ] && size=$(stat -c %s "$dir/$tmp" 2>/dev/null || echo 0)
+      [ -n "$pids" ] && [ "$size" -gt 0 ] && break
+      sleep 0.01
+    done
+    [ -n "$pids" ] && [ "$size" -gt 0 ] || { echo "no transfer under way (smbd: '$pids', temporary file: '$tmp')" >"$WORK/kill.at"; return 1; }
+    size=$(stat -c %s "$dir/$tmp" 2>/dev/null || echo 0) # just before the kill: bytes still to come
+    kill -9 $pids
+    echo "$size of $((64 << 20)) bytes in the temporary file" >"$WORK/kill.at"
+    [ "$size" -lt $((64 << 20)) ]
+  }
+  mid_transfer() { # NAME: kill_clients' verdict
+    if wait $kc; then ok "$1: the connection was killed mid-transfer ($(cat "$WORK/kill.at"))"
+    else bad "$1: the kill did not fall mid-transfer: $(cat "$WORK/kill.at")"; fi
+  }
+  kill_clients "$WORK" big & kc=$!
   check_fails "connection dropped during get" "connection|lost|closed" $SMB3 -q get "smb://$SMB3_TEST_USER:$SMB3_TEST_PASS@127.0.0.1:$np/$S/big" "$WORK/big"
-  wait $kc
+  mid_transfer "get"
   if [ -e "$WORK/big" ] || ls -a "$WORK" | grep -q smb3-; then bad "partial local file left after a dropped get"; else ok "no partial local file after a dropped get"; fi
   head -c 64M /dev/urandom >"$WORK/up"
-  kill_clients & kc=$!
+  kill_clients "$SMB3_TEST_SHARE_DIR" up & kc=$!
   check_fails "connection dropped during put" "connection|lost|closed" $SMB3 -q put "$WORK/up" "smb://$SMB3_TEST_USER:$SMB3_TEST_PASS@127.0.0.1:$np/$S/up"
-  wait $kc
+  mid_transfer "put"
   if [ -e "$SMB3_TEST_SHARE_DIR/up" ]; then bad "a file appeared under the final name after a dropped put"; else ok "no file under the final name after a dropped put"; fi
   kill $ns 2>/dev/null; wait $ns 2>/dev/null
 else

@@ -135,6 +135,27 @@ def loadavg():
         return "?"
 
 
+def wait_listening(port, proc, seconds):
+    """Until a socket listens on TCP port (seen in /proc/net/tcp{,6}, without connecting to it), for
+    at most seconds; False if proc exits first or time runs out."""
+    deadline = now() + seconds
+    while now() < deadline:
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            try:
+                with open(table) as f:
+                    next(f)
+                    for line in f:
+                        local, state = line.split()[1], line.split()[3]
+                        if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                            return True
+            except OSError:
+                pass
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.02)
+    return False
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -450,7 +471,11 @@ class Bench:
             return res
         sport = free_port()
         srv = self.spawn(["iperf3", "-s", "-p", str(sport)], "iperf3-server.log")
-        time.sleep(0.3)
+        if not wait_listening(sport, srv, 10):
+            with open(srv.log_path) as f:
+                self.notes.append(f"iperf3 server did not listen on {sport}: {tail(f.read())[:160]}")
+            self.stop(srv)
+            return res
         first = len(self.procs)
         try:
             ports = self.link_ports(links, to_port=sport)
