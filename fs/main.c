@@ -249,7 +249,7 @@ int main(int argc, char **argv) {
     fuse_session_unmount(se);
     goto out;
   }
-  smb3_set_break_handler(fs.c, cache_break_cb, &fs);
+  smb3_set_break_handler(fs.c, notifier_break_cb, &fs);
   if (reconnect_start(&fs)) {
     fprintf(stderr, "smb3fs: cannot start the reconnect thread\n");
     fuse_session_unmount(se);
