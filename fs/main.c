@@ -203,10 +203,11 @@ int main(int argc, char **argv) {
   mallopt(M_TRIM_THRESHOLD, 128 << 20);
   mallopt(M_ARENA_MAX, 1);
   smb3_options_init(&fs.o);
-  if (fs_parse_args(argc, argv, &a, &fs.o, err, sizeof err)) {
-    fprintf(stderr, "smb3fs: %s\n", err[0] ? err : "out of memory");
+  int st = fs_parse_args(argc, argv, &a, &fs.o, err, sizeof err);
+  if (st) { /* 2: a usage error; 1: out of memory, a failure like any other */
+    fprintf(stderr, "smb3fs: %s\n", st == 2 && err[0] ? err : "out of memory");
     smb3_options_free(&fs.o);
-    return 2;
+    return st;
   }
   settings_init(&fs);
   fs.debug = a.debug;
