@@ -6,7 +6,7 @@
 
 /* in->lock held: what the mount cached of in is not to be trusted any more: read-ahead buffers
  * (data_gen), the next open's page cache (cached_valid), the attributes. The kernel's pages of
- * open files are the caller's to drop (cache_invalidate_later). */
+ * open files are the caller's to drop (notifier_invalidate_later). */
 void cache_forget(struct fs_inode *in);
 uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
 /* Decide direct_io / keep_cache for a new open (caller holds in->lock; in->nopen counts it).

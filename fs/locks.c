@@ -191,7 +191,7 @@ static void reply_granted(struct fs_ctx *fs, struct fs_inode *in, fuse_req_t req
     pthread_mutex_unlock(&in->lock);
   }
   if (stale)
-    cache_invalidate_then(fs, in->nodeid, reply_ok, req);
+    notifier_invalidate_then(fs, in->nodeid, reply_ok, req);
   else
     fuse_reply_err(req, 0);
 }
@@ -356,7 +356,8 @@ static int posix_range(const struct flock *fl, uint64_t *start, uint64_t *end) {
   return 0;
 }
 
-/* Reply: this worker (synchronous requests); the lock waiter thread for an F_SETLKW that waits. */
+/* Reply: this worker (synchronous requests), or the lock waiter thread for an F_SETLKW that waits; a
+ * lock granted without a write lease: the notifier thread, after the page invalidation (reply_granted). */
 static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct flock *fl, int sleep) {
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
@@ -370,7 +371,8 @@ static void ll_setlk(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, 
     change_locks(req, fh->fs, fh->in, &ch, sleep);
 }
 
-/* Reply: this worker (synchronous requests); the lock waiter thread for a blocking flock that waits. */
+/* Reply: this worker (synchronous requests), or the lock waiter thread for a blocking flock that waits; a
+ * lock granted without a write lease: the notifier thread, after the page invalidation (reply_granted). */
 static void ll_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int op) {
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;

@@ -203,10 +203,11 @@ static int run(int argc, char **argv) {
   mallopt(M_TRIM_THRESHOLD, 128 << 20);
   mallopt(M_ARENA_MAX, 1);
   smb3_options_init(&fs.o);
-  if (fs_parse_args(argc, argv, &a, &fs.o, err, sizeof err)) {
-    fprintf(stderr, "smb3fs: %s\n", err[0] ? err : "out of memory");
+  int st = fs_parse_args(argc, argv, &a, &fs.o, err, sizeof err);
+  if (st) { /* 2: a usage error; 1: out of memory, a failure like any other */
+    fprintf(stderr, "smb3fs: %s\n", st == 2 && err[0] ? err : "out of memory");
     smb3_options_free(&fs.o);
-    return 2;
+    return st;
   }
   settings_init(&fs);
   fs.debug = a.debug;
@@ -249,7 +250,7 @@ static int run(int argc, char **argv) {
     fuse_session_unmount(se);
     goto out;
   }
-  smb3_set_break_handler(fs.c, cache_break_cb, &fs);
+  smb3_set_break_handler(fs.c, notifier_break_cb, &fs);
   if (reconnect_start(&fs)) {
     fprintf(stderr, "smb3fs: cannot start the reconnect thread\n");
     fuse_session_unmount(se);

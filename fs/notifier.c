@@ -33,7 +33,7 @@ struct notifier {
   pthread_cond_t cv;
   struct brk *head, **tail;
   int stop;
-  uint64_t queued, handled; /* entries so far (cache_drain waits for handled to catch up) */
+  uint64_t queued, handled; /* entries so far (notifier_drain waits for handled to catch up) */
   pthread_cond_t handled_cv;
 };
 
@@ -130,7 +130,7 @@ static void enqueue(struct notifier *n, struct brk *b) {
 }
 
 /* Runs on the I/O thread: queue and return. */
-void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg) {
+void notifier_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg) {
   struct fs_ctx *fs = arg;
   struct notifier *n = fs->nt;
   struct brk *b = calloc(1, sizeof *b);
@@ -145,11 +145,11 @@ void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required,
   enqueue(n, b);
 }
 
-void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid) {
-  cache_invalidate_then(fs, nodeid, NULL, NULL);
+void notifier_invalidate_later(struct fs_ctx *fs, uint64_t nodeid) {
+  notifier_invalidate_then(fs, nodeid, NULL, NULL);
 }
 
-void cache_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg) {
+void notifier_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg) {
   struct notifier *n = fs->nt;
   struct brk *b = n ? calloc(1, sizeof *b) : NULL;
   if (!b) { /* the pages stay: the next open of the file is not kept cached (cached_valid) */
@@ -162,7 +162,7 @@ void cache_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void
   enqueue(n, b);
 }
 
-void cache_drain(struct fs_ctx *fs, double timeout) {
+void notifier_drain(struct fs_ctx *fs, double timeout) {
   struct notifier *n = fs->nt;
   if (!n) return;
   struct timespec ts;

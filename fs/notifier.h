@@ -4,18 +4,16 @@
 
 #include "mount.h"
 
-/* (The queueing functions keep their cache_ names: they are how the rest of the mount asks the
- * notifier to act on the kernel's cache.) */
 int notifier_start(struct fs_ctx *fs);
 void notifier_stop(struct fs_ctx *fs);
 /* The lease break handler (smb3_set_break_handler; runs on the I/O thread): queues the break. */
-void cache_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);
+void notifier_break_cb(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);
 /* Drop the kernel's pages of an inode, later, on the notifier thread (an invalidation can wait for
  * reads in progress, which must not wait for the caller). */
-void cache_invalidate_later(struct fs_ctx *fs, uint64_t nodeid);
+void notifier_invalidate_later(struct fs_ctx *fs, uint64_t nodeid);
 /* The same, then then(arg) on the notifier thread (at once when it cannot be queued). */
-void cache_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg);
+void notifier_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg);
 /* Wait until the notifier has handled everything queued so far, at most timeout seconds. */
-void cache_drain(struct fs_ctx *fs, double timeout);
+void notifier_drain(struct fs_ctx *fs, double timeout);
 
 #endif

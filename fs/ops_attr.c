@@ -97,7 +97,8 @@ static void getattr_flushed(int err, void *arg) {
   stat_inode(arg);
 }
 
-/* Reply: this worker (fresh cached attributes), else I/O thread (the stat); reconnect thread if it waited. */
+/* Reply: this worker (fresh cached attributes), else I/O thread (the stat); reconnect thread if it waited
+ * (for a new connection, or for a write-back flush that ended there: ops.h). */
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct nsop *o = nsop_new(req);
   if (!o) return;
@@ -215,7 +216,9 @@ static void setattr_next(struct nsop *o, int rc) {
   }
 }
 
-/* Reply: I/O thread (the stat after the last change); this worker for a deleted file under cache=loose. */
+/* Reply: I/O thread (the stat after the last change); this worker for a deleted file under cache=loose;
+ * what fails at once after the write-back flush: the thread that ended it (this worker, I/O or reconnect
+ * thread: ops.h). */
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
                        struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);

@@ -203,7 +203,8 @@ static void open_go(int err, void *arg) {
   if (rc && !fs_park_once(o->fs, &o->retry, rc, open_resume, o)) fop_fail(o, rc);
 }
 
-/* Reply: I/O thread (the CREATE); reconnect thread if it waited. */
+/* Reply: I/O thread (the CREATE); reconnect thread if it waited (for a new connection, or for the
+ * write-back flush of an O_TRUNC open that ended there: ops.h). */
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct fop *o = fop_new(req, fi);
   if (!o) return;
@@ -321,14 +322,15 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 }
 
 /* ---- data ---- */
-/* Reply: this worker if read-ahead has the data, else I/O thread (the READ); reconnect thread if it waited.
- */
+/* Reply: this worker if read-ahead has the data, else I/O thread (the READ); reconnect thread if it waited
+ * (for a new connection, or for a write-back flush that ended there: ops.h). */
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
   (void)ino;
   ra_read((struct fs_file *)(uintptr_t)fi->fh, req, size, (uint64_t)off);
 }
 
-/* Reply: this worker (write-back takes the data); past the dirty bound, I/O thread (a WRITE completion). */
+/* Reply: this worker (write-back takes the data); past the dirty bound, the thread of the WRITE completion
+ * that brings it under: I/O thread, or reconnect thread (a parked WRITE that timed out: ops.h). */
 static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
                      struct fuse_file_info *fi) {
   (void)ino;
@@ -359,7 +361,8 @@ static void flush_done(int err, void *arg) {
 }
 
 /* close(2): the data must be on the server, and a failed write is reported here. */
-/* Reply: the thread that ends the write-back flush (this worker when nothing is in flight, else I/O). */
+/* Reply: the thread that ends the write-back flush: this worker when nothing is in flight, else I/O
+ * thread, or reconnect thread (a parked WRITE that timed out: ops.h). */
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   locks_flush((struct fs_file *)(uintptr_t)fi->fh, fi->lock_owner);
@@ -383,7 +386,8 @@ static void fsync_flushed(int err, void *arg) {
   if (rc) fsync_done(rc, r);
 }
 
-/* Reply: I/O thread (the FLUSH, after the write-back flush). */
+/* Reply: I/O thread (the FLUSH, after the write-back flush); a failed flush, or a FLUSH that cannot be
+ * sent: the thread that ended the write-back flush (this worker, I/O or reconnect thread: ops.h). */
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi) {
   (void)ino, (void)datasync;
   struct reqctx *r = reqctx_new(req, fi);
@@ -429,7 +433,8 @@ static void release_flushed(int err, void *arg) {
   ra_shutdown(fh, release_drained);
 }
 
-/* Reply: I/O thread (the CLOSE, after the write-back flush and the read-ahead READs in flight). */
+/* Reply: I/O thread (the CLOSE, after the write-back flush and the read-ahead READs in flight); a CLOSE
+ * that cannot be sent: the thread that got there (this worker, I/O or reconnect thread: ops.h). */
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;

@@ -382,7 +382,8 @@ static void rename_flushed(int err, void *arg) {
   rename_go(o);
 }
 
-/* Reply: I/O thread (the rename, after the write-back flush and moving an open target away). */
+/* Reply: I/O thread (the rename, after the write-back flush and moving an open target away); what fails
+ * at once after the flush: the thread that ended it (this worker, I/O or reconnect thread: ops.h). */
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags) {
   if (flags & ~RENAME_NOREPLACE) { /* RENAME_EXCHANGE / WHITEOUT have no SMB equivalent */

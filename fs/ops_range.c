@@ -102,7 +102,9 @@ static void seek_next(struct seekop *o, int err) { /* err: 0 or a negative errno
   }
 }
 
-/* Reply: I/O thread (the allocated-ranges query); this worker for a bad whence or offset. */
+/* Reply: I/O thread (the allocated-ranges query); this worker for a bad whence or offset; what fails
+ * at once after the write-back flush: the thread that ended it (this worker, I/O or reconnect thread: ops.h).
+ */
 static void ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi) {
   (void)ino;
   if ((whence != SEEK_DATA && whence != SEEK_HOLE) || off < 0) {
@@ -209,7 +211,9 @@ out:
   free(o);
 }
 
-/* Reply: I/O thread (the last of its requests); this worker for an unsupported mode. */
+/* Reply: I/O thread (the last of its requests); this worker for an unsupported mode; what fails
+ * at once after the write-back flush: the thread that ended it (this worker, I/O or reconnect thread: ops.h).
+ */
 static void ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
                          struct fuse_file_info *fi) {
   (void)ino;
@@ -285,7 +289,8 @@ static void copy_next(struct copyop *o, int err) {
   }
 }
 
-/* Reply: I/O thread (the server-side copy). */
+/* Reply: I/O thread (the server-side copy); what fails at once after the write-back flush: the
+ * thread that ended it (this worker, I/O or reconnect thread: ops.h). */
 static void ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, struct fuse_file_info *fi_in,
                                fuse_ino_t ino_out, off_t off_out, struct fuse_file_info *fi_out, size_t len,
                                int flags) {

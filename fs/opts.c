@@ -54,30 +54,32 @@ static int smb_knows(const char *tok) {
   return !(rc && !strncmp(err, "unknown option", 14));
 }
 
-/* Sort every option of optstr: FUSE ones into a->fuse_opts, unknown ones are an error. */
+/* Sort every option of optstr: FUSE ones into a->fuse_opts, unknown ones are an error (2, err
+ * says which); 1 when out of memory. */
 static int split_options(const char *optstr, struct fs_args *a, char *err, size_t errlen) {
   char *copy = strdup(optstr ? optstr : "");
-  if (!copy) return -1;
-  int rc = 0;
+  if (!copy) return 1;
+  int rc = 0, ro = 0;
   char *save = NULL;
   for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
     size_t klen = strcspn(tok, "=");
     int has_val = tok[klen] == '=';
     if (!klen) continue;
     if ((!has_val && in_list(fuse_flags, tok, klen)) || (has_val && in_list(fuse_keys, tok, klen))) {
-      rc = append(&a->fuse_opts, tok);
+      rc = append(&a->fuse_opts, tok) ? 1 : 0;
     } else if ((!has_val && in_list(ignored_flags, tok, klen)) || !strncmp(tok, "x-", 2) ||
                !strncmp(tok, "comment=", 8)) {
       continue;
     } else if (!smb_knows(tok)) {
       snprintf(err, errlen, "unknown option '%.*s'", (int)klen, tok);
-      rc = -1;
-    } else if (!strcmp(tok, "ro")) {
-      rc = append(&a->fuse_opts, "ro"); /* also the mount's flag */
+      rc = 2;
+    } else if (!strcmp(tok, "ro") || !strcmp(tok, "rw")) {
+      ro = tok[1] == 'o'; /* the last one counts, as for libsmb3's o->ro (fs->ro) */
     }
   }
   memset(copy, 0, strlen(optstr ? optstr : ""));
   free(copy);
+  if (!rc && ro && append(&a->fuse_opts, "ro")) rc = 1; /* the kernel's read-only flag too */
   return rc;
 }
 
@@ -96,11 +98,11 @@ static int parse_source(const char *src, struct smb3_options *o, char *err, size
   if (!strncmp(src, "smb://", 6)) return smb3_url_parse(o, src, err, errlen);
   if (!((src[0] == '/' && src[1] == '/') || (src[0] == '\\' && src[1] == '\\'))) {
     snprintf(err, errlen, "source must be //HOST/SHARE, not '%s'", src);
-    return -1;
+    return SMB3_EURL;
   }
   size_t n = strlen(src);
   char *url = malloc(n + 5);
-  if (!url) return -1;
+  if (!url) return SMB3_ENOMEM;
   memcpy(url, "smb:", 4);
   for (size_t i = 0; i <= n; i++)
     url[4 + i] = src[i] == '\\' ? '/' : src[i];
@@ -148,48 +150,51 @@ int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options 
       continue; /* from mount(8): no mtab, sloppy, verbose */
     } else if (!strncmp(s, "-o", 2)) {
       const char *v = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v || append(&all, v)) {
+      if (!v) {
         snprintf(err, errlen, "-o needs a value");
         free(all);
-        return -1;
+        return 2;
+      }
+      if (append(&all, v)) {
+        free(all);
+        return 1;
       }
     } else if (s[0] == '-' && s[1]) {
       snprintf(err, errlen, "unknown flag '%s' (try --help)", s);
       free(all);
-      return -1;
+      return 2;
     } else if (npos < 2) {
       pos[npos++] = s;
     } else {
       snprintf(err, errlen, "too many arguments (try --help)");
       free(all);
-      return -1;
+      return 2;
     }
   }
   if (npos != 2) {
     snprintf(err, errlen, "usage: smb3fs //HOST/SHARE MOUNTPOINT [-o OPTIONS] (try --help)");
     free(all);
-    return -1;
+    return 2;
   }
   a->source = pos[0];
   a->mountpoint = pos[1];
   int rc = parse_source(a->source, o, err, errlen);
   if (!rc && all) rc = smb3_options_parse(o, all, 1, err, errlen);
-  if (!rc) rc = split_options(all, a, err, errlen);
+  rc = rc == SMB3_ENOMEM ? 1 : rc ? 2 : split_options(all, a, err, errlen);
   if (all) memset(all, 0, strlen(all)); /* may hold a password */
   free(all);
-  if (rc) return -1;
+  if (rc) return rc;
   const char *pw = getenv("PASSWD");
-  if (!o->password && pw && !(o->password = strdup(pw))) return -1;
+  if (!o->password && pw && !(o->password = strdup(pw))) return 1;
   /* Defaults: the source in /proc/mounts, type fuse.smb3fs, and, mounted by root, visible to
    * every user with permissions checked by the kernel against uid/gid/file_mode/dir_mode (as a
    * kernel cifs mount). */
   char fsname[600];
   snprintf(fsname, sizeof fsname, "fsname=//%s/%s", o->host, o->share);
-  if (!has_key(a->fuse_opts, "fsname") && append(&a->fuse_opts, fsname)) return -1;
-  if (!has_key(a->fuse_opts, "subtype") && append(&a->fuse_opts, "subtype=smb3fs")) return -1;
-  if (!has_key(a->fuse_opts, "default_permissions") && append(&a->fuse_opts, "default_permissions"))
-    return -1;
+  if (!has_key(a->fuse_opts, "fsname") && append(&a->fuse_opts, fsname)) return 1;
+  if (!has_key(a->fuse_opts, "subtype") && append(&a->fuse_opts, "subtype=smb3fs")) return 1;
+  if (!has_key(a->fuse_opts, "default_permissions") && append(&a->fuse_opts, "default_permissions")) return 1;
   if (getuid() == 0 && !has_key(a->fuse_opts, "allow_other") && append(&a->fuse_opts, "allow_other"))
-    return -1;
+    return 1;
   return 0;
 }

@@ -11,6 +11,7 @@ struct fs_args {
   int foreground, debug;
   char *fuse_opts; /* comma-separated options for libfuse (malloc'd) */
 };
+/* 0; 2, a usage error (err says which); 1, out of memory. The exit status smb3fs then ends with. */
 int fs_parse_args(int argc, char **argv, struct fs_args *a, struct smb3_options *o, char *err, size_t errlen);
 
 #endif

@@ -55,7 +55,7 @@ static void forget_cache(struct fs_inode *in, void *arg) {
   /* Pages read over the old connection: gone, so that a file still open here is read anew. By
    * the notifier, not here: an invalidation waits for the pages of reads in progress, and reads
    * that failed with the connection wait for this thread to send them again. */
-  if (cached && fs->cache == SMB3_CACHE_STRICT) cache_invalidate_later(fs, in->nodeid);
+  if (cached && fs->cache == SMB3_CACHE_STRICT) notifier_invalidate_later(fs, in->nodeid);
 }
 
 static void retire(struct reconn *r, smb3_client *old) {
@@ -204,11 +204,11 @@ static void *reconnect_main(void *arg) {
     /* 4. Switch over. forget_cache's invalidations can wait for FUSE requests whose replies come
      *    from an I/O thread that may itself be waiting for conn.c's lock in reconnect_kick: no
      *    lock is held here. */
-    smb3_set_break_handler(nc, cache_break_cb, fs);
+    smb3_set_break_handler(nc, notifier_break_cb, fs);
     smb3_set_break_handler(old, NULL, NULL);
     /* The invalidations queued at the loss are done (bounded: one can wait for the page of a read
      * that itself waits for this connection) */
-    cache_drain(fs, 0.5);
+    notifier_drain(fs, 0.5);
     struct reopen_list *reopen = files_reopen_prepare(fs);
     conn_publish(fs, nc);
     atomic_fetch_add(&fs->ctr.reconnects, 1);

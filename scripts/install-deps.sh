@@ -2,14 +2,14 @@
 # Install the Debian packages a target needs, only those missing (idempotent; root or sudo).
 #   scripts/install-deps.sh build|format|matrix|check|demo|bench|fuzz
 set -euo pipefail
-build=(build-essential cmake pkg-config libssl-dev libcmocka-dev libfuse3-dev fuse3)
+build=(build-essential cmake pkg-config libssl-dev libcmocka-dev libfuse3-dev fuse3 python3) # python3: ctest fs.floors
 server=(samba smbclient)
 case "${1:-check}" in
   build) want=("${build[@]}") ;;
   format) want=(clang-format git) ;;
   matrix) want=("${build[@]}" clang dpkg-dev) ;;
-  check) want=("${build[@]}" "${server[@]}" clang clang-format dpkg-dev iproute2 procps python3 groff-base man-db) ;; # groff, man: docs.man
-  demo) want=("${build[@]}" "${server[@]}" iproute2 procps bc python3) ;;
+  check) want=("${build[@]}" "${server[@]}" clang clang-format dpkg-dev iproute2 procps groff-base man-db) ;; # groff, man: docs.man
+  demo) want=("${build[@]}" "${server[@]}" iproute2 procps bc) ;;
   fuzz) want=("${build[@]}" clang libclang-rt-14-dev) ;;
   bench) want=("${build[@]}" "${server[@]}" iproute2 procps iperf3 gnuplot-nox smbnetfs rclone) ;;
   *) echo "install-deps: unknown target '$1'" >&2; exit 2 ;;

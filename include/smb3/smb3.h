@@ -100,9 +100,9 @@ struct smb3_options {
 };
 
 /* None of these do network I/O: all may be called from a callback. */
-/* Fill defaults. */
+/* Fill defaults. Errors: none. From a callback: yes. */
 void smb3_options_init(struct smb3_options *o);
-/* Release owned strings (not o itself). */
+/* Release owned strings (not o itself). Errors: none. From a callback: yes. */
 void smb3_options_free(struct smb3_options *o);
 /* Parse a comma-separated option string ("vers=3.1.1,sign,rsize=1M,..."). Unknown options are an
  * error unless allow_unknown (then they are skipped and left for the caller). s NULL: 0, nothing
@@ -147,24 +147,26 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
  * for the goodbye requests and for the I/O thread to stop; the callbacks of requests still in
  * flight run (on the I/O thread, with SMB3_ECLOSED) before it returns. c NULL: nothing.
  * Files and directories still open are invalidated (their handles must still be closed/freed).
- * From a callback: never (the I/O thread cannot wait for itself to stop; undefined). */
+ * Errors: none (void).
+ * From a callback: no (SYNC): on c's own I/O thread it does nothing at all (c stays connected and
+ * must still be disconnected from another thread) and smb3_last_error(c) says so. */
 void smb3_disconnect(smb3_client *c);
 /* Nonzero once the connection is gone (reset, timed out, keep-alive unanswered, or disconnected):
  * every request on c and its files fails from then on. A caller that wants to go on connects
  * again (smb3fs does, in the background). Not to be called after smb3_disconnect(c) returned.
- * c NULL: 1. From a callback: yes. */
+ * c NULL: 1. Errors: none. From a callback: yes. */
 int smb3_connection_lost(smb3_client *c);
 /* The last failure on this client as one line; never NULL (c NULL: "no client"). The text lives
  * in c and the next failure on c, from any thread, overwrites it: copy it at once when other
- * threads use c. From a callback: yes. */
+ * threads use c. Errors: none. From a callback: yes. */
 const char *smb3_last_error(smb3_client *c);
 /* The negotiated dialect (0x0202 ... 0x0311) and whether signing/encryption are active.
- * c connected (not after smb3_disconnect(c)). From a callback: yes. */
+ * c connected (not after smb3_disconnect(c)). Errors: none. From a callback: yes. */
 uint16_t smb3_dialect(smb3_client *c);
 int smb3_signing_active(smb3_client *c);
 int smb3_encryption_active(smb3_client *c);
 /* Effective wire I/O sizes after capping by the server (and by its credit window, which may
- * shrink or grow them while c lives). From a callback: yes. */
+ * shrink or grow them while c lives). Errors: none. From a callback: yes. */
 uint32_t smb3_rsize(smb3_client *c);
 uint32_t smb3_wsize(smb3_client *c);
 
@@ -178,10 +180,11 @@ struct smb3_stats {
                              * phase of a transfer, without connect, logon, open and close) */
   uint64_t bytes_copied;    /* by the server for smb3_copy_range (not in bytes_read/bytes_written) */
 };
-/* A snapshot of c's counters. From a callback: yes. */
+/* A snapshot of c's counters (all 0 once c's connection was closed). Errors: none.
+ * From a callback: yes. */
 void smb3_get_stats(smb3_client *c, struct smb3_stats *s);
 /* One JSON object with the counters (malloc'd; caller frees; NULL when out of memory).
- * From a callback: yes. */
+ * Errors: none (NULL is the only failure). From a callback: yes. */
 char *smb3_stats_json(const struct smb3_stats *s);
 
 /* ---- files ---- */
@@ -265,7 +268,8 @@ ssize_t smb3_write_range(smb3_file *f, const void *buf, size_t len, uint64_t off
  * bytes it put there (0, or fewer than n: the end) or a negative SMB3_E* that stops the stream
  * and is returned. Return the bytes delivered/written.
  * Errors (streams): SMB3_EINVAL (f, sink or source NULL), SMB3_ENOMEM, SMB3_EIO (a short write),
- * the sink's or source's code, CONN, STATUS (SMB3_EACCES, SMB3_EAGAIN, SMB3_ENOSPC), SYNC. */
+ * the sink's or source's code, CONN, STATUS (SMB3_EACCES, SMB3_EAGAIN, SMB3_ENOSPC), SYNC.
+ * From a callback: no (SYNC), for both. */
 typedef int (*smb3_sink_cb)(const void *buf, size_t n, uint64_t off, void *arg);
 typedef ssize_t (*smb3_source_cb)(void *buf, size_t n, uint64_t off, void *arg);
 int64_t smb3_read_stream(smb3_file *f, uint64_t off, uint64_t len, smb3_sink_cb sink, void *arg,
@@ -327,10 +331,10 @@ struct smb3_dirent {
  * Errors: SMB3_EINVAL (c or path NULL), CONN, STATUS (SMB3_ENOENT, SMB3_ENOTDIR, SMB3_EACCES),
  * SYNC. From a callback: no (SYNC). */
 int smb3_opendir(smb3_client *c, const char *path, smb3_dir **out);
-/* Returns 1 with *e filled, 0 at the end, or SMB3_EBADF (d NULL). "." and ".." are skipped.
- * No I/O. From a callback: yes. */
+/* Returns 1 with *e filled, 0 at the end. "." and ".." are skipped. No I/O.
+ * Errors: SMB3_EBADF (d NULL). From a callback: yes. */
 int smb3_readdir(smb3_dir *d, struct smb3_dirent *e);
-/* Frees d. Returns 0 or SMB3_EBADF (d NULL). No I/O. From a callback: yes. */
+/* Frees d. No I/O. Errors: SMB3_EBADF (d NULL). From a callback: yes. */
 int smb3_closedir(smb3_dir *d);
 
 /* ---- small whole-file helpers (CREATE+READ+CLOSE / CREATE+WRITE+CLOSE in one round trip when
@@ -343,10 +347,12 @@ int smb3_closedir(smb3_dir *d);
 ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len);
 ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_t len);
 /* Minshall+French symlink files (the kernel cifs client's mfsymlinks format; lib/fscc/mfsymlink.c).
- * format: the file content for a link to target (1..SMB3_MFSYMLINK_MAX bytes): 0, SMB3_EINVAL
- * (empty), SMB3_ENAMETOOLONG. parse: the target of a well-formed file (its length), or SMB3_EPROTO
- * for anything else (checked field by field, digest included); target gets a NUL-terminated copy.
- * Both: also SMB3_EIO when the MD5 digest cannot be computed. No I/O. From a callback: yes. */
+ * format: the file content for a link to target (1..SMB3_MFSYMLINK_MAX bytes); returns 0.
+ * parse: the target of a well-formed file, checked field by field (digest included); returns its
+ * length, and target gets a NUL-terminated copy. No I/O.
+ * Errors: format: SMB3_EINVAL (target empty), SMB3_ENAMETOOLONG (longer than SMB3_MFSYMLINK_MAX),
+ * SMB3_EIO (the MD5 digest cannot be computed); parse: SMB3_EPROTO (not a well-formed file),
+ * SMB3_EIO (the digest cannot be computed). From a callback: yes. */
 #define SMB3_MFSYMLINK_SIZE 1067
 #define SMB3_MFSYMLINK_MAX 1024
 int smb3_mfsymlink_format(const char *target, uint8_t buf[SMB3_MFSYMLINK_SIZE]);
@@ -484,14 +490,15 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
 /* Errors, callback: as smb3_open_async. From a callback: yes. */
 int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
                           smb3_open_cb cb, void *arg);
-/* 0 for f NULL. No I/O. From a callback: yes. */
+/* f's lease state (SMB3_LEASE_* bits); 0 for f NULL. No I/O. Errors: none.
+ * From a callback: yes. */
 uint32_t smb3_file_lease(const smb3_file *f);
-/* The client (connection) a handle belongs to (NULL for f NULL). From a callback: yes. */
+/* The client (connection) a handle belongs to (NULL for f NULL). Errors: none. From a callback: yes. */
 smb3_client *smb3_file_client(const smb3_file *f);
 /* The break handler (cb NULL: none; then an oplock break is acknowledged at once and a lease break
  * goes unanswered until the server's break timeout). It runs on c's I/O thread like a callback:
  * it must not block, and synchronous calls in it fail with SMB3_EDEADLK (SYNC). key is valid during
- * the call only. smb3_set_break_handler: no I/O; from a callback: yes. */
+ * the call only. smb3_set_break_handler: no I/O. Errors: none. From a callback: yes. */
 typedef void (*smb3_break_cb)(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);
 void smb3_set_break_handler(smb3_client *c, smb3_break_cb cb, void *arg);
 /* Errors: the call: SMB3_ENOMEM, CONN; cb (optional, NULL: none): CONN, STATUS (answers that only

@@ -162,6 +162,16 @@ int smb3_connection_lost(smb3_client *c) {
 
 void smb3_disconnect(smb3_client *c) {
   if (!c) return;
+  /* On the I/O thread (from a callback) it would wait for its own requests' answers and then for
+   * itself to stop, and free what the callback runs on: refuse, and leave c as it was. Unlike
+   * client_sync_check this does not depend on c->closed: after a lost connection the thread may
+   * still be running the callbacks that failed. */
+  if (c->have_io_thread && pthread_equal(pthread_self(), c->io_thread)) {
+    client_fail(c, SMB3_EDEADLK, 0,
+                "smb3_disconnect: called from a callback on the connection's I/O thread; "
+                "nothing done");
+    return;
+  }
   pthread_mutex_lock(&c->root_lock);
   c->closing = 1;
   int root = c->root_open && !c->root_opening;

@@ -93,7 +93,15 @@ static int parse_uint(const char *v, uint64_t max, uint64_t *out) {
   return 0;
 }
 
-/* One key[=value]; returns 0, 1 if unknown, -1 if the value is bad. */
+#define APPLY_ENOMEM (-3)
+
+/* set_str for apply(): out of memory is not a bad value. */
+static int apply_str(char **dst, const char *v) {
+  return set_str(dst, v) ? APPLY_ENOMEM : 0;
+}
+
+/* One key[=value]; returns 0, 1 if unknown, -1 if the value is bad, -2 if err was written,
+ * APPLY_ENOMEM when out of memory. */
 static int apply(struct smb3_options *o, const char *k, const char *v, char *err, size_t errlen) {
   uint64_t n;
   int flag = v == NULL;
@@ -154,21 +162,22 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
   }
   if (!strcmp(k, "username") || !strcmp(k, "user")) {
     NEED_V();
-    return set_str(&o->username, v) ? -1 : 0;
+    return apply_str(&o->username, v);
   }
   if (!strcmp(k, "password") || !strcmp(k, "pass")) {
     NEED_V();
-    return set_str(&o->password, v) ? -1 : 0;
+    return apply_str(&o->password, v);
   }
   if (!strcmp(k, "domain") || !strcmp(k, "dom") || !strcmp(k, "workgroup")) {
     NEED_V();
-    return set_str(&o->domain, v) ? -1 : 0;
+    return apply_str(&o->domain, v);
   }
   if (!strcmp(k, "credentials") || !strcmp(k, "cred")) {
     NEED_V();
-    return smb3_options_credentials_file(o, v, err, errlen) ? -2 : 0;
+    int rc = smb3_options_credentials_file(o, v, err, errlen);
+    return rc == SMB3_ENOMEM ? APPLY_ENOMEM : rc ? -2 : 0;
   }
-  if (!strcmp(k, "guest")) return flag ? (set_str(&o->username, "") ? -1 : 0) : -1;
+  if (!strcmp(k, "guest")) return flag ? apply_str(&o->username, "") : -1;
   if (!strcmp(k, "cache")) {
     NEED_V();
     if (!strcmp(v, "strict"))
@@ -229,6 +238,9 @@ int smb3_options_parse(struct smb3_options *o, const char *s, int allow_unknown,
       rc = SMB3_EURL;
     } else if (r == -2) {
       rc = SMB3_EURL; /* message already written */
+    } else if (r == APPLY_ENOMEM) {
+      if (err) snprintf(err, errlen, "out of memory");
+      rc = SMB3_ENOMEM;
     }
   }
   if (copy) memset(copy, 0, strlen(s));

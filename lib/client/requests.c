@@ -1,5 +1,5 @@
-/* requests.c - builders that encode one request into a chain message (DESIGN.md 4: any of them
- * can join a compound chain). Bodies are encoded by lib/wire; sizes are the expected response
+/* requests.c - builders that encode one request into a chain message (any of them can join a
+ * compound chain). Bodies are encoded by lib/wire; sizes are the expected response
  * payloads used for credit charges. */
 #include <fcntl.h>
 #include <string.h>

@@ -435,7 +435,7 @@ static int on_break(struct smb3_core *c, const uint8_t *msg, size_t len) {
   return 0;
 }
 
-/* DESIGN.md 2: a response body must have its command's StructureSize (and at least its fixed
+/* A response body must have its command's StructureSize (and at least its fixed
  * part), or be a well-formed error response (MS-SMB2 2.2.2) when the status is not success. */
 static int rsp_body_check(const uint8_t *msg, size_t len, const struct smb2_hdr *h) {
   if (len < SMB2_HDR_LEN + 2) return SMB3_EPROTO;

@@ -1,4 +1,4 @@
-/* errors.c - text and errno for the SMB3_E* codes (one table, DESIGN.md convention 5). */
+/* errors.c - text and errno for the SMB3_E* codes (one table). */
 #include <errno.h>
 #include <stddef.h>
 

@@ -1,6 +1,6 @@
 /* le.h - bounded little-endian cursors for decoding and encoding wire messages.
  *
- * Convention (DESIGN.md 1): never cast packed structs over received bytes. A reader walks a
+ * Convention: never cast packed structs over received bytes. A reader walks a
  * buffer with memcpy + le*toh; any read past the end sets a sticky error flag and yields zeros,
  * so a decoder reads a whole message and checks r->err once. A writer does the same on overflow.
  */

@@ -1,4 +1,4 @@
-/* status_map.c - NTSTATUS -> SMB3_E* code and symbolic name: the one table (DESIGN.md 5).
+/* status_map.c - NTSTATUS -> SMB3_E* code and symbolic name: the one table.
  * Values from MS-ERREF 2.3.1; the errno side lives in errors.c. */
 #include <stddef.h>
 #include <stdio.h>

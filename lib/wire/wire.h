@@ -10,7 +10,7 @@
  * check StructureSize, every offset and length against len (overflow-safe), and return 0 or
  * SMB3_EPROTO. Pointers they return (e.g. `data`, `buf`) point into msg and live as long as it.
  *
- * One command per file (DESIGN.md 2); each file cites its MS-SMB2 section.
+ * One command per file; each file cites its MS-SMB2 section.
  */
 #ifndef SMB3_WIRE_H
 #define SMB3_WIRE_H
@@ -556,7 +556,7 @@ int smb2_break_decode(const uint8_t *msg, size_t len, struct smb2_break *b);
 int smb2_oplock_ack_encode(struct le_wr *w, uint8_t level, struct smb2_file_id file_id);
 int smb2_lease_ack_encode(struct le_wr *w, const uint8_t key[16], uint32_t state);
 
-/* ---- which StructureSize each response must have (table; DESIGN.md 2) ---- hdr.c */
+/* ---- which StructureSize each response must have (table) ---- hdr.c */
 /* Returns the expected response StructureSize for a command, or 0 if unknown. */
 uint16_t smb2_rsp_structure_size(uint16_t command);
 

@@ -93,6 +93,12 @@ expect "ro: reads" "$(head -1 "$M/owned")" secret
 check_fails "ro: writes refused" sh -c "echo x >'$M/ro-file'"
 expect "ro: mount flag" "$(grep " $M " /proc/mounts | awk '{print $4}' | cut -d, -f1)" ro
 fs_umount "$M"
+# ro then rw: the last one counts, for the mount flag as for smb3fs itself
+mount_into M "ro,rw"
+check "ro,rw: writes" sh -c "echo rw >'$M/rw-file'"
+expect "ro,rw: written" "$(cat "$D/rw-file")" rw
+expect "ro,rw: mount flag" "$(grep " $M " /proc/mounts | awk '{print $4}' | cut -d, -f1)" rw
+fs_umount "$M"
 
 # the mount(8) helper convention: mount.fuse.smb3fs SOURCE DIR [-n] [-s] -o rw,OPTIONS
 ln -s "$SMB3FS" "$WORK/mount.fuse.smb3fs"

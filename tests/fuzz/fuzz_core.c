@@ -1,5 +1,5 @@
 /* fuzz_core.c - libFuzzer target: the whole sans-I/O engine (lib/core) as one target
- * (DESIGN.md: "a fuzz target per decoder plus one whole-engine target").
+ * (every decoder has a fuzz target of its own; this one feeds frames to the whole engine).
  *
  * A core is created and three chains are submitted: a READ with a caller destination buffer, a
  * related compound CREATE + QUERY_INFO + CLOSE built with the wire encoders, and a WRITE whose

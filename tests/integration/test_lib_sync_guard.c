@@ -10,6 +10,8 @@
  *    from it completes; the state queries answer);
  *  - a synchronous call on another client from this client's callback is not refused (the
  *    check is per connection);
+ *  - smb3_disconnect from the callback does nothing (no hang, nothing freed) and says so in
+ *    smb3_last_error(); the client then still works and is disconnected normally;
  *  - the connection works afterwards, from the main thread, handle included.
  *
  * Without the check the first synchronous call in the callback never returns: the hang guard
@@ -123,6 +125,9 @@ static void probe_cb(int rc, const struct smb3_stat *st, void *arg) {
   record(p, "smb3_write_stream", smb3_write_stream(f, 0, source, p, NULL, NULL));
   record(p, "smb3_write_from_fd", smb3_write_from_fd(f, 0, p->local_fd, 0, 64, NULL, NULL));
   record(p, "smb3_close", smb3_close(f)); /* refused: f stays open */
+  /* void: refused means nothing done and the reason in smb3_last_error (c still connected below) */
+  smb3_disconnect(c);
+  record(p, "smb3_disconnect", strstr(smb3_last_error(c), "smb3_disconnect") ? SMB3_EDEADLK : 0);
   if (g) record(p, "smb3_open returned a handle", 0);
   if (d) record(p, "smb3_opendir returned a directory", 0);
   /* allowed here: state queries, and asynchronous requests */
@@ -183,7 +188,7 @@ static void test_sync_from_callback(void **state) {
   close(p.local_fd);
 
   assert_false(p.on_main_thread);
-  assert_true(p.ncalls >= 27);
+  assert_true(p.ncalls >= 28);
   for (int i = 0; i < p.ncalls; i++) {
     if (p.calls[i].rc != SMB3_EDEADLK)
       fail_msg("%s from a callback returned %lld (%s), want SMB3_EDEADLK", p.calls[i].name,

@@ -1,4 +1,4 @@
-/* Fails the Nth allocation (DESIGN.md 9): every allocation made by the option/URL parsers, the
+/* Fails the Nth allocation: every allocation made by the option/URL parsers, the
  * authentication start, and a whole request/response cycle through the core is made to fail in
  * turn; each run must end with an error or success, never a crash, and (under ASan) never a leak.
  * Allocation functions are wrapped at link time (-Wl,--wrap). */
@@ -71,6 +71,28 @@ static int parse_scenario(void) {
     rc = smb3_options_parse(&o, "vers=3.0,username=x,password=y,domain=z,rsize=1M", 0, err, sizeof err);
   smb3_options_free(&o);
   return rc;
+}
+
+/* Out of memory in smb3_options_parse is SMB3_ENOMEM, never taken for a bad value (SMB3_EURL). */
+static void options_oom_is_enomem(void **s) {
+  (void)s;
+  for (long n = 1;; n++) {
+    struct smb3_options o;
+    smb3_options_init(&o);
+    char err[128] = "";
+    alloc_count = 0;
+    fail_at = n;
+    failed_once = 0;
+    int rc = smb3_options_parse(&o, "username=x,password=y,domain=z,guest", 0, err, sizeof err);
+    fail_at = -1;
+    smb3_options_free(&o);
+    if (!failed_once) {
+      assert_int_equal(rc, 0);
+      assert_true(n > 4); /* the copy and the four strings were each made to fail */
+      break;
+    }
+    assert_int_equal(rc, SMB3_ENOMEM);
+  }
 }
 
 static int auth_scenario(void) {
@@ -151,8 +173,8 @@ static void core_under_failures(void **s) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(parse_under_failures),
-                                     cmocka_unit_test(auth_under_failures),
-                                     cmocka_unit_test(core_under_failures)};
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(parse_under_failures), cmocka_unit_test(options_oom_is_enomem),
+      cmocka_unit_test(auth_under_failures), cmocka_unit_test(core_under_failures)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

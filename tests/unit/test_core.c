@@ -915,7 +915,7 @@ static void test_truncated_compound_prefixes(void **s) {
             failure, sizeof failure,
             "a compound answer cut at %zu of %zu bytes completed the chain (elements at 0, %zu, %zu; the "
             "last one's body is then shorter than its StructureSize: responses are not checked against the "
-            "StructureSize table, DESIGN.md convention 2)",
+            "StructureSize table of lib/wire/hdr.c)",
             cut, full, (n0 + 7) & ~(size_t)7, ((n0 + 7) & ~(size_t)7) + ((n1 + 7) & ~(size_t)7));
       core_fail_all(c, SMB3_ECLOSED);
       pump(c);
