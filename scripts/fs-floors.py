@@ -89,10 +89,17 @@ def nm(obj, *args):
 
 
 def main():
+    if len(sys.argv) >= 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     fs_dir, objects = sys.argv[1], sys.argv[2:]
+    if not os.path.isdir(fs_dir):
+        print(f"fs-floors: '{fs_dir}' is not a directory (usage: scripts/fs-floors.py FS_DIR [OBJECT.o ...])",
+              file=sys.stderr)
+        return 2
     files = sorted(f for f in os.listdir(fs_dir) if f.endswith((".c", ".h")))
     headers = {f[:-2] for f in files if f.endswith(".h")}
 
