@@ -2,6 +2,7 @@
  * local user) reads the argument strings in the process's own memory for as long as it runs, so a
  * mount started with -o password=... would show it for the life of the mount. The program keeps
  * private copies and the library removes the secrets from the originals in place. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -24,7 +25,10 @@ static int hide_in_options(char *s) {
     size_t end = i;
     while (s[end] && s[end] != ',')
       end++;
-    if (!strncmp(s + i, "password=", 9) || !strncmp(s + i, "pass=", 5)) {
+    size_t k = i;
+    while (k < end && isspace((unsigned char)s[k]))
+      k++; /* smb3_options_parse skips them too */
+    if (!strncmp(s + k, "password=", 9) || !strncmp(s + k, "pass=", 5)) {
       /* the element and the comma after it; the last one takes the comma before it */
       size_t from = i, to = s[end] ? end + 1 : end;
       if (!s[end] && from > 0) from--;

@@ -177,7 +177,7 @@ static void argv_secrets_hidden(void **s) {
                               "/mnt",
                               "-o",
                               "password=hunter2,username=bob,port=445",
-                              "-ouid=0,pass=p4ss",
+                              "-ouid=0, pass=p4ss",
                               "--options=vers=3.1.1,password=zz9",
                               "smb://dom;carol:c0l0n@host/share/dir",
                               "password=plain",
