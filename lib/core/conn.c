@@ -103,9 +103,6 @@ void core_event_free(struct core_event *e) {
   if (e && !e->chain) free(e);
 }
 
-int core_has_events(const struct smb3_core *c) {
-  return c->ev_head != NULL;
-}
 int core_is_dead(const struct smb3_core *c) {
   return c->dead != 0;
 }

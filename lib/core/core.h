@@ -166,9 +166,6 @@ int core_check_timeouts(struct smb3_core *c, uint64_t now_ns);
  * calls core_event_free() on each (which frees break events, not chains). */
 struct core_event *core_take_events(struct smb3_core *c);
 void core_event_free(struct core_event *e);
-/* Events wait for core_take_events(). A submit can queue one itself: a chain larger than the
- * server's whole window, with nothing in flight, completes at once with SMB3_ERANGE. */
-int core_has_events(const struct smb3_core *c);
 int core_is_dead(const struct smb3_core *c);
 int core_dead_error(const struct smb3_core *c);
 

@@ -48,7 +48,8 @@ struct smb3_transport {
   int direct_lowat_told; /* the READ's low-water progress call was made */
   int rcvlowat;          /* SO_RCVLOWAT now set on the socket (0 = the default, 1) */
   uint64_t last_housekeeping;
-  int kick; /* output may be pending: flush on this loop (I/O thread only) */
+  int kick;                /* output may be pending: flush on this loop (I/O thread only) */
+  int completed_at_submit; /* a submit completed its chain at once: run its callback (atomic) */
   int out_armed;
 };
 
@@ -427,12 +428,11 @@ static int loop_once(struct smb3_transport *t) {
   struct epoll_event evs[4];
   int n = epoll_wait(t->epfd, evs, 4, 250);
   if (n < 0 && errno != EINTR) return SMB3_EIO;
-  int rc = 0, woken = 0;
+  int rc = 0;
   for (int i = 0; i < n && !rc; i++) {
     if (evs[i].data.fd == t->efd) {
       drain_eventfd(t->efd);
       t->kick = 1;
-      woken = 1;
       continue;
     }
     if (evs[i].events & EPOLLOUT) t->kick = 1;
@@ -447,7 +447,8 @@ static int loop_once(struct smb3_transport *t) {
     if (w < 0) return SMB3_ECLOSED;
     arm_output(t, w == 1);
   }
-  if (woken) take_and_run(t); /* completions a submit queued (transport_submit) */
+  if (__atomic_exchange_n(&t->completed_at_submit, 0, __ATOMIC_ACQ_REL))
+    take_and_run(t); /* a chain transport_submit completed at once */
   uint64_t now = mono_ns();
   if (n == 0 || now - t->last_housekeeping >= HOUSEKEEPING_NS) {
     t->last_housekeeping = now;
@@ -519,9 +520,11 @@ int transport_connect(const char *host, int port, int timeout_ms, size_t sockbuf
 int transport_submit(struct smb3_transport *t, struct smb3_chain *ch) {
   pthread_mutex_lock(&t->lock);
   int rc = t->stop ? SMB3_ECLOSED : core_submit(t->core, ch, mono_ns());
-  /* A chain the core completed at once (SMB3_ERANGE) is an event only the I/O thread runs, and
-   * nothing may arrive from the server to wake it: wake it here. */
-  int completed = !rc && core_has_events(t->core);
+  /* A chain the core completed at once (SMB3_ERANGE: larger than the server's whole window) has its
+   * error set already (no answer can have completed it: the lock is still held). Its callback is
+   * an event only the I/O thread runs, and nothing may arrive from the server to wake it. */
+  int completed = !rc && ch->error;
+  if (completed) __atomic_store_n(&t->completed_at_submit, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&t->lock);
   /* Send from the submitting thread: a request then leaves without waking the I/O thread (one
    * thread hop less per round trip). Only a full socket or an error hands the work to it. */
