@@ -1,5 +1,6 @@
 /* conn.c - the sans-I/O connection engine: queueing, message ids, the in-flight table, framing
  * of requests and compound chains (MS-SMB2 3.2.4.1.4), and dispatch of received frames. */
+#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,7 @@ static void frames_free(struct smb3_core *c) {
   while (c->out_head) {
     struct out_frame *f = c->out_head;
     c->out_head = f->next;
-    free(f->owned);
+    core_buf_put(c, f->owned, f->owned_cap);
     free(f);
   }
   c->out_tail = NULL;
@@ -47,12 +48,47 @@ void core_free(struct smb3_core *c) {
   if (!c) return;
   frames_free(c);
   table_clear(c);
+  smb3_aead_free(c->enc_aead);
+  smb3_aead_free(c->dec_aead);
+  for (int i = 0; i < CORE_SPARE_BUFS; i++)
+    free(c->spare[i].p);
   while (c->ev_head) {
     struct core_event *e = c->ev_head;
     c->ev_head = e->next;
     core_event_free(e);
   }
   free(c);
+}
+
+uint8_t *core_buf_get(struct smb3_core *c, size_t len, size_t *cap) {
+  for (int i = 0; i < CORE_SPARE_BUFS; i++)
+    if (c->spare[i].p && c->spare[i].cap >= len) {
+      uint8_t *p = c->spare[i].p;
+      *cap = c->spare[i].cap;
+      c->spare[i].p = NULL;
+      return p;
+    }
+  *cap = len;
+  return malloc(len);
+}
+
+void core_buf_put(struct smb3_core *c, uint8_t *p, size_t cap) {
+  if (!p) return;
+  int k = 0; /* an empty slot, else the smallest spare if this one is bigger */
+  for (int i = 0; i < CORE_SPARE_BUFS; i++) {
+    if (!c->spare[i].p) {
+      k = i;
+      break;
+    }
+    if (c->spare[i].cap < c->spare[k].cap) k = i;
+  }
+  if (c->spare[k].p && c->spare[k].cap >= cap) {
+    free(p);
+    return;
+  }
+  free(c->spare[k].p);
+  c->spare[k].p = p;
+  c->spare[k].cap = cap;
 }
 
 /* ---- events ---- */
@@ -264,7 +300,7 @@ static int chain_send(struct smb3_core *c, struct smb3_chain *ch) {
   if (rc) {
     for (int i = 0; i < ch->n; i++)
       free(table_take(c, ch->msgs[i].msg_id, 1));
-    free(f->owned);
+    core_buf_put(c, f->owned, f->owned_cap);
     free(f);
     /* Nothing left: the ids go to the next chain (a hole in the sequence would hold back the
      * server's window, MS-SMB2 3.3.1.1, until it fills and the server drops the connection). */
@@ -374,7 +410,7 @@ void core_output_done(struct smb3_core *c, size_t n) {
     if (f->cur == f->iovcnt) {
       c->out_head = f->next;
       if (!c->out_head) c->out_tail = NULL;
-      free(f->owned);
+      core_buf_put(c, f->owned, f->owned_cap);
       free(f);
     }
   }
@@ -538,11 +574,12 @@ int core_recv_frame(struct smb3_core *c, uint8_t *frame, size_t len) {
   return rc;
 }
 
-int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, size_t frame_len,
-                     struct core_direct *d) {
+/* Does the READ response whose plaintext head is head (80 bytes) in a message of msg_len bytes
+ * go straight to its caller's buffer? */
+static int direct_match(struct smb3_core *c, const uint8_t *head, size_t msg_len, struct core_direct *d) {
   const size_t fixed = SMB2_HDR_LEN + SMB2_READ_RSP_FIXED;
-  if (c->dead || head_len < fixed || frame_len <= fixed) return 0;
-  if (le32_at(head) != SMB2_PROTO_ID || le16_at(head + SMB2_HDR_OFF_COMMAND) != SMB2_READ) return 0;
+  if (msg_len <= fixed || le32_at(head) != SMB2_PROTO_ID || le16_at(head + SMB2_HDR_OFF_COMMAND) != SMB2_READ)
+    return 0;
   if (le32_at(head + SMB2_HDR_OFF_STATUS) != NT_STATUS_SUCCESS || le32_at(head + SMB2_HDR_OFF_NEXT) != 0)
     return 0;
   /* The final response of a request that went async (Samba's threaded reads do) carries the
@@ -550,33 +587,67 @@ int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, 
   struct pending *p = table_take(c, le64_at(head + SMB2_HDR_OFF_MSGID), 0);
   if (!p || !p->msg->rd_buf || p->msg->command != SMB2_READ) return 0;
   struct smb2_read_rsp r;
-  if (smb2_read_rsp_decode_head(head, fixed, frame_len, &r)) return 0;
+  if (smb2_read_rsp_decode_head(head, fixed, msg_len, &r)) return 0;
   size_t pad = r.data_offset - fixed;
   if (pad > sizeof d->pad || r.data_length > p->msg->rd_cap ||
-      r.data_offset + (size_t)r.data_length != frame_len)
+      r.data_offset + (size_t)r.data_length != msg_len)
     return 0;
   memcpy(d->head, head, fixed);
   d->msg = p->msg;
-  d->frame_len = frame_len;
+  d->frame_len = msg_len;
   d->iovcnt = 0;
   if (pad) d->iov[d->iovcnt++] = (struct iovec){d->pad, pad};
   d->iov[d->iovcnt++] = (struct iovec){p->msg->rd_buf, r.data_length};
   return 1;
 }
 
+int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, size_t frame_len,
+                     struct core_direct *d) {
+  const size_t fixed = SMB2_HDR_LEN + SMB2_READ_RSP_FIXED;
+  d->aead = NULL;
+  if (c->dead || head_len < 4) return 0;
+  if (le32_at(head) == SMB2_TRANSFORM_ID) {
+    /* Decrypt the head (out of place: on a mismatch the frame path starts again from the
+     * ciphertext), then the rest as it arrives. */
+    uint8_t plain[SMB2_HDR_LEN + SMB2_READ_RSP_FIXED];
+    if (!c->established || frame_len <= SMB2_TRANSFORM_HDR_LEN + fixed ||
+        !core_unseal_head(c, head, head_len, frame_len, plain, fixed) ||
+        !direct_match(c, plain, frame_len - SMB2_TRANSFORM_HDR_LEN, d))
+      return 0;
+    memcpy(d->tag, head + 4, sizeof d->tag); /* the transform header's Signature */
+    d->aead = c->dec_aead;
+    d->head_len = SMB2_TRANSFORM_HDR_LEN + fixed;
+    return 1;
+  }
+  /* A plaintext answer on an encrypted session goes the frame way, which refuses it (3.2.5.1.1). */
+  if (head_len < fixed || (c->sealing && c->established) || !direct_match(c, head, frame_len, d)) return 0;
+  d->head_len = fixed;
+  return 1;
+}
+
+int core_recv_direct_decrypt(struct core_direct *d, uint8_t *p, size_t len) {
+  return d->aead ? smb3_aead_update(d->aead, p, p, len) : 0;
+}
+
 int core_recv_direct_done(struct smb3_core *c, struct core_direct *d) {
   struct smb2_hdr h;
   const size_t fixed = SMB2_HDR_LEN + SMB2_READ_RSP_FIXED;
-  int rc = smb2_hdr_decode(d->head, fixed, &h);
+  int rc = 0;
+  if (d->aead && (rc = smb3_aead_finish(d->aead, d->tag))) {
+    /* never hand out plaintext that failed authentication (3.2.5.1.1.1) */
+    for (int i = 0; i < d->iovcnt; i++)
+      OPENSSL_cleanse(d->iov[i].iov_base, d->iov[i].iov_len);
+  }
+  if (!rc) rc = smb2_hdr_decode(d->head, fixed, &h);
   struct pending *p = rc ? NULL : table_take(c, h.message_id, 0);
-  if (!p || p->msg != d->msg) rc = SMB3_EPROTO;
+  if (!rc && (!p || p->msg != d->msg || !(h.flags & SMB2_FLAGS_SERVER_TO_REDIR))) rc = SMB3_EPROTO;
   if (!rc) {
     credits_grant(c, h.credits);
     struct iovec iov[3] = {{d->head, fixed}};
     int n = 1;
     for (int i = 0; i < d->iovcnt; i++)
       iov[n++] = d->iov[i];
-    rc = core_verify(c, iov, n, &h);
+    if (!d->aead) rc = core_verify(c, iov, n, &h); /* encrypted messages are not signed */
   }
   if (!rc) {
     struct smb3_msg *m = d->msg;

@@ -149,13 +149,22 @@ struct core_direct {
   struct smb3_msg *msg;
   struct iovec iov[2]; /* where the remaining bytes go: [pad scratch][caller data] */
   int iovcnt;
-  uint8_t head[SMB2_HDR_LEN + SMB2_READ_RSP_FIXED];
+  uint8_t head[SMB2_HDR_LEN + SMB2_READ_RSP_FIXED]; /* plaintext */
   uint8_t pad[256];
-  size_t frame_len;
+  size_t frame_len;       /* of the SMB2 message (sealed: its OriginalMessageSize) */
+  size_t head_len;        /* bytes of the frame taken as the head (sealed: with the transform header) */
+  struct smb3_aead *aead; /* sealed: the rest is ciphertext, decrypted in place as it arrives */
+  uint8_t tag[16];
 };
-/* Returns 1 if direct receive applies (d filled), 0 if not, <0 on a protocol error. */
+/* Returns 1 if direct receive applies (d filled), 0 if not, <0 on a protocol error. A sealed
+ * frame (starting with a transform header) needs head_len >= SMB2_TRANSFORM_HDR_LEN + 80 and
+ * a cipher that takes its data in pieces (GCM); the head's plaintext is not authenticated until
+ * core_recv_direct_done(), which wipes the data if the tag does not match. */
 int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, size_t frame_len,
                      struct core_direct *d);
+/* Sealed: decrypt, in place, the next len bytes that arrived into d->iov (in order). Called
+ * without the transport lock: only the receiving thread uses the decryption context. */
+int core_recv_direct_decrypt(struct core_direct *d, uint8_t *p, size_t len);
 int core_recv_direct_done(struct smb3_core *c, struct core_direct *d);
 
 /* Fail every queued and in-flight chain with err (connection lost, closing). */

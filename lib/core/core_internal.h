@@ -3,8 +3,10 @@
 #define SMB3_CORE_INTERNAL_H
 
 #include "core/core.h"
+#include "crypto/crypto.h"
 
 #define CORE_BUCKETS 1024
+#define CORE_SPARE_BUFS 2
 
 /* One frame waiting to be written: iovecs over the chain's headers/bodies and caller payloads,
  * or over an owned buffer (encrypted frames). */
@@ -16,8 +18,9 @@ struct out_frame {
   int iovcnt;
   int cur;        /* first iovec not fully written */
   size_t cur_off; /* bytes of iov[cur] already written */
-  uint8_t *owned; /* malloc'd ciphertext for sealed frames */
-  int has_file;   /* iov[file_iov] (base NULL) stands for file data: fd from file_off */
+  uint8_t *owned; /* ciphertext for sealed frames (core_buf_get), owned_cap bytes */
+  size_t owned_cap;
+  int has_file; /* iov[file_iov] (base NULL) stands for file data: fd from file_off */
   int file_iov;
   int file_fd;
   uint64_t file_off;
@@ -65,6 +68,13 @@ struct smb3_core {
   uint8_t enc_key[32], dec_key[32];
   uint64_t nonce_ctr;
   uint8_t nonce_salt[4];
+  struct smb3_aead *enc_aead, *dec_aead; /* keyed once per session (derive_keys) */
+  /* Freed ciphertext buffers kept for the next sealed frames: a 4 MiB malloc is an mmap whose pages
+   * are faulted in and zeroed on every WRITE otherwise. */
+  struct {
+    uint8_t *p;
+    size_t cap;
+  } spare[CORE_SPARE_BUFS];
   struct core_stats stats;
 };
 
@@ -77,7 +87,16 @@ int core_session_on_recv(struct smb3_core *c, struct smb3_msg *m, const uint8_t 
                          const struct smb2_hdr *h);
 int core_verify(struct smb3_core *c, const struct iovec *iov, int iovcnt, const struct smb2_hdr *h);
 int core_seal_frame(struct smb3_core *c, struct out_frame *f);
+/* A buffer of at least len bytes (a spare one if there is one big enough); *cap its size. */
+uint8_t *core_buf_get(struct smb3_core *c, size_t len, size_t *cap);
+/* Give a core_buf_get() buffer back (NULL: nothing); kept as a spare or freed. */
+void core_buf_put(struct smb3_core *c, uint8_t *p, size_t cap);
 int core_unseal_frame(struct smb3_core *c, uint8_t *frame, size_t len, uint8_t **plain, size_t *plain_len);
+/* Start decrypting the sealed frame of frame_len bytes whose first len bytes are at frame: its
+ * first outlen plaintext bytes into out; 1 if done (the context then waits for the rest), 0 if
+ * not (not for this session, a cipher that cannot take pieces, ...: the frame path decides). */
+int core_unseal_head(struct smb3_core *c, const uint8_t *frame, size_t len, size_t frame_len, uint8_t *out,
+                     size_t outlen);
 
 /* credits.c */
 uint16_t credits_charge(const struct smb3_core *c, const struct smb3_msg *m);

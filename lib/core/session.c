@@ -1,5 +1,6 @@
 /* session.c - dialect negotiation, the 3.1.1 preauth integrity hash, key derivation, signing
  * verification and sealing (MS-SMB2 3.2.4.2, 3.2.5.2, 3.2.5.3, 3.1.4). */
+#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,13 @@ static int derive_keys(struct smb3_core *c) {
     if (!rc) rc = smb3_kdf(c->session_key, 16, "SMB2AESCCM", 11, "ServerIn ", 10, c->enc_key, 16);
     if (!rc) rc = smb3_kdf(c->session_key, 16, "SMB2AESCCM", 11, "ServerOut", 10, c->dec_key, 16);
   }
+  if (!rc && c->neg.cipher) { /* the ciphers' key schedules, once per session */
+    smb3_aead_free(c->enc_aead);
+    smb3_aead_free(c->dec_aead);
+    c->enc_aead = smb3_aead_new(c->neg.cipher, c->enc_key, 1);
+    c->dec_aead = smb3_aead_new(c->neg.cipher, c->dec_key, 0);
+    if (!c->enc_aead || !c->dec_aead) rc = SMB3_ENOMEM;
+  }
   return rc;
 }
 
@@ -207,16 +215,15 @@ int core_encryption_active(const struct smb3_core *c) {
   return c->sealing;
 }
 
-/* Encrypt a laid-out frame into one owned buffer behind a transform header (3.1.4.3). */
+/* Encrypt a laid-out frame into one owned buffer behind a transform header (3.1.4.3): one pass
+ * from the frame's pieces (headers, the caller's payload) into the buffer (GCM); CCM takes its
+ * data in one piece, so it is gathered first and encrypted there. */
 int core_seal_frame(struct smb3_core *c, struct out_frame *f) {
   size_t len = out_frame_len(f, 1);
-  uint8_t *buf = malloc(len ? len : 1);
+  if (!c->enc_aead || !len) return SMB3_ENCRYPT;
+  size_t cap;
+  uint8_t *buf = core_buf_get(c, len, &cap);
   if (!buf) return SMB3_ENOMEM;
-  size_t off = 0;
-  for (int i = 1; i < f->iovcnt; i++) {
-    memcpy(buf + off, f->iov[i].iov_base, f->iov[i].iov_len);
-    off += f->iov[i].iov_len;
-  }
   struct smb2_transform_hdr t = {0};
   uint64_t ctr = ++c->nonce_ctr;
   memcpy(t.nonce, &ctr, 8); /* unique per session key: counter + random salt */
@@ -225,28 +232,64 @@ int core_seal_frame(struct smb3_core *c, struct out_frame *f) {
   t.flags = 0x0001;
   t.session_id = c->session_id;
   smb2_transform_hdr_encode(&t, f->transform);
-  struct iovec iov = {buf, len};
-  int rc = smb3_encrypt(c->neg.cipher, c->enc_key, t.nonce, f->transform + 20, 32, &iov, 1, f->transform + 4);
+  int streams = smb3_aead_streams(c->enc_aead);
+  int rc = smb3_aead_begin(c->enc_aead, t.nonce, f->transform + 20, 32, len, NULL);
+  size_t off = 0;
+  for (int i = 1; !rc && i < f->iovcnt; i++) {
+    const struct iovec *v = &f->iov[i];
+    if (streams)
+      rc = smb3_aead_update(c->enc_aead, buf + off, v->iov_base, v->iov_len);
+    else if (v->iov_len)
+      memcpy(buf + off, v->iov_base, v->iov_len);
+    off += v->iov_len;
+  }
+  if (!rc && !streams) rc = smb3_aead_update(c->enc_aead, buf, buf, len);
+  if (!rc) rc = smb3_aead_finish(c->enc_aead, f->transform + 4);
   if (rc) {
-    free(buf);
+    OPENSSL_cleanse(buf, len); /* CCM: it may hold plaintext */
+    core_buf_put(c, buf, cap);
     return rc;
   }
   f->owned = buf;
+  f->owned_cap = cap;
   f->iovcnt = 1;
   f->iov[f->iovcnt++] = (struct iovec){f->transform, SMB2_TRANSFORM_HDR_LEN};
   f->iov[f->iovcnt++] = (struct iovec){buf, len};
   return 0;
 }
 
+/* The transform header of a received frame: ours, for this session, the length it says. */
+static int transform_check(struct smb3_core *c, const uint8_t *frame, size_t len,
+                           struct smb2_transform_hdr *t) {
+  int rc = smb2_transform_hdr_decode(frame, len, t);
+  if (rc) return rc;
+  if (!c->dec_aead || t->session_id != c->session_id) return SMB3_ENCRYPT;
+  return 0;
+}
+
 int core_unseal_frame(struct smb3_core *c, uint8_t *frame, size_t len, uint8_t **plain, size_t *plain_len) {
   struct smb2_transform_hdr t;
-  int rc = smb2_transform_hdr_decode(frame, len, &t);
+  int rc = transform_check(c, frame, len, &t);
   if (rc) return rc;
-  if (!c->neg.cipher || !c->have_key || t.session_id != c->session_id) return SMB3_ENCRYPT;
   uint8_t *body = frame + SMB2_TRANSFORM_HDR_LEN;
-  rc = smb3_decrypt(c->neg.cipher, c->dec_key, t.nonce, frame + 20, 32, body, t.orig_msg_size, t.signature);
-  if (rc) return rc == SMB3_ESIGNATURE ? SMB3_ESIGNATURE : rc;
+  rc = smb3_aead_begin(c->dec_aead, t.nonce, frame + 20, 32, t.orig_msg_size, t.signature);
+  if (!rc) rc = smb3_aead_update(c->dec_aead, body, body, t.orig_msg_size);
+  if (!rc) rc = smb3_aead_finish(c->dec_aead, t.signature);
+  if (rc == SMB3_ESIGNATURE) /* never hand out plaintext that failed authentication (3.2.5.1.1.1) */
+    OPENSSL_cleanse(body, t.orig_msg_size);
+  if (rc) return rc;
   *plain = body;
   *plain_len = t.orig_msg_size;
   return 0;
+}
+
+int core_unseal_head(struct smb3_core *c, const uint8_t *frame, size_t len, size_t frame_len, uint8_t *out,
+                     size_t outlen) {
+  struct smb2_transform_hdr t;
+  if (len < SMB2_TRANSFORM_HDR_LEN + outlen || !smb3_aead_streams(c->dec_aead)) return 0;
+  if (transform_check(c, frame, frame_len, &t)) return 0; /* the frame path says what is wrong */
+  if (smb3_aead_begin(c->dec_aead, t.nonce, frame + 20, 32, t.orig_msg_size, NULL) ||
+      smb3_aead_update(c->dec_aead, out, frame + SMB2_TRANSFORM_HDR_LEN, outlen))
+    return 0;
+  return 1;
 }

@@ -1,6 +1,7 @@
 /* crypto.h - thin wrappers over OpenSSL libcrypto (EVP) for SMB2/3 signing, sealing, key
- * derivation and the 3.1.1 preauthentication integrity hash. No state outside the arguments;
- * all functions are thread-safe. Return 0 or a negative SMB3_E* code.
+ * derivation and the 3.1.1 preauthentication integrity hash. No state outside the arguments
+ * except a struct smb3_aead (one per user); all other functions are thread-safe. Return 0 or a negative
+ * SMB3_E* code.
  */
 #ifndef SMB3_CRYPTO_H
 #define SMB3_CRYPTO_H
@@ -56,6 +57,22 @@ int smb3_encrypt(int cipher, const uint8_t *key, const uint8_t *nonce, const uin
 /* AEAD decrypt in place and verify tag; SMB3_ESIGNATURE if the tag does not match. */
 int smb3_decrypt(int cipher, const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aadlen,
                  uint8_t *buf, size_t len, const uint8_t tag[16]);
+
+/* A cipher key set up once (for GCM the key schedule is computed here, not per message), then used
+ * for one message at a time: begin (nonce, AAD, the message's length; tag: the expected tag, needed
+ * up front when decrypting with CCM, else ignored), update over the message in order (out may be
+ * in: in place), finish (encrypting: writes the tag; decrypting: checks it, SMB3_ESIGNATURE if it
+ * does not match). GCM takes the data in any number of updates (smb3_aead_streams); CCM in exactly
+ * one of the whole length. Not thread-safe: one context per direction and connection.
+ * smb3_aead_new returns NULL for an unknown cipher or out of memory. */
+struct smb3_aead;
+struct smb3_aead *smb3_aead_new(int cipher, const uint8_t *key, int enc);
+void smb3_aead_free(struct smb3_aead *a);
+int smb3_aead_streams(const struct smb3_aead *a);
+int smb3_aead_begin(struct smb3_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aadlen,
+                    size_t total, const uint8_t *tag);
+int smb3_aead_update(struct smb3_aead *a, uint8_t *out, const uint8_t *in, size_t len);
+int smb3_aead_finish(struct smb3_aead *a, uint8_t tag[16]);
 
 /* Primitives used by NTLMSSP (MD4/RC4 come from the legacy provider, loaded once into a private
  * OSSL_LIB_CTX so the application's default context is untouched). */

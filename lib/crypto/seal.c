@@ -142,54 +142,114 @@ static int encrypt_finish(EVP_CIPHER_CTX *c, uint8_t tag[16]) {
   return 0;
 }
 
+/* ---- a key set up once, used for one message at a time ---- */
+struct smb3_aead {
+  EVP_CIPHER_CTX *c;
+  struct aead x;
+  int enc;
+  int begun;       /* a message is under way */
+  size_t total;    /* its length (CCM: all of it in one update) */
+  uint8_t key[32]; /* CCM sets its parameters before the key, so it is set again per message */
+};
+
+struct smb3_aead *smb3_aead_new(int cipher, const uint8_t *key, int enc) {
+  struct aead x;
+  if (key == NULL || aead_lookup(cipher, &x) != 0) return NULL;
+  struct smb3_aead *a = calloc(1, sizeof *a);
+  if (a == NULL) return NULL;
+  a->x = x;
+  a->enc = enc != 0;
+  memcpy(a->key, key, smb3_cipher_keylen(cipher));
+  a->c = EVP_CIPHER_CTX_new();
+  /* GCM: the key schedule once, here; each message then sets only its nonce. */
+  if (a->c == NULL || (!x.ccm && (!EVP_CipherInit_ex2(a->c, x.cipher, NULL, NULL, a->enc, NULL) ||
+                                  EVP_CIPHER_CTX_ctrl(a->c, EVP_CTRL_AEAD_SET_IVLEN, x.noncelen, NULL) <= 0 ||
+                                  !EVP_CipherInit_ex2(a->c, NULL, key, NULL, a->enc, NULL)))) {
+    smb3_aead_free(a);
+    return NULL;
+  }
+  return a;
+}
+
+void smb3_aead_free(struct smb3_aead *a) {
+  if (a == NULL) return;
+  EVP_CIPHER_CTX_free(a->c);
+  OPENSSL_cleanse(a->key, sizeof a->key);
+  free(a);
+}
+
+int smb3_aead_streams(const struct smb3_aead *a) {
+  return a != NULL && !a->x.ccm;
+}
+
+int smb3_aead_begin(struct smb3_aead *a, const uint8_t *nonce, const uint8_t *aad, size_t aadlen,
+                    size_t total, const uint8_t *tag) {
+  if (a == NULL || nonce == NULL || total == 0 || total > INT_MAX || (aad == NULL && aadlen) ||
+      aadlen > INT_MAX || (a->x.ccm && !a->enc && tag == NULL))
+    return SMB3_EINVAL;
+  a->begun = 0;
+  int ok = a->x.ccm ? aead_init(a->c, &a->x, a->key, nonce, a->enc, tag)
+                    : EVP_CipherInit_ex2(a->c, NULL, NULL, nonce, a->enc, NULL);
+  if (!ok || !aead_begin(a->c, &a->x, total, aad, aadlen)) return SMB3_EIO;
+  a->begun = 1;
+  a->total = total;
+  return 0;
+}
+
+int smb3_aead_update(struct smb3_aead *a, uint8_t *out, const uint8_t *in, size_t len) {
+  if (a == NULL || !a->begun || len > INT_MAX || (a->x.ccm && len != a->total)) return SMB3_EINVAL;
+  if (len == 0) return 0;
+  int outl = 0;
+  if (EVP_CipherUpdate(a->c, out, &outl, in, (int)len) && (size_t)outl == len) return 0;
+  a->begun = 0;
+  /* CCM verifies its tag inside the one update when decrypting */
+  return a->x.ccm && !a->enc ? SMB3_ESIGNATURE : SMB3_EIO;
+}
+
+int smb3_aead_finish(struct smb3_aead *a, uint8_t tag[16]) {
+  if (a == NULL || !a->begun || tag == NULL) return SMB3_EINVAL;
+  a->begun = 0;
+  if (a->enc) return encrypt_finish(a->c, tag);
+  if (a->x.ccm) return 0; /* verified in the update */
+  uint8_t dummy[32];
+  int outl = 0;
+  if (EVP_CIPHER_CTX_ctrl(a->c, EVP_CTRL_AEAD_SET_TAG, AEAD_TAG_LEN, tag) <= 0) return SMB3_EIO;
+  return EVP_CipherFinal_ex(a->c, dummy, &outl) > 0 ? 0 : SMB3_ESIGNATURE;
+}
+
+/* ---- one message with a key of its own ---- */
 int smb3_encrypt(int cipher, const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aadlen,
                  struct iovec *iov, int iovcnt, uint8_t tag[16]) {
-  struct aead x;
   int nonempty, rc;
   if (key == NULL || nonce == NULL || tag == NULL || (aad == NULL && aadlen) || aadlen > INT_MAX ||
-      !crypto_iov_ok(iov, iovcnt))
+      !crypto_iov_ok(iov, iovcnt) || smb3_cipher_keylen(cipher) == 0)
     return SMB3_EINVAL;
   size_t total = iov_total(iov, iovcnt, &nonempty);
   if (total == 0 || total == SIZE_MAX) /* an SMB2 message is never empty */
     return SMB3_EINVAL;
-  if ((rc = aead_lookup(cipher, &x)) != 0) return rc;
-  EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-  if (c == NULL) return SMB3_ENOMEM;
-  if (!aead_init(c, &x, key, nonce, 1, NULL) || !aead_begin(c, &x, total, aad, aadlen))
-    rc = SMB3_EIO;
-  else if ((rc = encrypt_data(c, &x, iov, iovcnt, total, nonempty)) == 0)
-    rc = encrypt_finish(c, tag);
-  EVP_CIPHER_CTX_free(c);
+  struct smb3_aead *a = smb3_aead_new(cipher, key, 1);
+  if (a == NULL) return crypto_algs() == NULL ? SMB3_EIO : SMB3_ENOMEM;
+  if ((rc = smb3_aead_begin(a, nonce, aad, aadlen, total, NULL)) == 0 &&
+      (rc = encrypt_data(a->c, &a->x, iov, iovcnt, total, nonempty)) == 0)
+    rc = encrypt_finish(a->c, tag);
+  smb3_aead_free(a);
   return rc;
-}
-
-/* CCM verifies the tag inside its single update; GCM in the final call after the tag is set.
- * Either failure after the setup is an authentication failure. */
-static int decrypt_data(EVP_CIPHER_CTX *c, const struct aead *x, uint8_t *buf, size_t len,
-                        const uint8_t *tag) {
-  if (!update_inplace(c, buf, len)) return x->ccm ? SMB3_ESIGNATURE : SMB3_EIO;
-  if (x->ccm) return 0;
-  uint8_t dummy[32];
-  int outl = 0;
-  if (EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, AEAD_TAG_LEN, (void *)tag) <= 0) return SMB3_EIO;
-  return EVP_CipherFinal_ex(c, dummy, &outl) > 0 ? 0 : SMB3_ESIGNATURE;
 }
 
 int smb3_decrypt(int cipher, const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aadlen,
                  uint8_t *buf, size_t len, const uint8_t tag[16]) {
-  struct aead x;
   int rc;
   if (key == NULL || nonce == NULL || tag == NULL || buf == NULL || len == 0 || len > INT_MAX ||
-      (aad == NULL && aadlen) || aadlen > INT_MAX)
+      (aad == NULL && aadlen) || aadlen > INT_MAX || smb3_cipher_keylen(cipher) == 0)
     return SMB3_EINVAL;
-  if ((rc = aead_lookup(cipher, &x)) != 0) return rc;
-  EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-  if (c == NULL) return SMB3_ENOMEM;
-  if (!aead_init(c, &x, key, nonce, 0, tag) || !aead_begin(c, &x, len, aad, aadlen))
-    rc = SMB3_EIO;
-  else
-    rc = decrypt_data(c, &x, buf, len, tag);
-  EVP_CIPHER_CTX_free(c);
+  struct smb3_aead *a = smb3_aead_new(cipher, key, 0);
+  if (a == NULL) return crypto_algs() == NULL ? SMB3_EIO : SMB3_ENOMEM;
+  uint8_t t[16];
+  memcpy(t, tag, sizeof t);
+  if ((rc = smb3_aead_begin(a, nonce, aad, aadlen, len, t)) == 0 &&
+      (rc = smb3_aead_update(a, buf, buf, len)) == 0)
+    rc = smb3_aead_finish(a, t);
+  smb3_aead_free(a);
   /* Never hand out plaintext that failed authentication (MS-SMB2 3.2.5.1.1.1: discard it). */
   if (rc == SMB3_ESIGNATURE) OPENSSL_cleanse(buf, len);
   return rc;

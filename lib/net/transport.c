@@ -261,7 +261,7 @@ static int frame_done(struct smb3_transport *t, uint8_t *buf, size_t len) {
 static void direct_progress(struct smb3_transport *t, int start) {
   struct smb3_msg *m = t->direct.msg;
   if (!m->rd_progress || t->direct_lowat_told) return;
-  size_t total = t->frame_len - (SMB2_HDR_LEN + SMB2_READ_RSP_FIXED);
+  size_t total = t->frame_len - t->direct.head_len;
   size_t remaining = total - t->direct_got;
   if (remaining <= m->rd_lowat)
     t->direct_lowat_told = 1;
@@ -270,8 +270,27 @@ static void direct_progress(struct smb3_transport *t, int start) {
   m->rd_progress(m->rd_progress_arg, remaining);
 }
 
+/* n more bytes of the direct READ arrived (in order) into t->direct.iov: decrypt them in place
+ * when the frame is sealed. */
+static int direct_take(struct smb3_transport *t, size_t n) {
+  size_t pos = 0, at = t->direct_got, end = at + n;
+  for (int i = 0; i < t->direct.iovcnt && at < end; i++) {
+    size_t l = t->direct.iov[i].iov_len;
+    if (at < pos + l) {
+      size_t in = at - pos, k = l - in < end - at ? l - in : end - at;
+      int rc = core_recv_direct_decrypt(&t->direct, (uint8_t *)t->direct.iov[i].iov_base + in, k);
+      if (rc) return rc;
+      at += k;
+    }
+    pos += l;
+  }
+  t->direct_got = end;
+  return 0;
+}
+
 /* Process what is staged; returns <0 on a fatal error. */
 static int process_stage(struct smb3_transport *t) {
+  int rc_decrypt;
   for (;;) {
     if (t->rx == RX_LEN) {
       if (staged(t) < 4) return 0;
@@ -283,7 +302,11 @@ static int process_stage(struct smb3_transport *t) {
       t->rx = RX_HEAD;
     }
     if (t->rx == RX_HEAD) {
+      /* a sealed frame's head has its transform header in front (4 bytes tell which) */
       size_t head = SMB2_HDR_LEN + SMB2_READ_RSP_FIXED;
+      if (staged(t) < 4 && t->frame_len >= 4) return 0;
+      if (t->frame_len >= 4 && le32_at(t->stage + t->st_off) == SMB2_TRANSFORM_ID)
+        head += SMB2_TRANSFORM_HDR_LEN;
       size_t need = t->frame_len < head ? t->frame_len : head;
       if (staged(t) < need) return 0;
       if (staged(t) >= t->frame_len) { /* whole frame staged: process in place */
@@ -300,7 +323,9 @@ static int process_stage(struct smb3_transport *t) {
       if (d < 0) return d;
       if (d == 1) {
         t->st_off += head;
-        t->direct_got = stage_to_iov(t, t->direct.iov, t->direct.iovcnt, 0, staged(t));
+        t->direct_got = 0;
+        rc_decrypt = direct_take(t, stage_to_iov(t, t->direct.iov, t->direct.iovcnt, 0, staged(t)));
+        if (rc_decrypt) return rc_decrypt;
         t->rx = RX_DIRECT;
         t->direct_lowat_told = 0;
         direct_progress(t, 1);
@@ -337,9 +362,10 @@ static void set_rcvlowat(struct smb3_transport *t, size_t want) {
   t->rcvlowat = v;
 }
 
-/* Receive into the direct READ destination (no copy). */
+/* Receive into the direct READ destination (no copy; a sealed frame is decrypted there, in place,
+ * piece by piece as it arrives: one pass over the data). */
 static int rx_direct(struct smb3_transport *t) {
-  size_t total = t->frame_len - (SMB2_HDR_LEN + SMB2_READ_RSP_FIXED);
+  size_t total = t->frame_len - t->direct.head_len;
   while (t->direct_got < total) {
     set_rcvlowat(t, total - t->direct_got);
     struct iovec iov[2];
@@ -355,7 +381,8 @@ static int rx_direct(struct smb3_transport *t) {
     }
     ssize_t n = read_some(t, iov, cnt);
     if (n <= 0) return (int)n;
-    t->direct_got += (size_t)n;
+    int rc = direct_take(t, (size_t)n);
+    if (rc) return rc;
     direct_progress(t, 0);
   }
   set_rcvlowat(t, 1);

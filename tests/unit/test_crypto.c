@@ -607,6 +607,68 @@ static void test_seal_iov_equals_flat(void **state) {
   }
 }
 
+/* One keyed context over several messages, each in pieces where the cipher streams (GCM: the
+ * transport decrypts a READ as it arrives), out of place and in place: the same ciphertext and
+ * tag as one-shot smb3_encrypt, decrypts back, and a flipped bit fails the finish. */
+static void test_seal_keyed_context(void **state) {
+  (void)state;
+  enum { LEN = 1000 };
+  uint8_t key[32], nonce[16], aad[32], plain[LEN], ref[LEN], out[LEN], tref[16], tag[16];
+  for (int i = 0; i < LEN; i++)
+    plain[i] = (uint8_t)(i * 13 + 5);
+  assert_int_equal(smb3_random(key, sizeof(key)), 0);
+  assert_int_equal(smb3_random(aad, sizeof(aad)), 0);
+  for (size_t c = 0; c < 4; c++) {
+    int cipher = all_ciphers[c];
+    struct smb3_aead *enc = smb3_aead_new(cipher, key, 1), *dec = smb3_aead_new(cipher, key, 0);
+    assert_non_null(enc);
+    assert_non_null(dec);
+    int gcm = cipher == SMB3_CIPHER_AES128_GCM || cipher == SMB3_CIPHER_AES256_GCM;
+    assert_int_equal(smb3_aead_streams(enc), gcm);
+    for (int msg = 0; msg < 3; msg++) { /* the key set once, a new nonce per message */
+      assert_int_equal(smb3_random(nonce, sizeof(nonce)), 0);
+      memcpy(ref, plain, LEN);
+      struct iovec v = {ref, LEN};
+      assert_int_equal(smb3_encrypt(cipher, key, nonce, aad, 32, &v, 1, tref), 0);
+      assert_int_equal(smb3_aead_begin(enc, nonce, aad, 32, LEN, NULL), 0);
+      if (gcm) {
+        size_t cut[] = {0, 1, 80, 81, 500, LEN};
+        for (int k = 0; k + 1 < 6; k++)
+          assert_int_equal(smb3_aead_update(enc, out + cut[k], plain + cut[k], cut[k + 1] - cut[k]), 0);
+      } else {
+        assert_int_equal(smb3_aead_update(enc, out, plain, 10), SMB3_EINVAL); /* CCM: all at once */
+        assert_int_equal(smb3_aead_update(enc, out, plain, LEN), 0);
+      }
+      assert_int_equal(smb3_aead_finish(enc, tag), 0);
+      assert_memory_equal(out, ref, LEN);
+      assert_memory_equal(tag, tref, 16);
+
+      if (msg == 2) out[LEN - 1] ^= 0x10; /* the last message is tampered with */
+      assert_int_equal(smb3_aead_begin(dec, nonce, aad, 32, LEN, tag), 0);
+      int rc = 0;
+      if (gcm) {
+        rc = smb3_aead_update(dec, out, out, 80);
+        if (!rc) rc = smb3_aead_update(dec, out + 80, out + 80, LEN - 80);
+        if (!rc) rc = smb3_aead_finish(dec, tag);
+      } else {
+        rc = smb3_aead_update(dec, out, out, LEN);
+        if (!rc) rc = smb3_aead_finish(dec, tag);
+      }
+      if (msg == 2) {
+        assert_int_equal(rc, SMB3_ESIGNATURE);
+      } else {
+        assert_int_equal(rc, 0);
+        assert_memory_equal(out, plain, LEN);
+      }
+    }
+    assert_int_equal(smb3_aead_finish(enc, tag), SMB3_EINVAL); /* no message under way */
+    smb3_aead_free(enc);
+    smb3_aead_free(dec);
+  }
+  assert_null(smb3_aead_new(99, key, 1));
+  smb3_aead_free(NULL);
+}
+
 /* Any flipped bit in ciphertext, tag or AAD fails with SMB3_ESIGNATURE, and the unauthenticated
  * plaintext is not left in the buffer. */
 static void test_seal_tamper(void **state) {
@@ -678,6 +740,7 @@ int main(void) {
       cmocka_unit_test(test_seal_ms_vectors),
       cmocka_unit_test(test_seal_aead_kats),
       cmocka_unit_test(test_seal_iov_equals_flat),
+      cmocka_unit_test(test_seal_keyed_context),
       cmocka_unit_test(test_seal_tamper),
       cmocka_unit_test(test_seal_args),
   };
