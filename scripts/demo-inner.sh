@@ -232,7 +232,8 @@ print('%.6f %d' % ((time.perf_counter() - t), os.statvfs(sys.argv[1]).f_blocks))
   else
     ok "$1" "$(awk -v s="$secs" 'BEGIN { printf "%.6f", s * 1000 / 1000 }')" # ms per call
     # the warm-up, the 1000 calls and the one that read f_blocks
-    [ -n "${rt0:-}" ] && [ -n "${rt1:-}" ] && WIRE[$1]=$(awk -v a="$rt0" -v b="$rt1" 'BEGIN { printf "%.1f RT", (b - a) / 1002 }')
+    [ -n "${rt0:-}" ] && [ -n "${rt1:-}" ] &&
+      WIRE[$1]=$(awk -v a="$rt0" -v b="$rt1" 'BEGIN { printf "%.1f RT", (b - a) / 1002 }')
   fi
 }
 
@@ -261,12 +262,16 @@ if [ -x "$SMB3FS" ]; then
   ROWS=("${ROWS[@]:0:8}" "${MOUNT_ROWS[@]}" "${ROWS[@]:8}" "fsst|smb3fs: statfs()|ms||stc|statfs_fs")
 fi
 
-echo "demo: Samba $(smbd --version | cut -d' ' -f2) on 127.0.0.1:$SMB3_TEST_PORT, share on tmpfs; files of $SIZE_MB MiB;" \
+echo "demo: Samba $(smbd --version | cut -d' ' -f2) on 127.0.0.1:$SMB3_TEST_PORT, share on tmpfs;" \
+  "files of $SIZE_MB MiB;" \
   "$RUNS interleaved run$( ((RUNS > 1)) && echo s) of each row"
 [ -x "$SMB3FS" ] || echo "demo: smb3fs not built; mount workloads skipped"
 head -c "${SIZE_MB}M" /dev/urandom >"$W/src"
 # the file every read row reads, created on the server side (as the bench does): no client has it cached
-cp "$W/src" "$SHARE_DIR/rd" && chown "$SMB3_TEST_USER" "$SHARE_DIR/rd" || { echo "demo: cannot create $SHARE_DIR/rd" >&2; exit 1; }
+if ! cp "$W/src" "$SHARE_DIR/rd" || ! chown "$SMB3_TEST_USER" "$SHARE_DIR/rd"; then
+  echo "demo: cannot create $SHARE_DIR/rd" >&2
+  exit 1
+fi
 
 nrows=${#ROWS[@]}
 for ((run = 1; run <= RUNS; run++)); do
@@ -285,8 +290,8 @@ done
 # ---- the table ----
 declare -A MED LO HI
 summary() { # values... -> "median min max"
-  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    print m, v[1], v[NR] }'
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+    END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }'
 }
 for row in "${ROWS[@]}"; do
   IFS='|' read -r id _ _ _ _ _ <<<"$row"
@@ -298,7 +303,8 @@ done
 ratio() {
   [ -n "$2" ] || return 0
   [ -n "${MED[$1]:-}" ] && [ -n "${MED[$2]:-}" ] || { [ -n "${MED[$1]:-}" ] && echo "-"; return 0; }
-  awk -v a="${MED[$1]}" -v b="${MED[$2]}" -v u="$3" 'BEGIN { r = u == "ms" ? b / a : a / b; printf "%.2fx", r }'
+  awk -v a="${MED[$1]}" -v b="${MED[$2]}" -v u="$3" \
+    'BEGIN { r = u == "ms" ? b / a : a / b; printf "%.2fx", r }'
 }
 line() { printf '| %-31s | %9s | %-11s | %12s | %7s | %-8s |\n' "$@"; }
 echo
@@ -318,7 +324,8 @@ for row in "${ROWS[@]}"; do
     med=$(printf '%.0f MB/s' "${MED[$id]}")
     rng=$(printf '%.0f-%.0f' "${LO[$id]}" "${HI[$id]}")
   fi
-  line "$label" "$med" "$rng" "$(ratio "$id" "$vs_sc" "$unit")" "$(ratio "$id" "$vs_smb3" "$unit")" "${WIRE[$id]:--}"
+  line "$label" "$med" "$rng" "$(ratio "$id" "$vs_sc" "$unit")" "$(ratio "$id" "$vs_smb3" "$unit")" \
+    "${WIRE[$id]:--}"
 done
 cat <<EOF
 
@@ -332,7 +339,8 @@ on the server, writes with conv=fsync, the daemon's exit waited for. statfs: 100
 call. wire: largest READ/WRITE x most credits in flight (smb3 --stats, smb3 stats MOUNTPOINT), or
 round trips per statfs.
 EOF
-[ "$WRITES_CHECKED" -gt 0 ] && echo "demo: $WRITES_CHECKED files written to the server compared byte for byte with the source: all equal"
+((WRITES_CHECKED)) &&
+  echo "demo: $WRITES_CHECKED files written to the server compared byte for byte with the source: all equal"
 for row in "${ROWS[@]}"; do
   IFS='|' read -r id label _ <<<"$row"
   if [ -n "${ERRS[$id]:-}" ]; then
@@ -347,6 +355,7 @@ for row in "${ROWS[@]}"; do
     esac
   fi
 done
-((DROP_FAILED)) && echo "demo: could not write /proc/sys/vm/drop_caches (not root?): the page cache was not dropped"
+((DROP_FAILED)) &&
+  echo "demo: could not write /proc/sys/vm/drop_caches (not root?): the page cache was not dropped"
 for id in "${!ERRS[@]}"; do exit 1; done # a failed row fails the demo
 exit 0
