@@ -1,6 +1,7 @@
 # smb3fs - top-level driver. Every target first installs the Debian packages it needs.
 #   make demo    set up, start a throwaway Samba share, run the workloads (large reads and writes,
-#                compounded statfs, dd through the mount), print a table
+#                compounded statfs, dd through the mount), print a table: median of DEMO_RUNS (3)
+#                interleaved runs per row, range, ratio to the peer (DEMO_SIZE_MB, default 512)
 #   make check   check the format, compile the build matrix (gcc and clang x Debug, RelWithDebInfo, Release,
 #                dpkg-buildflags; any warning fails), build, run every test (unit, integration
 #                against a real smbd), then again under AddressSanitizer + UndefinedBehaviorSanitizer

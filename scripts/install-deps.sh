@@ -9,9 +9,9 @@ case "${1:-check}" in
   format) want=(clang-format git) ;;
   matrix) want=("${build[@]}" clang dpkg-dev) ;;
   check) want=("${build[@]}" "${server[@]}" clang clang-format dpkg-dev iproute2 procps groff-base man-db) ;; # groff, man: docs.man
-  demo) want=("${build[@]}" "${server[@]}" iproute2 procps bc) ;;
+  demo) want=("${build[@]}" "${server[@]}" iproute2 procps) ;;
   fuzz) want=("${build[@]}" clang libclang-rt-14-dev) ;;
-  bench) want=("${build[@]}" "${server[@]}" iproute2 procps iperf3 gnuplot-nox smbnetfs rclone) ;;
+  bench) want=("${build[@]}" "${server[@]}" iproute2 procps iperf3 gnuplot-nox smbnetfs rclone time) ;; # time: GNU time -v, peak RSS
   *) echo "install-deps: unknown target '$1'" >&2; exit 2 ;;
 esac
 missing=()

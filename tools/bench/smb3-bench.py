@@ -2,7 +2,7 @@
 """smb3-bench: side-by-side benchmark of smb3 / smb3fs against smbclient, smbnetfs and rclone.
 
 Starts a throwaway smbd with its share on tmpfs (tests/harness/with-smbd --tmpfs), creates the test
-files, and runs three sections against it, each directly on loopback and through tools/netsim:
+files, and runs four sections against it (io, meta and mount directly on loopback and through tools/netsim):
 
   io     smb3 cat/get/put and smbclient get/put of one large file, per link x dialect x rsize/wsize,
          interleaved per repetition (every tool once per repetition, order rotated), medians;
@@ -11,6 +11,8 @@ files, and runs three sections against it, each directly on loopback and through
          smb3-ops compounded vs -o nocompound vs one smbclient session (issue 4)
   mount  dd read/write (bs=1M, bs=4k), 1000 statfs() and 1000 stat() through smb3fs, smbnetfs and
          rclone mount, fresh mount per run (issue 5); skipped when build/fs/smb3fs does not exist
+  memory resident memory of the smb3fs daemon with 16 dd readers and 16 dd writers of different files
+         at once (peak, and 1/3/5 s after they closed), peak RSS of smb3 get/put (issue 14)
 
 Writes report.md (printed too), results.csv, commands.log and io.png/meta.png/mount.png (gnuplot)
 into --out. Python 3 standard library only. Run `smb3-bench --help` for the options.
@@ -62,6 +64,8 @@ FULL = dict(
     reps=3,
     mount_links=["loopback", "1gbit", "10gbit"],
     mount_size={"loopback": GiB, "1gbit": GiB, "10gbit": GiB},
+    mem_size=256 * MiB,  # each of the 16 read and 16 written files: 8 GiB on the tmpfs share at once
+    mem_get_size=GiB,
     iperf_seconds=5,
 )
 QUICK = dict(
@@ -72,6 +76,8 @@ QUICK = dict(
     reps=1,
     mount_links=["loopback", "1gbit"],
     mount_size={"loopback": 256 * MiB, "1gbit": 256 * MiB},
+    mem_size=64 * MiB,
+    mem_get_size=256 * MiB,
     iperf_seconds=3,
 )
 IO_TOOLS = ["smb3-cat", "smb3-get", "smb3-put", "smbclient-get", "smbclient-put"]
@@ -79,6 +85,10 @@ MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone"]
 # "smb3fs-base": a second smb3fs binary (--smb3fs-base), e.g. the build before a change, interleaved with the
 # current one in the same run so that before/after figures share the machine's state
 SMB3FS_TOOLS = ("smb3fs", "smb3fs-base")
+# memory section: readers and writers at once through one mount (issue 14), and when the daemon's RSS is read
+# again after they have all closed (seconds)
+MEM_STREAMS = 16
+MEM_AFTER = (1, 3, 5)
 MOUNT_TESTS = ["read-1M", "read-4k", "write-1M", "write-4k", "copy", "statfs", "stat"]
 DATA_TESTS = ("read", "write", "copy")  # tests that move a file's bytes (MB/s); the others time calls
 
@@ -183,8 +193,9 @@ def mount_test_size(test, size):
 
 
 class Result:
-    def __init__(self, rc, wall, cpu, out, err, timed_out):
+    def __init__(self, rc, wall, cpu, out, err, timed_out, maxrss=None):
         self.rc, self.wall, self.cpu, self.out, self.err, self.timed_out = rc, wall, cpu, out, err, timed_out
+        self.maxrss = maxrss  # KiB: the child's peak resident set (ru_maxrss from wait4)
 
     @property
     def ok(self):
@@ -209,6 +220,7 @@ class Bench:
         self.md = []  # markdown report lines
         self.notes = []
         self.examples = {}  # one command line of each kind, for the report
+        self.mem_cmds = {}  # memory section: the commands of each kind, for the CSV
 
     # ---- output ----
 
@@ -299,7 +311,7 @@ class Bench:
             out_f.seek(0)
             out = out_f.read().decode(errors="replace")
         out_f.close()
-        return Result(p.returncode, wall, ru.ru_utime + ru.ru_stime, out, err, timed_out[0])
+        return Result(p.returncode, wall, ru.ru_utime + ru.ru_stime, out, err, timed_out[0], ru.ru_maxrss)
 
     def spawn(self, cmd, log_name, env_extra=None):
         self.show_cmd(cmd, env_extra)
@@ -1206,6 +1218,255 @@ class Bench:
         g.append("unset multiplot")
         self.gnuplot("mount", g)
 
+    # ---- section: memory ----
+
+    def proc_rss(self, pid):
+        """(VmRSS, VmHWM) of pid in KiB from /proc/PID/status, or (None, None) once it has gone."""
+        rss = hwm = None
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss = int(line.split()[1])
+                    elif line.startswith("VmHWM:"):
+                        hwm = int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return rss, hwm
+
+    def memory_streams_one(self, port, size):
+        """One fresh smb3fs mount; 16 dd readers of 16 server-created files and 16 dd writers of 16 new files
+        at once, the daemon's VmRSS/VmHWM sampled every 100 ms; its VmRSS 1, 3 and 5 s after the last dd
+        has exited (its files closed)."""
+        mnt = tempfile.mkdtemp(prefix="mnt-mem-", dir=self.ws)
+        wnames = [f"memwrite-{i:02d}.bin" for i in range(MEM_STREAMS)]
+        for name in wnames:
+            self.unlink_remote(name)
+        self.drop_caches()
+        p, root, err = self.mount("smb3fs", mnt, port)
+        res = dict(error=err)
+        procs = []
+        try:
+            if err:
+                return res
+            res["idle"] = self.proc_rss(p.pid)[0]
+            samples, stop = [], threading.Event()
+
+            def sample():
+                while not stop.is_set():
+                    rss, hwm = self.proc_rss(p.pid)
+                    if rss is not None:
+                        samples.append((now(), rss, hwm))
+                    stop.wait(0.1)
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            cmds = [["dd", f"if={os.path.join(root, self.mem_name(i, size))}", "of=/dev/null", "bs=1M"]
+                    for i in range(MEM_STREAMS)]
+            cmds += [["dd", "if=/dev/zero", f"of={os.path.join(root, name)}", "bs=1M", f"count={size // MiB}",
+                      "conv=fsync"] for name in wnames]
+            self.mem_cmds["smb3fs"] = self.mask(" ".join(cmds[0]) + " & " + " ".join(cmds[MEM_STREAMS]) + " & (x16)")
+            self.show_cmd(cmds[0])
+            self.show_cmd(cmds[MEM_STREAMS])
+            self.say(f"    (and {MEM_STREAMS - 1} more of each, all {len(cmds)} at once)")
+            t0 = now()
+            for cmd in cmds:
+                procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.PIPE))
+            errs, moved = [], 0
+            deadline = t0 + self.a.timeout
+            for cmd, q in zip(cmds, procs):
+                try:
+                    _, err_out = q.communicate(timeout=max(1, deadline - now()))
+                except subprocess.TimeoutExpired:
+                    q.kill()
+                    _, err_out = q.communicate()
+                    errs.append(f"{cmd[1]}: timeout after {self.a.timeout} s")
+                    continue
+                text = err_out.decode(errors="replace")
+                m = re.search(r"^(\d+) bytes", text, re.M)
+                done = int(m.group(1)) if m else 0
+                moved += done
+                if q.returncode != 0:
+                    errs.append(f"{cmd[1]}: exit {q.returncode}: {tail(text)[:120]}")
+                elif done != size:
+                    errs.append(f"{cmd[1]}: {done} bytes, expected {size}")
+            t_done = now()
+            res["wall"], res["mbps"] = t_done - t0, moved / 1e6 / max(t_done - t0, 1e-9)
+            after = {}
+            for delay in MEM_AFTER:
+                time.sleep(max(0.0, t_done + delay - now()))
+                after[delay] = self.proc_rss(p.pid)[0]
+            stop.set()
+            sampler.join()
+            busy = [s for s in samples if s[0] <= t_done]
+            res["peak_rss"] = max((s[1] for s in busy), default=None)
+            res["hwm"] = max((s[2] for s in samples if s[2] is not None), default=None)
+            res["after"] = after
+            res["n_samples"] = len(busy)
+            res["samples"] = [(t - t0, rss, hwm) for t, rss, hwm in samples]
+            res["t_done"] = t_done - t0
+            if errs:
+                res["error"] = f"{len(errs)} of {len(cmds)} dd failed: {errs[0]}"
+            if p.poll() is not None:
+                res["error"] = f"smb3fs exited {p.returncode} during the test"
+            return res
+        finally:
+            for q in procs:
+                if q.poll() is None:
+                    q.kill()
+                    q.wait()
+            self.umount(mnt, p)
+            for name in wnames:
+                self.unlink_remote(name)
+            try:
+                os.rmdir(mnt)
+            except OSError:
+                pass
+
+    def memory_cli_one(self, op, port, size):
+        """smb3 get of the file to /dev/shm (or put of a local copy): its peak RSS at exit (VmHWM: GNU time's
+        "Maximum resident set size", else the child's ru_maxrss from wait4, the same counter)."""
+        local = os.path.join(self.ws, "memget.out")
+        src = os.path.join(self.ws, f"src-{fmt_size(size)}.bin")
+        name = self.remote_name(size)
+        if op == "get":
+            cmd = [self.a.smb3, "-q", "get", self.url(port, name), local]
+        else:
+            self.make_file(src, size, owner=False)
+            self.unlink_remote("memput.bin")
+            cmd = [self.a.smb3, "-q", "put", src, self.url(port, "memput.bin")]
+        timer = shutil.which("time", path="/usr/bin")
+        if timer:
+            cmd = [timer, "-v"] + cmd
+        self.mem_cmds["smb3"] = "[/usr/bin/time -v] smb3 -q get URL LOCAL | smb3 -q put LOCAL URL"
+        r = self.run(cmd, timeout=self.a.timeout)
+        res = dict(error=None, wall=r.wall)
+        if not r.ok:  # the program's own message, not GNU time's report after it
+            msg = tail(r.err.split("\tCommand being timed")[0]) if timer else ""
+            res["error"] = f"exit {r.rc}: {msg[:160]}" if msg and not r.timed_out else r.why()
+        got = os.path.join(self.ws, "memget.out") if op == "get" else os.path.join(self.share_dir, "memput.bin")
+        if r.ok:
+            n = os.path.getsize(got) if os.path.exists(got) else -1
+            if n != size:
+                res["error"] = f"{'local file' if op == 'get' else 'file on the server'} has {n} bytes, expected {size}"
+            m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.err)
+            res["hwm"] = int(m.group(1)) if m else r.maxrss
+            res["how"] = "GNU time -v" if m else "wait4 ru_maxrss"
+            res["mbps"] = size / 1e6 / max(r.wall, 1e-9)
+        for path in (local,):
+            if os.path.exists(path):
+                os.unlink(path)
+        if op == "put":
+            self.unlink_remote("memput.bin")
+        return res
+
+    def mem_name(self, i, size):
+        return f"mem-{i:02d}-{fmt_size(size)}.bin"
+
+    def section_memory(self):
+        a = self.a
+        self.say("\n== memory: resident memory of the smb3fs daemon and of smb3 get/put ==")
+        port = self.port  # loopback: where the data arrives fastest and the buffers fill most
+        ssize, gsize = a.mem_size, a.mem_get_size
+        rows = []  # (what, size, samples, unit, target, errors)
+        streams = []
+        need = 2 * MEM_STREAMS * ssize + 256 * MiB
+        st = os.statvfs(self.share_dir)
+        free = st.f_bavail * st.f_frsize
+        if not os.path.exists(a.smb3fs):
+            skip = f"{a.smb3fs} does not exist (smb3fs not built)"
+        elif free < need:
+            skip = (f"the share's file system has {free / GiB:.1f} GiB free, {MEM_STREAMS} files to read and "
+                    f"{MEM_STREAMS} written of {fmt_size(ssize)} need {need / GiB:.1f} GiB (a smaller --size)")
+        else:
+            skip = None
+        t_start = now()
+        if skip:
+            self.say(f"  16 readers + 16 writers skipped: {skip}")
+            self.notes.append(f"memory: the 16 readers + 16 writers test was skipped: {skip}")
+        else:
+            for i in range(MEM_STREAMS):
+                self.make_file(os.path.join(self.share_dir, self.mem_name(i, ssize)), ssize)
+            for rep in range(a.reps):
+                self.say(f"  smb3fs, {MEM_STREAMS} readers + {MEM_STREAMS} writers of {fmt_size(ssize)}, "
+                         f"rep {rep + 1}/{a.reps} (load {loadavg()})")
+                s = self.memory_streams_one(port, ssize)
+                if s.get("error"):
+                    self.say(f"    ! {s['error']}")
+                streams.append(s)
+            for i in range(MEM_STREAMS):
+                self.unlink_remote(self.mem_name(i, ssize))
+        self.make_file(os.path.join(self.share_dir, self.remote_name(gsize)), gsize)
+        cli = {"get": [], "put": []}
+        for rep in range(a.reps):
+            for op in ("get", "put"):
+                self.say(f"  smb3 {op} of {fmt_size(gsize)}, rep {rep + 1}/{a.reps}")
+                s = self.memory_cli_one(op, port, gsize)
+                if s.get("error"):
+                    self.say(f"    ! smb3 {op}: {s['error']}")
+                cli[op].append(s)
+        with open(os.path.join(a.out, "memory-rss.csv"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["rep", "seconds_since_start", "VmRSS_KiB", "VmHWM_KiB", "all_dd_done"])
+            for rep, s in enumerate(streams, 1):
+                for t, rss, hwm in s.get("samples", []):
+                    w.writerow([rep, f"{t:.2f}", rss, hwm, int(t >= s["t_done"])])
+        self.memory_report(streams, cli, ssize, gsize, skip)
+        self.say(f"(memory section: {now() - t_start:.0f} s)")
+
+    def memory_report(self, streams, cli, ssize, gsize, skip):
+        a = self.a
+        mib = lambda kib: f"{kib / 1024:.0f}"  # noqa: E731
+        md = ["## Memory (issue 14)", "",
+              f"smb3fs: a fresh mount on loopback per repetition; {MEM_STREAMS} `dd bs=1M` readers of {MEM_STREAMS} "
+              f"different files of {fmt_size(ssize)} created on the server and {MEM_STREAMS} `dd bs=1M conv=fsync` "
+              "writers of new files, all started at once; the daemon's VmRSS sampled from /proc/PID/status every "
+              "100 ms (VmHWM: the kernel's own high-water mark since the mount), then its VmRSS 1, 3 and 5 s after "
+              f"the last dd exited. smb3 get/put of {fmt_size(gsize)} (local file on /dev/shm): peak RSS at exit. "
+              "MiB = 2^20 bytes; the worst of the repetitions, then every repetition's figure; targets from the "
+              "issue, shown beside the numbers, not asserted (the get target is for 1 GiB). Every 100 ms sample of "
+              "the daemon is in memory-rss.csv.", ""]
+        md += ["| measurement | size | reps | MiB (worst) | samples | target | status |",
+               "|---|---|---:|---:|---|---|---|"]
+
+        def add(what, tool, op, size, vals, target, errs, extra=""):
+            good = [v for v in vals if v is not None]
+            status = "ok" if not errs else "failed: " + "; ".join(sorted(set(errs)))[:200]
+            worst = max(good) if good else None
+            cell = mib(worst) if worst is not None else "failed"
+            md.append(f"| {what} | {fmt_size(size)} | {len(vals)} | {cell} | {', '.join(mib(v) for v in good)}{extra} | "
+                      f"{target} | {status} |")
+            self.rows.append(dict(section="memory", tool=tool, op=op, link="loopback", size=size, reps=len(vals),
+                                  rss_MiB=f"{worst / 1024:.1f}" if worst is not None else "",
+                                  rss_samples_MiB=";".join(f"{v / 1024:.1f}" for v in good), target=target,
+                                  status=status, command=self.mem_cmds.get(tool, "")))
+
+        if skip:
+            md.append(f"| smb3fs, {MEM_STREAMS} readers + {MEM_STREAMS} writers | {fmt_size(ssize)} | 0 | skipped | | "
+                      f"< 256 MiB peak | skipped: {skip} |")
+        else:
+            errs = [s["error"] for s in streams if s.get("error")]
+            ok = [s for s in streams if not s.get("error") or "peak_rss" in s]
+            idle = [s.get("idle") for s in ok]
+            rates = ", ".join(f"{s['mbps']:.0f}" for s in ok if "mbps" in s)
+            add("smb3fs daemon idle, after mounting", "smb3fs", "rss-idle", ssize, idle, "", errs)
+            add(f"smb3fs daemon peak VmHWM, {MEM_STREAMS} readers + {MEM_STREAMS} writers", "smb3fs", "rss-peak-hwm",
+                ssize, [s.get("hwm") for s in ok], "< 256 MiB", errs,
+                f" (all 32 dd: {rates} MB/s together)" if rates else "")
+            add("smb3fs daemon peak VmRSS (100 ms samples)", "smb3fs", "rss-peak-sampled", ssize,
+                [s.get("peak_rss") for s in ok], "< 256 MiB", errs)
+            for d in MEM_AFTER:
+                add(f"smb3fs daemon VmRSS {d} s after the last dd closed", "smb3fs", f"rss-after-{d}s", ssize,
+                    [s.get("after", {}).get(d) for s in ok], "falls back within a few s (see idle)", errs)
+        for op, target in (("get", "< 64 MiB (1 GiB)"), ("put", "-")):
+            ss = cli[op]
+            errs = [s["error"] for s in ss if s.get("error")]
+            hows = sorted(set(s["how"] for s in ss if s.get("how")))
+            add(f"smb3 {op}, peak RSS ({', '.join(hows) or '-'})", "smb3", f"{op}-peak-rss", gsize,
+                [s.get("hwm") for s in ss if s.get("hwm") is not None], target, errs)
+        self.md += md + [""]
+
     # ---- driver ----
 
     def versions(self):
@@ -1239,8 +1500,8 @@ class Bench:
             f.write(report)
         fields = ["section", "tool", "op", "dialect", "link", "rsize", "size", "reps", "median_MBps", "data_MBps", "min_MBps",
                   "max_MBps", "samples_MBps", "ratio_vs_smbclient", "cpu_s_per_GiB", "server_cpu_s_per_GiB", "server_busy_pct", "wire_io_size",
-                  "credits_max_in_flight", "wire_ops", "round_trips", "ms_per_op", "round_trips_per_op", "status",
-                  "command"]
+                  "credits_max_in_flight", "wire_ops", "round_trips", "ms_per_op", "round_trips_per_op",
+                  "rss_MiB", "rss_samples_MiB", "target", "status", "command"]
         with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
@@ -1325,13 +1586,22 @@ def parse_args(argv):
         epilog="Full set (no options, what `make bench` runs): io on loopback (1 GiB file), netsim 1 Gbit/s 1 ms "
                "(256 MiB) and 10 Gbit/s 1 ms (512 MiB) x dialects 2.0.2,2.1,3.0,3.1.1 x rsize/wsize 64k,1M,4M x "
                "3 reps (2.0.2 only at 64k); meta (1000 ops, 1 ms RTT); mount (512 MiB loopback, 128 MiB through "
-               "1 Gbit/s, a quarter of that for bs=4k; skipped without build/fs/smb3fs). About 30-40 min on the 2-core VM.\n--quick: 256 MiB, 1 rep, 3.1.1 only, 1M and 4M, loopback + 1 Gbit/s.\n"
+               "1 Gbit/s, a quarter of that for bs=4k; skipped without build/fs/smb3fs); memory (16 readers + 16 writers "
+               "of 256 MiB files through one mount, smb3 get/put of 1 GiB; --size sets both). About 30-40 min on the "
+               "2-core VM.\n--quick: 256 MiB, 1 rep, 3.1.1 only, 1M and 4M, loopback + 1 Gbit/s; memory 64 MiB "
+               "files, get/put of 256 MiB.\n"
                "Examples:\n  smb3-bench --quick\n  smb3-bench --section io --links loopback --dialects 3.1.1 "
                "--size 1G --reps 5\n  smb3-bench --section mount --mount-tools smbnetfs,rclone --size 256M")
     p.add_argument("--quick", action="store_true", help="small subset (see below)")
-    p.add_argument("--section", type=csv_list(["io", "meta", "mount"]), default=["io", "meta", "mount"],
-                   help="comma-separated subset of io,meta,mount (default all)")
-    p.add_argument("--size", type=parse_size, help="file size for every link (io and mount), e.g. 256M, 1G")
+    p.add_argument("--section", type=csv_list(["io", "meta", "mount", "memory"]),
+                   default=["io", "meta", "mount", "memory"],
+                   help="comma-separated subset of io,meta,mount,memory (default all)")
+    p.add_argument("--size", type=parse_size,
+                   help="file size for every link (io and mount) and for each of the memory section's files, "
+                        "e.g. 256M, 1G")
+    p.add_argument("--mem-size", type=parse_size,
+                   help="memory section: size of each of the 16 read and 16 written files (default --size, else "
+                        "256M; --quick 64M); smb3 get/put use --size (default 1G, --quick 256M)")
     p.add_argument("--reps", type=int, help="repetitions per case (default 3, --quick 1)")
     p.add_argument("--links", type=csv_list(["loopback", "1gbit", "10gbit"]), help="io links")
     p.add_argument("--dialects", type=csv_list(list(DIALECTS)), help="io dialects")
@@ -1366,14 +1636,16 @@ def parse_args(argv):
     shown = [x for x in (argv[:-6] if "--inner" in argv else argv) if x != "--inner"]
     a.argv = ["smb3-bench"] + shown
     base = QUICK if a.quick else FULL
-    subset = {"--section", "--size", "--reps", "--links", "--dialects", "--rsizes", "--io-tools", "--mount-tools",
-              "--mount-tests", "--all-rsizes",
+    subset = {"--section", "--size", "--mem-size", "--reps", "--links", "--dialects", "--rsizes", "--io-tools",
+              "--mount-tools", "--mount-tests", "--all-rsizes",
               "--mount-links", "--meta-n", "--iperf-seconds"}
     a.full = not a.quick and not any(x.split("=")[0] in subset for x in argv)
     a.io_links = a.links or base["io_links"]
     a.mount_links = a.mount_links or base["mount_links"]
     a.io_size = {link: a.size or base["io_size"].get(link, 256 * MiB) for link in LINKS}
     a.mount_size = {link: a.size or base["mount_size"].get(link, 256 * MiB) for link in LINKS}
+    a.mem_size = a.mem_size or a.size or base["mem_size"]
+    a.mem_get_size = a.size or base["mem_get_size"]
     a.dialects = a.dialects or base["dialects"]
     a.rsizes = a.rsizes or base["rsizes"]
     a.reps = a.reps or base["reps"]
@@ -1423,6 +1695,9 @@ def outer(a, argv):
         print(f"  mount: {','.join(a.mount_tools)} on {','.join(a.mount_links)} ("
               + ", ".join(f"{link} {fmt_size(a.mount_size[link])}" for link in a.mount_links)
               + f"), dd bs=1M/4k read+write, {a.meta_n} statfs/stat, {a.reps} reps{state}")
+    if "memory" in a.section:
+        print(f"  memory: smb3fs RSS with {MEM_STREAMS} dd readers + {MEM_STREAMS} dd writers of {fmt_size(a.mem_size)} "
+              f"each at once, and 1/3/5 s after; peak RSS of smb3 get/put of {fmt_size(a.mem_get_size)}; {a.reps} reps")
     cmd = [with_smbd, "--tmpfs"]
     for g in a.smbd_global:
         cmd += ["--global", g]
