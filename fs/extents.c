@@ -14,7 +14,7 @@ uint64_t extent_window_end(uint64_t off, size_t wsize) {
  * the extent's window at once, so its bytes are copied once; a small writer starts at 64 KiB, then
  * 256 KiB, then the window, so that small files do not cost a wsize allocation each and the
  * re-copying on growth stays under a tenth of the data. */
-static int reserve(struct extent *e, size_t n, size_t wsize) {
+static int reserve(struct extent *e, size_t n, size_t wsize, const struct extent_ops *ops, void *ctx) {
   if (e->len + n <= e->cap) return 0;
   size_t window = (size_t)(extent_window_end(e->off, wsize) - e->off);
   size_t cap = e->len + n;
@@ -29,8 +29,10 @@ static int reserve(struct extent *e, size_t n, size_t wsize) {
   if (cap > window) cap = window;
   uint8_t *b = realloc(e->buf, cap);
   if (!b) return -ENOMEM;
+  size_t more = cap - e->cap;
   e->buf = b;
   e->cap = cap;
+  if (ops->grew) ops->grew(ctx, e, more);
   return 0;
 }
 
@@ -75,7 +77,7 @@ static int merge_next(struct extent_set *set, struct extent *e, size_t wsize, co
   while (g && g->off == e->off + e->len && !at_window_end(e, wsize) && g->fh == e->fh) {
     size_t room = (size_t)(extent_window_end(e->off, wsize) - (e->off + e->len));
     size_t m = room < g->len ? room : g->len;
-    if (reserve(e, m, wsize)) return -ENOMEM;
+    if (reserve(e, m, wsize, ops, ctx)) return -ENOMEM;
     memcpy(e->buf + e->len, g->buf, m);
     e->len += m;
     memmove(g->buf, g->buf + m, g->len - m);
@@ -113,7 +115,7 @@ int extents_add(struct extent_set *set, struct fs_file *fh, const void *data, si
       *pos = c;
       set->n++;
     }
-    if (reserve(c, n, wsize)) {
+    if (reserve(c, n, wsize, ops, ctx)) {
       if (!c->len) bury(set, c, ops, ctx); /* never leave an empty extent behind */
       return -ENOMEM;
     }

@@ -44,6 +44,8 @@ struct extent_ops {
   void (*seal)(void *ctx, struct extent *e);
   /* e has left the set empty (its bytes moved to another extent, or none came): to be freed. */
   void (*bury)(void *ctx, struct extent *e);
+  /* e's buffer grew by more bytes (e->cap is the new size); may be NULL. */
+  void (*grew)(void *ctx, struct extent *e, size_t more);
 };
 
 /* Where the window holding off ends. A window, not a length, so that an extent that began late

@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "inode.h"
+#include "budget.h"
 #include "locks.h"
+#include "memtrim.h"
 #include "notifier.h"
 #include "ops.h"
 #include "opts.h"
@@ -197,6 +199,7 @@ static int run(int argc, char **argv) {
   memset(&fs, 0, sizeof fs);
   pthread_mutex_init(&fs.files_lock, NULL);
   pthread_mutex_init(&fs.locks_mu, NULL);
+  budget_init(&fs.mem, BUDGET_DEFAULT_CAP);
   /* Read-ahead and write-back buffers are rsize/wsize (4 MiB) and live for one wire request.
    * Served by mmap (glibc's default above 128 KiB until its threshold adapts, and again after
    * every trim) each one is faulted in page by page and zeroed: measured, page faults took
@@ -263,6 +266,8 @@ static int run(int argc, char **argv) {
     notifier_stop(&fs);
     goto out;
   }
+  if (memtrim_start(&fs)) /* without it the daemon keeps its peak memory: not a reason to fail */
+    fprintf(stderr, "smb3fs: cannot start the memory trim thread (memory stays at its peak)\n");
   report(&wfd, 0);
   if (!a.foreground) detach_stdio();
   status = run_loop(se) ? 1 : 0;
@@ -277,6 +282,7 @@ out:
   /* Disconnect before destroying the session: it completes whatever is still in flight (each
    * callback replies to its request) while the session is still valid. */
   smb3_disconnect(fs.c);
+  memtrim_stop(&fs); /* after the last callback: completions release budget */
   reconnect_free(&fs);
   if (se) {
     fuse_remove_signal_handlers(se);

@@ -16,6 +16,7 @@
 #ifndef SMB3FS_MOUNT_H
 #define SMB3FS_MOUNT_H
 
+#include "budget.h"
 #include "util.h"
 #include <stdatomic.h>
 #include <sys/stat.h>
@@ -38,6 +39,7 @@ struct fs_counters {
   atomic_uint_fast64_t reopens;         /* open files reopened on a new connection */
   atomic_uint_fast64_t relocks;         /* byte-range locks taken again on a new connection (locks.c) */
   atomic_uint_fast64_t relocks_lost;    /* ... and refused: another client took the range meanwhile */
+  atomic_uint_fast64_t mem_trims;       /* heap trims after the data memory went idle (memtrim.c) */
 };
 
 struct fs_inode;
@@ -49,6 +51,7 @@ struct inode_table;
 struct notifier;
 struct reconn;
 struct conn;
+struct memtrim;
 
 /* One per mount: the FUSE userdata. Immutable after init except where noted. */
 struct fs_ctx {
@@ -58,6 +61,8 @@ struct fs_ctx {
   struct smb3_options o;
   struct fuse_session *se;
   uint32_t rsize, wsize;
+  struct budget mem;     /* read-ahead buffers and write-back extents of all files (budget.h) */
+  struct memtrim *trim;  /* memtrim.c */
   uid_t uid;
   gid_t gid;
   mode_t file_mode, dir_mode;

@@ -8,7 +8,9 @@
  * and leaves the stream alone. Those decisions are ra_policy.c's; here they are carried out.
  *
  * Buffers are reference counted: the list holds one reference, a wire READ in flight one (the
- * buffer must live until its callback), and every FUSE read waiting for it one. Coherence with
+ * buffer must live until its callback), and every FUSE read waiting for it one. Their memory is
+ * the mount's budget (budget.h): the buffers a read waits for are always taken, the window beyond
+ * only while all files together stay under the cap. Coherence with
  * local writes: reads first flush the inode's write-back, and buffers read before the inode's
  * data generation changed (write, truncate, lease break) are dropped.
  *
@@ -20,7 +22,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "budget.h"
 #include "conn.h"
+#include "memtrim.h"
 #include "ra_policy.h"
 #include "readahead.h"
 #include "writeback.h"
@@ -35,6 +39,7 @@
 struct ra_buf {
   struct ra_buf *next;
   struct fs_file *fh;
+  struct fs_ctx *fs;
   smb3_client *conn; /* of the handle its READ went through */
   int refs;
   int done;
@@ -62,8 +67,11 @@ void ra_init(struct fs_file *fh) {
 
 static void buf_unref(struct ra_buf *b) {
   if (--b->refs) return;
+  struct fs_ctx *fs = b->fs;
+  size_t len = b->len;
   free(b->data);
   free(b);
+  fs_mem_release(fs, len);
 }
 
 static unsigned max_window(const struct fs_ctx *fs) {
@@ -239,16 +247,25 @@ static void buf_done(int64_t result, void *arg) {
   if (drained) drained(fh);
 }
 
-/* Append a buffer for [off, off+rsize) to the stream and send its READ (ra->lock held). */
-static struct ra_buf *issue(struct fs_file *fh, uint64_t off) {
+/* Append a buffer for [off, off+rsize) to the stream and send its READ (ra->lock held). needed:
+ * a FUSE read waits for it, so it is taken whatever the mount's budget; read further ahead only
+ * while the budget has room (budget.h). NULL: not issued. */
+static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   struct ra_state *ra = &fh->ra;
+  struct fs_ctx *fs = fh->fs;
+  if (needed)
+    budget_charge(&fs->mem, fs->rsize);
+  else if (!budget_try(&fs->mem, fs->rsize))
+    return NULL;
   struct ra_buf *b = calloc(1, sizeof *b);
-  if (b) b->data = malloc(fh->fs->rsize);
+  if (b) b->data = malloc(fs->rsize);
   if (!b || !b->data) {
     free(b);
+    fs_mem_release(fs, fs->rsize);
     return NULL;
   }
   b->fh = fh;
+  b->fs = fs;
   b->off = off;
   b->len = fh->fs->rsize;
   b->refs = 2; /* the list and the wire */
@@ -285,12 +302,13 @@ static uint64_t known_eof(const struct ra_state *ra) {
 }
 
 /* Read ahead from next up to `to` (ra_decide() said), in rsize pieces appended to the stream, but
- * not past the end of the file as far as the buffers know it. */
-static void top_up(struct fs_file *fh, uint64_t next, uint64_t to) {
+ * not past the end of the file as far as the buffers know it; the pieces below need_to hold the
+ * read being answered, the others are taken only while the budget has room. */
+static void top_up(struct fs_file *fh, uint64_t next, uint64_t to, uint64_t need_to) {
   struct ra_state *ra = &fh->ra;
   uint64_t rsize = fh->fs->rsize, eof = known_eof(ra);
   while (next < to && next < eof) {
-    if (!issue(fh, next)) break;
+    if (!issue(fh, next, next < need_to)) break;
     next += rsize;
   }
 }
@@ -346,6 +364,8 @@ static void direct_piece_end(struct direct *d, size_t at, size_t len, int64_t re
   int last = --d->pending == 0;
   pthread_mutex_unlock(&d->lock);
   if (!last) return;
+  struct fs_ctx *fs = d->fh->fs; /* before the reply: the file may be released after it */
+  size_t size = d->size;
   struct ra_retry *retry = NULL;
   if (d->err && want_again(&retry, d->fh, d->req, d->off, d->size, d->again, d->err, d->conn))
     park_reads(retry);
@@ -356,6 +376,7 @@ static void direct_piece_end(struct direct *d, size_t at, size_t len, int64_t re
   pthread_mutex_destroy(&d->lock);
   free(d->pieces);
   free(d);
+  fs_mem_release(fs, size);
 }
 
 static void direct_done(int64_t result, void *arg) {
@@ -373,6 +394,7 @@ static void direct_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_
     fuse_reply_err(req, ENOMEM);
     return;
   }
+  budget_charge(&fs->mem, size); /* a read waits for it: counted, never refused */
   d->req = req;
   d->size = size;
   d->fh = fh;
@@ -467,7 +489,7 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
     drop_all(ra);
     ra->started = 1;
   }
-  top_up(fh, d.issue_from, d.issue_to);
+  top_up(fh, d.issue_from, d.issue_to, off + size);
   struct ra_wait *w = make_wait(ra, req, off, size);
   if (!w) {
     pthread_mutex_unlock(&ra->lock);

@@ -30,7 +30,8 @@ char *stats_json(struct fs_ctx *fs) {
                     "\"writeback_hits\":%llu,\"writeback_wire_writes\":%llu,\"writeback_throttled\":%llu,"
                     "\"writeback_errors\":%llu,\"direct_write_opens\":%llu,\"lease_breaks\":%llu,"
                     "\"invalidations\":%llu,\"outages\":%llu,\"reconnects\":%llu,\"reopens\":%llu,"
-                    "\"relocks\":%llu,\"relocks_lost\":%llu}",
+                    "\"relocks\":%llu,\"relocks_lost\":%llu,\"data_mem\":%zu,\"data_mem_peak\":%zu,"
+                    "\"data_mem_cap\":%zu,\"data_mem_refused\":%llu,\"mem_trims\":%llu}",
                     lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], (unsigned long long)c->ra_hits,
                     (unsigned long long)c->ra_misses, (unsigned long long)c->ra_wire_reads,
                     (unsigned long long)c->direct_reads, (unsigned long long)c->wb_writes,
@@ -39,7 +40,9 @@ char *stats_json(struct fs_ctx *fs) {
                     (unsigned long long)c->lease_breaks, (unsigned long long)c->invalidations,
                     (unsigned long long)c->outages, (unsigned long long)c->reconnects,
                     (unsigned long long)c->reopens, (unsigned long long)c->relocks,
-                    (unsigned long long)c->relocks_lost);
+                    (unsigned long long)c->relocks_lost, atomic_load(&fs->mem.used), atomic_load(&fs->mem.peak),
+                    fs->mem.cap, (unsigned long long)atomic_load(&fs->mem.refused),
+                    (unsigned long long)c->mem_trims);
   free(lib);
   return rc < 0 ? NULL : out;
 }

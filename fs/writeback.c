@@ -13,8 +13,9 @@
  * that overlap one already on the wire wait for it, because the server may complete concurrent
  * WRITEs in any order.
  *
- * Dirty memory is bounded per inode (wb_bound): past it, the reply to the FUSE write is held
- * back until completions bring it down, which stalls the writer instead of growing memory.
+ * Dirty memory is bounded per inode (wb_bound), and all files together share the mount's budget
+ * (budget.h, over_bound): past it, the reply to the FUSE write is held back until the file's own
+ * completions bring it down, which stalls the writer instead of growing memory.
  *
  * Errors: the first failed wire WRITE is kept in wb.err and returned by the next write, fsync
  * or flush (close) of the file, like the kernel's writeback errors; it is never dropped. A WRITE
@@ -27,9 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "conn.h"
 #include "extents.h"
 #include "inode.h"
+#include "memtrim.h"
 #include "writeback.h"
 
 struct wb_chunk {
@@ -94,10 +97,13 @@ static void remove_chunk(struct wb_chunk **head, struct wb_chunk *c) {
 }
 
 static void chunk_free(struct wb_chunk *c) {
+  struct fs_ctx *fs = c->fs;
+  size_t cap = c->ext.cap;
   fh_unref(c->ext.fh);
-  inode_put(c->fs, c->in);
+  inode_put(fs, c->in);
   free(c->ext.buf);
   free(c);
+  fs_mem_release(fs, cap);
 }
 
 /* Queue c for the wire (in->lock held): to *send if nothing on the wire or queued before it
@@ -201,11 +207,18 @@ static void run_waiters(struct fs_inode *in, struct wb_waiter *list) {
   }
 }
 
+/* Is the writer of in over its bound (in->lock held)? Its own bound (wb_bound), or, while the
+ * mount's data is over its budget (many files at once), more than one extent: it then waits for
+ * its own WRITEs (never for another file's), which keeps the total near the cap. */
+static int over_bound(const struct fs_ctx *fs, const struct wb_state *w) {
+  size_t dirty = w->inflight_bytes + w->open.bytes;
+  return dirty > wb_bound(fs) || (dirty > fs->wsize && !budget_room(&fs->mem, 0));
+}
+
 static struct wb_parked *take_parked(struct fs_ctx *fs, struct fs_inode *in) {
   struct wb_state *w = &in->wb;
-  size_t bound = wb_bound(fs), dirty = w->inflight_bytes + w->open.bytes;
   struct wb_parked *out = NULL, **tail = &out;
-  while (w->parked && dirty <= bound) {
+  while (w->parked && !over_bound(fs, w)) {
     struct wb_parked *p = w->parked;
     w->parked = p->next;
     p->next = NULL;
@@ -272,6 +285,7 @@ static struct wb_chunk *chunk_new(struct fs_file *fh, uint64_t off) {
 struct absorb {
   struct fs_inode *in;
   struct wb_chunk **send, **dead;
+  struct fs_ctx *fs;
 };
 
 static struct extent *extent_make(void *ctx, struct fs_file *fh, uint64_t off) {
@@ -294,14 +308,22 @@ static void extent_bury(void *ctx, struct extent *e) {
   *a->dead = c;
 }
 
-static const struct extent_ops wb_extent_ops = {extent_make, extent_seal, extent_bury};
+/* Its buffer grew: the bytes are the mount's (budget.h); a writer always gets the room it needs,
+ * the throttle below keeps the total near the cap. */
+static void extent_grew(void *ctx, struct extent *e, size_t more) {
+  struct absorb *a = ctx;
+  (void)e;
+  budget_charge(&a->fs->mem, more);
+}
+
+static const struct extent_ops wb_extent_ops = {extent_make, extent_seal, extent_bury, extent_grew};
 
 /* Copy buf into the inode's extents (in->lock held); full or finished extents go to *send,
  * extents merged into others to *dead. */
 static int absorb(struct fs_file *fh, const char *buf, size_t size, uint64_t off, struct wb_chunk **send,
                   struct wb_chunk **dead) {
   struct wb_state *w = &fh->in->wb;
-  struct absorb a = {fh->in, send, dead};
+  struct absorb a = {fh->in, send, dead, fh->fs};
   uint64_t reached;
   int rc = extents_add(&w->open, fh, buf, size, off, fh->fs->wsize, &wb_extent_ops, &a, &reached);
   if (reached > w->dirty_end) w->dirty_end = reached;
@@ -322,7 +344,7 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
     if (off + size > in->st.size) in->st.size = off + size;
   }
   struct wb_parked *park = NULL;
-  if (!err && w->inflight_bytes + w->open.bytes > wb_bound(fs) && w->inflight) {
+  if (!err && w->inflight && over_bound(fs, w)) {
     park = calloc(1, sizeof *park);
     if (park) {
       park->req = req;
@@ -352,12 +374,11 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
 }
 
 void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn done, void *arg) {
-  (void)fs;
   struct wb_chunk *send = NULL;
   struct wb_waiter *x = calloc(1, sizeof *x);
   pthread_mutex_lock(&in->lock);
   struct wb_state *w = &in->wb;
-  struct absorb a = {in, &send, NULL};
+  struct absorb a = {in, &send, NULL, fs};
   extents_seal_all(&w->open, &wb_extent_ops, &a);
   if (!w->inflight || !x) {
     int err = w->err;

@@ -70,7 +70,7 @@ static void bury(void *ctx, struct extent *e) {
   free(e);
 }
 
-static const struct extent_ops ops = {make, seal, bury};
+static const struct extent_ops ops = {make, seal, bury, NULL};
 
 /* The byte a writer puts at off (version v: a rewrite puts other bytes). */
 static uint8_t byte_at(uint64_t off, int v) {
