@@ -222,10 +222,14 @@ static int put_atomic(struct cli *cli, const char *local, int fd, const struct s
 
 /* A failure of put --inplace after target was opened for writing: its size may have been set and
  * some of the data written, so the message says the file is partly written. */
-static int inplace_failed(struct cli *cli, const char *target, const char *why) {
-  const char *msg = why ? why : smb3_last_error(cli->client);
-  return cli_error("put --inplace", "%s; '%s' on the share is partly written", msg && msg[0] ? msg : "failed",
-                   target);
+static int inplace_failed(const char *target, const char *why) {
+  return cli_error("put --inplace", "%s; '%s' on the share is partly written", why[0] ? why : "failed", target);
+}
+
+/* The client's last error message into buf (empty when there is none). */
+static void last_error_copy(struct cli *cli, char *buf, size_t n) {
+  const char *msg = smb3_last_error(cli->client);
+  snprintf(buf, n, "%s", msg ? msg : "");
 }
 
 /* --inplace: the data is written into target itself (created if missing), which keeps its file id,
@@ -250,9 +254,9 @@ static int put_inplace(struct cli *cli, const char *local, int fd, const struct 
   if (known && size != (uint64_t)ls->st_size) {
     if ((rc = smb3_ftruncate(f, (uint64_t)ls->st_size))) {
       char why[4400];
-      snprintf(why, sizeof why, "%s", smb3_last_error(cli->client));
+      last_error_copy(cli, why, sizeof why);
       smb3_close(f);
-      return inplace_failed(cli, target, why);
+      return inplace_failed(target, why);
     }
     size = (uint64_t)ls->st_size;
   }
@@ -265,10 +269,10 @@ static int put_inplace(struct cli *cli, const char *local, int fd, const struct 
     rc = (int)n;
   else if ((uint64_t)n != size) /* a pipe, or a local file whose length changed meanwhile */
     rc = smb3_ftruncate(f, (uint64_t)n);
-  if (rc && !why[0]) snprintf(why, sizeof why, "%s", smb3_last_error(cli->client));
+  if (rc && !why[0]) last_error_copy(cli, why, sizeof why);
   int crc = smb3_close(f); /* reports late failures of the WRITEs */
-  if (crc && !why[0]) snprintf(why, sizeof why, "%s", smb3_last_error(cli->client));
-  return why[0] || rc || crc ? inplace_failed(cli, target, why[0] ? why : NULL) : 0;
+  if (crc && !why[0]) last_error_copy(cli, why, sizeof why);
+  return why[0] || rc || crc ? inplace_failed(target, why) : 0;
 }
 
 int cmd_put(struct cli *cli, int argc, char **argv) {
