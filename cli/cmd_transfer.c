@@ -165,10 +165,10 @@ static int put_target(struct cli *cli, const char *url, const char *local, char 
 }
 
 /* A failed create of the temporary name, told with the name the user asked for (the library's message
- * names the temporary one: "open '<tmp>': <reason>"; the reason is kept). */
-static int create_failed(struct cli *cli, const char *cmd, const char *target, int rc) {
+ * names the temporary one: "open '<tmp>': <reason>"; the reason is kept). what: "create" or "open". */
+static int create_failed(struct cli *cli, const char *cmd, const char *what, const char *target, int rc) {
   const char *msg = smb3_last_error(cli->client), *r = msg ? strstr(msg, "': ") : NULL;
-  return cli_error(cmd, "cannot create '%s': %s", target, r ? r + 3 : smb3_strerror(rc));
+  return cli_error(cmd, "cannot %s '%s': %s", what, target, r ? r + 3 : smb3_strerror(rc));
 }
 
 /* The temporary name a remote file is written under before it is renamed to target: hidden, in
@@ -181,45 +181,35 @@ static void temp_name(const char *target, unsigned r, char *tmp, size_t n) {
     snprintf(tmp, n, ".%s.smb3-%08x", target, r);
 }
 
-int cmd_put(struct cli *cli, int argc, char **argv) {
-  (void)argc;
-  int rc = cli_parse(cli, "put", argv[1]);
-  if (rc) return rc;
-  int fd = open(argv[0], O_RDONLY);
-  if (fd < 0) return cli_error("put", "cannot open '%s': %s", argv[0], strerror(errno));
-  struct stat ls;
-  if (fstat(fd, &ls) || S_ISDIR(ls.st_mode)) {
-    close(fd);
-    return cli_error("put", "'%s' is not a regular file", argv[0]);
-  }
-  rc = cli_connect(cli, "put");
-  if (rc) {
-    close(fd);
-    return rc;
-  }
-  char target[4096], tmp[4200];
-  put_target(cli, argv[1], argv[0], target, sizeof target);
-  temp_name(target, (unsigned)getpid() ^ (unsigned)ls.st_ino, tmp, sizeof tmp);
-  smb3_file *f;
-  rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &f, NULL);
-  if (rc) {
-    close(fd);
-    return create_failed(cli, "put", target, rc);
-  }
+/* The data of LOCAL (fd, ls) into the open remote file f from offset 0: a regular file from the page
+ * cache (sendfile), anything else through buffers. Returns the bytes written or SMB3_E*; a local read
+ * error is left in s->err. */
+static int64_t put_data(struct cli *cli, smb3_file *f, int fd, const struct stat *ls, struct fd_source *s) {
   struct progress p;
-  progress_start(&p, cli, (uint64_t)ls.st_size);
-  struct fd_source s = {fd, 0};
-  /* A regular file goes from the page cache to the socket (sendfile); a pipe through buffers. */
+  progress_start(&p, cli, (uint64_t)ls->st_size);
   /* (/proc and /sys files have no blocks and a size that is not their length: read to EOF) */
-  int sendable = S_ISREG(ls.st_mode) && ls.st_size > 0 && ls.st_blocks > 0;
-  int64_t n = sendable ? smb3_write_from_fd(f, 0, fd, 0, (uint64_t)ls.st_size, progress_update, &p)
-                       : smb3_write_stream(f, 0, source_fd, &s, progress_update, &p);
+  int sendable = S_ISREG(ls->st_mode) && ls->st_size > 0 && ls->st_blocks > 0;
+  int64_t n = sendable ? smb3_write_from_fd(f, 0, fd, 0, (uint64_t)ls->st_size, progress_update, &p)
+                       : smb3_write_stream(f, 0, source_fd, s, progress_update, &p);
   progress_end(&p, n > 0 ? (uint64_t)n : 0);
-  close(fd);
+  return n;
+}
+
+/* The default: the data goes to a temporary name, renamed over target once complete. A failure
+ * leaves target as it was; while it runs the share holds both files, and the result is a new
+ * file (the old one's hard links, EAs and security descriptor are not carried over). */
+static int put_atomic(struct cli *cli, const char *local, int fd, const struct stat *ls, const char *target) {
+  char tmp[4200];
+  temp_name(target, (unsigned)getpid() ^ (unsigned)ls->st_ino, tmp, sizeof tmp);
+  smb3_file *f;
+  int rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &f, NULL);
+  if (rc) return create_failed(cli, "put", "create", target, rc);
+  struct fd_source s = {fd, 0};
+  int64_t n = put_data(cli, f, fd, ls, &s);
   int crc = smb3_close(f); /* the server acknowledged every WRITE; close reports late failures */
   int out = 0;
   if (n < 0 && s.err)
-    out = cli_error("put", "%s: %s", argv[0], strerror(s.err));
+    out = cli_error("put", "%s: %s", local, strerror(s.err));
   else if (n < 0)
     out = cli_fail(cli, "put", (int)n);
   else if (crc)
@@ -228,6 +218,83 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
     out = cli_fail(cli, "put", rc);
   if (out) smb3_unlink(cli->client, tmp); /* best effort: no partial file left behind */
   return out;
+}
+
+/* A failure of put --inplace after target was opened for writing: its size may have been set and
+ * some of the data written, so the message says the file is partly written. */
+static int inplace_failed(const char *target, const char *why) {
+  return cli_error("put --inplace", "%s; '%s' on the share is partly written", why[0] ? why : "failed", target);
+}
+
+/* The client's last error message into buf (empty when there is none). */
+static void last_error_copy(struct cli *cli, char *buf, size_t n) {
+  const char *msg = smb3_last_error(cli->client);
+  snprintf(buf, n, "%s", msg ? msg : "");
+}
+
+/* --inplace: the data is written into target itself (created if missing), which keeps its file id,
+ * hard links, EAs and security descriptor and needs no room for a second copy; a failure leaves it
+ * partly written. */
+static int put_inplace(struct cli *cli, const char *local, int fd, const struct stat *ls, const char *target) {
+  smb3_file *f;
+  struct smb3_stat st;
+  int rc = smb3_open(cli->client, target, O_WRONLY | O_CREAT, &f, &st);
+  if (rc) return create_failed(cli, "put --inplace", "open or create", target, rc);
+  if (st.is_dir) {
+    smb3_close(f);
+    return cli_error("put --inplace", "'%s' is a directory", target);
+  }
+  /* A regular file's length is known: the size is set to it before the data (SET_INFO
+   * FileEndOfFileInformation, MS-SMB2 2.2.39), which drops a longer old file's tail up front (the
+   * server frees it once, not while the data arrives) and lets an equal-sized one be overwritten
+   * without growing or shrinking it; when the file is growing it tells the server the final size
+   * at once. Anything else (a pipe) is cut to the length written afterwards. */
+  uint64_t size = st.size;
+  int known = S_ISREG(ls->st_mode) && ls->st_blocks > 0;
+  if (known && size != (uint64_t)ls->st_size) {
+    if ((rc = smb3_ftruncate(f, (uint64_t)ls->st_size))) {
+      char why[4400];
+      last_error_copy(cli, why, sizeof why);
+      smb3_close(f);
+      return inplace_failed(target, why);
+    }
+    size = (uint64_t)ls->st_size;
+  }
+  struct fd_source s = {fd, 0};
+  int64_t n = put_data(cli, f, fd, ls, &s);
+  char why[4400] = "";
+  if (n < 0 && s.err)
+    snprintf(why, sizeof why, "%s: %s", local, strerror(s.err));
+  else if (n < 0)
+    rc = (int)n;
+  else if ((uint64_t)n != size) /* a pipe, or a local file whose length changed meanwhile */
+    rc = smb3_ftruncate(f, (uint64_t)n);
+  if (rc && !why[0]) last_error_copy(cli, why, sizeof why);
+  int crc = smb3_close(f); /* reports late failures of the WRITEs */
+  if (crc && !why[0]) last_error_copy(cli, why, sizeof why);
+  return why[0] || rc || crc ? inplace_failed(target, why) : 0;
+}
+
+int cmd_put(struct cli *cli, int argc, char **argv) {
+  (void)argc;
+  const char *cmd = cli->inplace ? "put --inplace" : "put";
+  int rc = cli_parse(cli, cmd, argv[1]);
+  if (rc) return rc;
+  int fd = open(argv[0], O_RDONLY);
+  if (fd < 0) return cli_error(cmd, "cannot open '%s': %s", argv[0], strerror(errno));
+  struct stat ls;
+  if (fstat(fd, &ls) || S_ISDIR(ls.st_mode)) {
+    close(fd);
+    return cli_error(cmd, "'%s' is not a regular file", argv[0]);
+  }
+  rc = cli_connect(cli, cmd);
+  if (!rc) {
+    char target[4096];
+    put_target(cli, argv[1], argv[0], target, sizeof target);
+    rc = cli->inplace ? put_inplace(cli, argv[0], fd, &ls, target) : put_atomic(cli, argv[0], fd, &ls, target);
+  }
+  close(fd);
+  return rc;
 }
 
 /* A copy through this client, for servers that cannot copy themselves. */
@@ -263,7 +330,7 @@ int cmd_cp(struct cli *cli, int argc, char **argv) {
   rc = smb3_open(cli->client, tmp, O_WRONLY | O_CREAT | O_TRUNC, &dst, NULL);
   if (rc) {
     smb3_close(src);
-    return create_failed(cli, "cp", target, rc);
+    return create_failed(cli, "cp", "create", target, rc);
   }
   struct progress p;
   progress_start(&p, cli, st.size);

@@ -1,5 +1,6 @@
-/* main.c - smb3: the command-line client. Global options come before the subcommand:
- *   smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] COMMAND ARGS...
+/* main.c - smb3: the command-line client. Global options come before the subcommand, a command's
+ * own options (command_options: put --inplace) after its name:
+ *   smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] COMMAND [COMMAND-OPTIONS] ARGS...
  *   smb3 --help | --version | help [COMMAND]
  * Exit status (docs/man/smb3.1): 0 success, 1 the operation failed, 2 usage error (the command
  * line could not be used: unknown option or command, wrong number of arguments, a malformed URL,
@@ -7,6 +8,7 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +40,19 @@ static const struct command {
      "LOCAL defaults to the file's name in the current directory; an existing directory as LOCAL\n"
      "receives the file under its own name. The data goes to a hidden temporary file next to LOCAL,\n"
      "which is synced and renamed to LOCAL only when complete; a failed get leaves no file.\n"},
-    {"put", cmd_put, 2, 2, "LOCAL URL", "upload a file (atomically: temp name, then rename)",
+    {"put", cmd_put, 2, 2, "LOCAL URL", "upload a file (atomically: temp name, then rename; or --inplace)",
      "A URL that ends in '/', names a directory or the share's root receives LOCAL under its own\n"
      "name. The data goes to a hidden temporary name in the target directory, renamed over the\n"
-     "target when the server has acknowledged every WRITE; on failure it is removed. A regular file\n"
-     "is sent from the page cache with sendfile(2) unless the session signs or seals.\n"},
+     "target when the server has acknowledged every WRITE; on failure it is removed and an existing\n"
+     "target is left as it was. Until the rename the share needs room for both the old and the new\n"
+     "file, and the result is a new file: nothing of the old one's identity is kept (its file id,\n"
+     "hard links, extended attributes and security descriptor). A regular file is sent from the\n"
+     "page cache with sendfile(2) unless the session signs or seals.\n"
+     "\n"
+     "--inplace  write into the target itself (created if missing): its size is set to LOCAL's,\n"
+     "           then the data written over it. It keeps its identity (a hard link sees the new\n"
+     "           bytes) and needs no room for a second copy, but a failed upload leaves it partly\n"
+     "           written: exit status 1, and the message says so.\n"},
     {"rm", cmd_rm, 1, 1, "URL", "delete a file", ""},
     {"mkdir", cmd_mkdir, 1, 1, "URL", "create a directory", ""},
     {"rmdir", cmd_rmdir, 1, 1, "URL", "remove an empty directory", ""},
@@ -83,6 +93,53 @@ static void usage(FILE *to) {
               "exit status: 0 success, 1 the operation failed, 2 usage error. See smb3(1).\n");
 }
 
+/* Options of one command, after its name (`smb3 put --inplace LOCAL URL`): each sets an int in
+ * struct cli. `--` ends them (for a LOCAL that begins with "--"). */
+static const struct command_option {
+  const char *cmd, *name;
+  size_t field; /* offsetof(struct cli, ...) */
+} command_options[] = {
+    {"put", "--inplace", offsetof(struct cli, inplace)},
+};
+#define N_COMMAND_OPTIONS (sizeof command_options / sizeof command_options[0])
+
+/* c's options, " [--a] [--b]", into buf (empty when it has none). */
+static const char *command_option_list(const struct command *c, char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < N_COMMAND_OPTIONS && k < n; i++)
+    if (!strcmp(command_options[i].cmd, c->name))
+      k += (size_t)snprintf(buf + k, n - k, " [%s]", command_options[i].name);
+  return buf;
+}
+
+/* Takes c's options out of args into cli: the operands end up first, in their order, and *nargs
+ * becomes their count (args is only permuted: main() frees its elements). An argument that begins
+ * with "--" before a "--" and is not one of c's options is a usage error. */
+static int command_options_parse(struct cli *cli, const struct command *c, int *nargs, char **args) {
+  int k = 0, ended = 0;
+  for (int i = 0; i < *nargs; i++) {
+    char *a = args[i];
+    if (ended || strncmp(a, "--", 2)) {
+      memmove(args + k + 1, args + k, (size_t)(i - k) * sizeof *args); /* the taken ones move up */
+      args[k++] = a;
+      continue;
+    }
+    if (!a[2]) {
+      ended = 1;
+      continue;
+    }
+    size_t j = 0;
+    while (j < N_COMMAND_OPTIONS && (strcmp(command_options[j].cmd, c->name) || strcmp(command_options[j].name, a)))
+      j++;
+    if (j == N_COMMAND_OPTIONS)
+      return cli_usage_error(c->name, "unknown option '%s' (see 'smb3 help %s')", a, c->name);
+    *(int *)((char *)cli + command_options[j].field) = 1;
+  }
+  *nargs = k;
+  return CLI_OK;
+}
+
 static const struct command *command_find(const char *name) {
   for (size_t i = 0; i < N_COMMANDS; i++)
     if (!strcmp(name, commands[i].name)) return &commands[i];
@@ -90,8 +147,10 @@ static const struct command *command_find(const char *name) {
 }
 
 static void command_usage(FILE *to, const struct command *c) {
-  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s %s\n\n%c%s.\n%s%s", c->name, c->args,
-          toupper((unsigned char)c->summary[0]), c->summary + 1, c->details[0] ? "\n" : "", c->details);
+  char opts[128];
+  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s%s %s\n\n%c%s.\n%s%s", c->name,
+          command_option_list(c, opts, sizeof opts), c->args, toupper((unsigned char)c->summary[0]),
+          c->summary + 1, c->details[0] ? "\n" : "", c->details);
 }
 
 static void version(void) {
@@ -275,9 +334,11 @@ static int run(int argc, char **argv) {
     command_usage(stdout, c);
     return CLI_OK;
   }
+  int rc = command_options_parse(&cli, c, &nargs, args);
+  if (rc) return rc;
   if (nargs < c->min_args || nargs > c->max_args)
     return cli_usage_error(name, "usage: smb3 %s %s (see 'smb3 help %s')", name, c->args, name);
-  int rc = options_check(&cli, name);
+  rc = options_check(&cli, name);
   if (rc) return rc;
   rc = c->fn(&cli, nargs, args);
   if (cli.client) {

@@ -4,9 +4,9 @@
 1. Each page, run through `groff -ww -z -man` (every warning on) and `man -l` (as a reader sees
    it, 80 and 60 columns, every warning on), exits 0 with nothing on stderr.
 2. Every option key libsmb3's parser knows (lib/client/options.c), every FUSE and mount(8) option
-   smb3fs sorts (fs/opts.c), every smb3 command (cli/main.c's table) and every long option of
-   smb3 appears in the page that documents it: an option added to the code without a line in the
-   manual fails here.
+   smb3fs sorts (fs/opts.c), every smb3 command (cli/main.c's table), every long option of
+   smb3 and every option of one of its commands (command_options) appears in the page that
+   documents it: an option added to the code without a line in the manual fails here.
 usage: man_check.py SOURCE_DIR
 """
 import os
@@ -80,6 +80,8 @@ result(cmds and not missing, f"smb3.1 has an entry for every command ({len(cmds)
        (f": missing {', '.join(missing)}" if missing else ""))
 longopts = re.findall(r'\{"([a-z-]+)", (?:no|required)_argument', cli)
 check_all("long option of cli/main.c", "smb3.1", ["--" + o for o in longopts])
+cmdopts = re.findall(r'\{"[a-z]+", "(--[a-z-]+)", offsetof', cli)
+check_all("command option of cli/main.c (command_options)", "smb3.1", cmdopts)
 
 print(f"{failed} failed")
 sys.exit(1 if failed else 0)

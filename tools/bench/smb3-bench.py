@@ -5,7 +5,8 @@ Starts a throwaway smbd with its share on tmpfs (tests/harness/with-smbd --tmpfs
 files, and runs four sections against it (io, meta and mount directly on loopback and through tools/netsim):
 
   io     smb3 cat/get/put and smbclient get/put of one large file, per link x dialect x rsize/wsize,
-         interleaved per repetition (every tool once per repetition, order rotated), medians;
+         interleaved per repetition (every tool once per repetition, order rotated), medians; put
+         over an existing file of the same size (smb3 put, smb3 put --inplace, smbclient put);
          iperf3 through the same links as the TCP ceiling (issue 3)
   meta   1000 statvfs, 1000 stat of one file, ls of a 1000-file directory through a 1 ms RTT link:
          smb3-ops compounded vs -o nocompound vs one smbclient session (issue 4)
@@ -80,7 +81,12 @@ QUICK = dict(
     mem_get_size=256 * MiB,
     iperf_seconds=3,
 )
-IO_TOOLS = ["smb3-cat", "smb3-get", "smb3-put", "smbclient-get", "smbclient-put"]
+IO_TOOLS = ["smb3-cat", "smb3-get", "smb3-put", "smbclient-get", "smbclient-put",
+            "smb3-put-over", "smb3-put-inplace", "smbclient-put-over"]
+# put over an existing file of the test size, re-created (new bytes, full size) before every run: smb3's
+# default (temporary name + rename), smb3 put --inplace and smbclient put; run at the largest rsize/wsize
+# only (they compare ways of overwriting, not wire sizes), compared with smbclient-put-over
+OVER_TOOLS = ("smb3-put-over", "smb3-put-inplace", "smbclient-put-over")
 MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone"]
 # "smb3fs-base": a second smb3fs binary (--smb3fs-base), e.g. the build before a change, interleaved with the
 # current one in the same run so that before/after figures share the machine's state
@@ -243,8 +249,9 @@ class Bench:
         kind = words[0]
         if kind == "smb3":
             kind += " " + next((w for w in words[1:] if w in ("cat", "get", "put")), "")
+            kind += " --inplace" if "--inplace" in words else " over" if any("/over-" in w for w in words) else ""
         elif kind == "smbclient":
-            kind += " " + words[-1].split()[0].rstrip(";")
+            kind += " " + words[-1].split()[0].rstrip(";") + (" over" if " over-" in words[-1] else "")
         elif kind in ("smb3-ops", "dd"):
             kind += " " + " ".join(w for w in words if w in ("statvfs", "stat", "ls", "listdir", "nocompound")
                                    or w.startswith(("if=/dev/zero", "bs=")))
@@ -424,14 +431,33 @@ class Bench:
                 return base + ["cat", self.url(port, name)], "/dev/null", None, None
             if tool == "smb3-get":
                 return base + ["get", self.url(port, name), local_get], None, local_get, None
+            if tool == "smb3-put-over":
+                return base + ["put", src, self.url(port, "over-smb3.bin")], None, None, "over-smb3.bin"
+            if tool == "smb3-put-inplace":
+                return base + ["put", "--inplace", src, self.url(port, "over-inplace.bin")], None, None, "over-inplace.bin"
             return base + ["put", src, self.url(port, "put-smb3.bin")], None, None, "put-smb3.bin"
         if tool == "smbclient-get":  # stdout: its "(average N KiloBytes/sec)" line
             return self.smbclient_cmd(port, dialect, f"get {name} {local_get}"), "PIPE", local_get, None
+        if tool == "smbclient-put-over":
+            return (self.smbclient_cmd(port, dialect, f"put {src} over-smbclient.bin"), "PIPE", None,
+                    "over-smbclient.bin")
         return self.smbclient_cmd(port, dialect, f"put {src} put-smbclient.bin"), "PIPE", None, "put-smbclient.bin"
+
+    def make_old(self, name, size):
+        """The existing file a put-over case overwrites: a fresh copy (other bytes than the source, the
+        full size, owned by the test user) under name on the share."""
+        self.unlink_remote(name)
+        path = os.path.join(self.share_dir, name)
+        shutil.copyfile(os.path.join(self.ws, f"old-{fmt_size(size)}.bin"), path)
+        os.chown(path, self.uid, self.gid)
+        return os.stat(path).st_ino
 
     def io_one(self, case, port, size):
         cmd, stdout, local_out, remote_out = self.io_case_cmd(case, port, size)
-        if remote_out:
+        old_ino = None
+        if case[0] in OVER_TOOLS:
+            old_ino = self.make_old(remote_out, size)
+        elif remote_out:
             self.unlink_remote(remote_out)
         srv0, nsrv = self.server_cpu()
         r = self.run(cmd, stdout_path=stdout, timeout=self.a.timeout)
@@ -449,6 +475,8 @@ class Bench:
                 got = os.path.getsize(p) if os.path.exists(p) else -1
             if got is not None and got != size:
                 sample["error"] = f"wrong size {got} (expected {size})"
+            elif case[0] == "smb3-put-inplace" and os.stat(os.path.join(self.share_dir, remote_out)).st_ino != old_ino:
+                sample["error"] = "--inplace made a new file (inode changed)"
             if case[0].startswith("smb3-"):
                 for line in reversed(r.err.splitlines()):
                     if line.startswith("{"):
@@ -525,6 +553,8 @@ class Bench:
         for size in sorted(set(sizes.values())):
             self.make_file(os.path.join(self.share_dir, self.remote_name(size)), size)
             self.make_file(os.path.join(self.ws, f"src-{fmt_size(size)}.bin"), size, owner=False)
+            if any(t in OVER_TOOLS for t in a.io_tools):
+                self.make_file(os.path.join(self.ws, f"old-{fmt_size(size)}.bin"), size, owner=False)
         t_start = now()
         ceiling = self.iperf(links, "start")
         ports = self.link_ports(links)
@@ -537,7 +567,9 @@ class Bench:
             for dialect in dialects:
                 cases = []
                 for rsize in self.rsizes_for(dialect, rsizes):
-                    cases += [(t, dialect, rsize) for t in a.io_tools if t.startswith("smb3-")]
+                    cases += [(t, dialect, rsize) for t in a.io_tools if t.startswith("smb3-") and t not in OVER_TOOLS]
+                over_rsize = max(self.rsizes_for(dialect, rsizes))
+                cases += [(t, dialect, over_rsize) for t in a.io_tools if t.startswith("smb3-") and t in OVER_TOOLS]
                 cases += [(t, dialect, None) for t in a.io_tools if t.startswith("smbclient-")]
                 for rep in range(reps):
                     k = (rep * max(1, len(cases) // reps)) % len(cases)
@@ -578,16 +610,17 @@ class Bench:
                     rec["data"] = median(dr)
                 st = [s["stats"] for s in good if s["stats"]]
                 if st:
-                    field = "max_write_size" if tool == "smb3-put" else "max_read_size"
+                    is_put = tool.startswith("smb3-put")
+                    field = "max_write_size" if is_put else "max_read_size"
                     rec["wire"] = max(x.get(field, 0) for x in st)
                     rec["credits"] = max(x.get("credits_max_in_flight", 0) for x in st)
-                    rec["ops"] = median([x.get("writes" if tool == "smb3-put" else "reads", 0) for x in st])
+                    rec["ops"] = median([x.get("writes" if is_put else "reads", 0) for x in st])
                     rec["rts"] = median([x.get("round_trips", 0) for x in st])
                 rec["samples"] = mbps
             summary[key] = rec
 
         def peer(link, tool, dialect):
-            op = "put" if tool.endswith("put") else "get"
+            op = "put-over" if tool in OVER_TOOLS else "put" if "-put" in tool else "get"
             return summary.get((link, f"smbclient-{op}", dialect, None), {}).get("mbps")
 
         md = ["## I/O throughput (issue 3)", "",
@@ -595,7 +628,12 @@ class Bench:
               "of the two (both in results.csv).", "",
               "MB/s = 10^6 bytes per second of wall time of the whole command (connect, logon, transfer, close), "
               "median over the repetitions (min-max in brackets). *vs smbclient*: ratio to smbclient with the same "
-              "dialect on the same link (cat and get compare to smbclient get, put to smbclient put). *of TCP*: share "
+              "dialect on the same link (cat and get compare to smbclient get, put to smbclient put, put over an existing "
+              "file to smbclient put over one). *put over*: the target exists before every run, a fresh copy of "
+              "a file of the same size with other bytes (made before the command, not timed); smb3 put replaces "
+              "it by a temporary name and a rename (the share holds both files until then), --inplace writes into "
+              "it (the run fails if its inode changed), smbclient put truncates it at the open and writes; these run "
+              "at the largest rsize/wsize only. *of TCP*: share "
               "of the iperf3 ceiling on that link (get/cat: iperf3 -R, put: iperf3), from the data-phase rate: "
               "iperf3 reports its steady state (-O 1 omits the first second), so the comparison is with the "
               "transfer itself, without connect, logon, open and close (*data MB/s*: smb3's `io_seconds` from "
@@ -625,7 +663,9 @@ class Bench:
                "CPU s/GiB | server CPU s/GiB (busy) | wire I/O size | credits in flight | READs or WRITEs / round trips |",
                "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         tool_label = {"smb3-cat": "smb3 cat >/dev/null", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
-                      "smbclient-get": "smbclient get", "smbclient-put": "smbclient put"}
+                      "smbclient-get": "smbclient get", "smbclient-put": "smbclient put",
+                      "smb3-put-over": "smb3 put over existing", "smb3-put-inplace": "smb3 put --inplace over existing",
+                      "smbclient-put-over": "smbclient put over existing"}
         for link in links:
             for dialect in dialects:
                 keys = [(link, t, dialect, r) for r in self.rsizes_for(dialect, rsizes) for t in a.io_tools
@@ -645,7 +685,7 @@ class Bench:
                     else:
                         pm = peer(link, tool, dialect)
                         ratio = f"{mb / pm:.2f}x" if pm and tool.startswith("smb3-") else ""
-                        c = ceiling.get((link, "up" if tool.endswith("put") else "down"))
+                        c = ceiling.get((link, "up" if "-put" in tool else "down"))
                         dmb = rec.get("data")
                         of_tcp = f"{100 * (dmb or mb) / c:.0f}%" if c else ""
                         bad = f" ({rec['n'] - rec['ok']}/{rec['n']} failed: {rec['errors'][0][:80]})" if rec["errors"] else ""
@@ -660,7 +700,7 @@ class Bench:
                                   f"{wire} | {cred} | {ops} |")
                     cmd, _, _, _ = self.io_case_cmd(key[1:], "PORT", sizes[link])
                     self.rows.append(dict(
-                        section="io", tool=tool, op=tool.split("-")[1], dialect=dialect, link=link,
+                        section="io", tool=tool, op="-".join(tool.split("-")[1:]), dialect=dialect, link=link,
                         rsize=fmt_size(rsize) if rsize else "own", size=sizes[link], reps=rec["n"],
                         median_MBps=f"{mb:.1f}" if mb is not None else "",
                         data_MBps=f"{rec['data']:.1f}" if rec.get("data") else "",
@@ -702,7 +742,9 @@ class Bench:
                         nrows += 1
             files.append((link, path, top, nrows))
         titles = {"smb3-cat": "smb3 cat", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
-                  "smbclient-get": "smbclient get (own I/O size)", "smbclient-put": "smbclient put (own I/O size)"}
+                  "smbclient-get": "smbclient get (own I/O size)", "smbclient-put": "smbclient put (own I/O size)",
+                  "smb3-put-over": "smb3 put over existing", "smb3-put-inplace": "smb3 put --inplace over existing",
+                  "smbclient-put-over": "smbclient put over existing (own I/O size)"}
         g = ["set terminal pngcairo size 1400,%d font 'sans,10'" % (330 * len(files) + 60),
              f"set output '{os.path.join(a.out, 'io.png')}'",
              "set datafile missing 'NaN'", "set style data histograms", "set style histogram clustered gap 1",
@@ -1679,8 +1721,9 @@ def outer(a, argv):
     print("smb3-bench plan:")
     print(f"  build {a.build}, results in {a.out}")
     if "io" in a.section:
-        n_cases = sum(len(rsizes_for(d, a.rsizes, a.all_rsizes)) * sum(t.startswith("smb3-") for t in a.io_tools)
-                      + sum(t.startswith("smbclient-") for t in a.io_tools) for d in a.dialects)
+        n_cases = sum(len(rsizes_for(d, a.rsizes, a.all_rsizes)) *
+                      sum(t.startswith("smb3-") and t not in OVER_TOOLS for t in a.io_tools)
+                      + sum(t.startswith("smbclient-") or t in OVER_TOOLS for t in a.io_tools) for d in a.dialects)
         print(f"  io: links {','.join(a.io_links)} ("
               + ", ".join(f"{link} {fmt_size(a.io_size[link])}" for link in a.io_links)
               + f"), dialects {','.join(a.dialects)}, rsize=wsize {','.join(map(fmt_size, a.rsizes))}, "
