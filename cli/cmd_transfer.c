@@ -223,7 +223,8 @@ static int put_atomic(struct cli *cli, const char *local, int fd, const struct s
 /* A failure of put --inplace after target was opened for writing: its size may have been set and
  * some of the data written, so the message says the file is partly written. */
 static int inplace_failed(const char *target, const char *why) {
-  return cli_error("put --inplace", "%s; '%s' on the share is partly written", why[0] ? why : "failed", target);
+  return cli_error("put --inplace", "%s; '%s' on the share is partly written", why[0] ? why : "failed",
+                   target);
 }
 
 /* The client's last error message into buf (empty when there is none). */
@@ -235,7 +236,8 @@ static void last_error_copy(struct cli *cli, char *buf, size_t n) {
 /* --inplace: the data is written into target itself (created if missing), which keeps its file id,
  * hard links, EAs and security descriptor and needs no room for a second copy; a failure leaves it
  * partly written. */
-static int put_inplace(struct cli *cli, const char *local, int fd, const struct stat *ls, const char *target) {
+static int put_inplace(struct cli *cli, const char *local, int fd, const struct stat *ls,
+                       const char *target) {
   smb3_file *f;
   struct smb3_stat st;
   int rc = smb3_open(cli->client, target, O_WRONLY | O_CREAT, &f, &st);
@@ -291,7 +293,8 @@ int cmd_put(struct cli *cli, int argc, char **argv) {
   if (!rc) {
     char target[4096];
     put_target(cli, argv[1], argv[0], target, sizeof target);
-    rc = cli->inplace ? put_inplace(cli, argv[0], fd, &ls, target) : put_atomic(cli, argv[0], fd, &ls, target);
+    rc =
+        cli->inplace ? put_inplace(cli, argv[0], fd, &ls, target) : put_atomic(cli, argv[0], fd, &ls, target);
   }
   close(fd);
   return rc;

@@ -130,7 +130,8 @@ static int command_options_parse(struct cli *cli, const struct command *c, int *
       continue;
     }
     size_t j = 0;
-    while (j < N_COMMAND_OPTIONS && (strcmp(command_options[j].cmd, c->name) || strcmp(command_options[j].name, a)))
+    while (j < N_COMMAND_OPTIONS &&
+           (strcmp(command_options[j].cmd, c->name) || strcmp(command_options[j].name, a)))
       j++;
     if (j == N_COMMAND_OPTIONS)
       return cli_usage_error(c->name, "unknown option '%s' (see 'smb3 help %s')", a, c->name);

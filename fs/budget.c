@@ -22,7 +22,8 @@ int budget_try(struct budget *b, size_t n) {
       atomic_fetch_add_explicit(&b->refused, 1, memory_order_relaxed);
       return 0;
     }
-  } while (!atomic_compare_exchange_weak_explicit(&b->used, &u, u + n, memory_order_relaxed, memory_order_relaxed));
+  } while (!atomic_compare_exchange_weak_explicit(&b->used, &u, u + n, memory_order_relaxed,
+                                                  memory_order_relaxed));
   note_peak(b, u + n);
   return 1;
 }

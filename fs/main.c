@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inode.h"
 #include "budget.h"
+#include "inode.h"
 #include "locks.h"
 #include "memtrim.h"
 #include "notifier.h"

@@ -61,8 +61,8 @@ struct fs_ctx {
   struct smb3_options o;
   struct fuse_session *se;
   uint32_t rsize, wsize;
-  struct budget mem;     /* read-ahead buffers and write-back extents of all files (budget.h) */
-  struct memtrim *trim;  /* memtrim.c */
+  struct budget mem;    /* read-ahead buffers and write-back extents of all files (budget.h) */
+  struct memtrim *trim; /* memtrim.c */
   uid_t uid;
   gid_t gid;
   mode_t file_mode, dir_mode;

@@ -40,9 +40,9 @@ char *stats_json(struct fs_ctx *fs) {
                     (unsigned long long)c->lease_breaks, (unsigned long long)c->invalidations,
                     (unsigned long long)c->outages, (unsigned long long)c->reconnects,
                     (unsigned long long)c->reopens, (unsigned long long)c->relocks,
-                    (unsigned long long)c->relocks_lost, atomic_load(&fs->mem.used), atomic_load(&fs->mem.peak),
-                    fs->mem.cap, (unsigned long long)atomic_load(&fs->mem.refused),
-                    (unsigned long long)c->mem_trims);
+                    (unsigned long long)c->relocks_lost, atomic_load(&fs->mem.used),
+                    atomic_load(&fs->mem.peak), fs->mem.cap,
+                    (unsigned long long)atomic_load(&fs->mem.refused), (unsigned long long)c->mem_trims);
   free(lib);
   return rc < 0 ? NULL : out;
 }

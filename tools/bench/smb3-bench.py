@@ -82,7 +82,12 @@ QUICK = dict(
     iperf_seconds=3,
 )
 IO_TOOLS = ["smb3-cat", "smb3-get", "smb3-put", "smbclient-get", "smbclient-put",
-            "smb3-put-over", "smb3-put-inplace", "smbclient-put-over"]
+            "smb3-put-over", "smb3-put-inplace", "smbclient-put-over",
+            "smb3-cat-seal", "smb3-put-seal", "smbclient-get-seal", "smbclient-put-seal"]
+# encrypted (smb3 -o seal; smbclient --client-protection=encrypt), the cipher each negotiates (AES-128-GCM with
+# Samba 4.17 on 3.1.1); run at the largest rsize/wsize only, compared with smbclient encrypted and (in the notes
+# under the table) with smb3 unencrypted
+SEAL_TOOLS = ("smb3-cat-seal", "smb3-put-seal", "smbclient-get-seal", "smbclient-put-seal")
 # put over an existing file of the test size, re-created (new bytes, full size) before every run: smb3's
 # default (temporary name + rename), smb3 put --inplace and smbclient put; run at the largest rsize/wsize
 # only (they compare ways of overwriting, not wire sizes), compared with smbclient-put-over
@@ -426,7 +431,13 @@ class Bench:
         src = os.path.join(self.ws, f"src-{fmt_size(size)}.bin")
         if tool.startswith("smb3-"):
             opts = f"vers={dialect},rsize={fmt_size(rsize)},wsize={fmt_size(rsize)}"
+            if tool in SEAL_TOOLS:
+                opts += ",seal"
             base = [self.a.smb3, "--stats", "-q", "-o", opts]
+            if tool == "smb3-cat-seal":
+                return base + ["cat", self.url(port, name)], "/dev/null", None, None
+            if tool == "smb3-put-seal":
+                return base + ["put", src, self.url(port, "put-smb3-seal.bin")], None, None, "put-smb3-seal.bin"
             if tool == "smb3-cat":
                 return base + ["cat", self.url(port, name)], "/dev/null", None, None
             if tool == "smb3-get":
@@ -438,6 +449,12 @@ class Bench:
             return base + ["put", src, self.url(port, "put-smb3.bin")], None, None, "put-smb3.bin"
         if tool == "smbclient-get":  # stdout: its "(average N KiloBytes/sec)" line
             return self.smbclient_cmd(port, dialect, f"get {name} {local_get}"), "PIPE", local_get, None
+        if tool == "smbclient-get-seal":
+            return (self.smbclient_cmd(port, dialect, f"get {name} {local_get}") + ["--client-protection=encrypt"],
+                    "PIPE", local_get, None)
+        if tool == "smbclient-put-seal":
+            return (self.smbclient_cmd(port, dialect, f"put {src} put-smbclient-seal.bin") +
+                    ["--client-protection=encrypt"], "PIPE", None, "put-smbclient-seal.bin")
         if tool == "smbclient-put-over":
             return (self.smbclient_cmd(port, dialect, f"put {src} over-smbclient.bin"), "PIPE", None,
                     "over-smbclient.bin")
@@ -567,10 +584,13 @@ class Bench:
             for dialect in dialects:
                 cases = []
                 for rsize in self.rsizes_for(dialect, rsizes):
-                    cases += [(t, dialect, rsize) for t in a.io_tools if t.startswith("smb3-") and t not in OVER_TOOLS]
+                    cases += [(t, dialect, rsize) for t in a.io_tools
+                              if t.startswith("smb3-") and t not in OVER_TOOLS + SEAL_TOOLS]
                 over_rsize = max(self.rsizes_for(dialect, rsizes))
-                cases += [(t, dialect, over_rsize) for t in a.io_tools if t.startswith("smb3-") and t in OVER_TOOLS]
-                cases += [(t, dialect, None) for t in a.io_tools if t.startswith("smbclient-")]
+                cases += [(t, dialect, over_rsize) for t in a.io_tools
+                          if t.startswith("smb3-") and t in OVER_TOOLS + SEAL_TOOLS and (t not in SEAL_TOOLS or dialect >= "3")]
+                cases += [(t, dialect, None) for t in a.io_tools
+                          if t.startswith("smbclient-") and (t not in SEAL_TOOLS or dialect >= "3")]
                 for rep in range(reps):
                     k = (rep * max(1, len(cases) // reps)) % len(cases)
                     order = cases[k:] + cases[:k]  # rotate: each tool sees a different spot per rep
@@ -621,6 +641,8 @@ class Bench:
 
         def peer(link, tool, dialect):
             op = "put-over" if tool in OVER_TOOLS else "put" if "-put" in tool else "get"
+            if tool in SEAL_TOOLS:
+                op += "-seal"
             return summary.get((link, f"smbclient-{op}", dialect, None), {}).get("mbps")
 
         md = ["## I/O throughput (issue 3)", "",
@@ -645,7 +667,7 @@ class Bench:
               "Wire size and credits: max_read_size/max_write_size and "
               "credits_max_in_flight from `smb3 --stats`, READs/WRITEs and round trips per transfer; smbclient "
               "picks its own I/O size (not configurable, not reported). Neither client asks for signing or "
-              "encryption (the server does not require them), and smbclient is pinned to the same dialect with -m "
+              "encryption (the server does not require them) except in the *seal*/*encrypt* rows, and smbclient is pinned to the same dialect with -m "
               "and client min protocol. Local files on /dev/shm, share on tmpfs."
               + (" Dialect 2.0.2 has no multi-credit I/O, so only its smallest rsize/wsize >= 64k is run (larger "
                  "ones are capped to 64 KiB on the wire; --all-rsizes runs them anyway)."
@@ -665,7 +687,10 @@ class Bench:
         tool_label = {"smb3-cat": "smb3 cat >/dev/null", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
                       "smbclient-get": "smbclient get", "smbclient-put": "smbclient put",
                       "smb3-put-over": "smb3 put over existing", "smb3-put-inplace": "smb3 put --inplace over existing",
-                      "smbclient-put-over": "smbclient put over existing"}
+                      "smbclient-put-over": "smbclient put over existing",
+                      "smb3-cat-seal": "smb3 -o seal cat >/dev/null", "smb3-put-seal": "smb3 -o seal put",
+                      "smbclient-get-seal": "smbclient --client-protection=encrypt get",
+                      "smbclient-put-seal": "smbclient --client-protection=encrypt put"}
         for link in links:
             for dialect in dialects:
                 keys = [(link, t, dialect, r) for r in self.rsizes_for(dialect, rsizes) for t in a.io_tools
@@ -716,6 +741,18 @@ class Bench:
                         wire_ops=rec.get("ops", ""), round_trips=rec.get("rts", ""),
                         status="ok" if not rec["errors"] else "failed: " + "; ".join(sorted(set(rec["errors"]))),
                         command=self.mask(" ".join(shlex.quote(str(c)) for c in cmd))))
+        notes = []  # encrypted against unencrypted, same link, dialect and rsize, same run
+        for link in links:
+            for dialect in dialects:
+                r = max(self.rsizes_for(dialect, rsizes))
+                for sealed, plain in (("smb3-cat-seal", "smb3-cat"), ("smb3-put-seal", "smb3-put")):
+                    x = summary.get((link, sealed, dialect, r), {}).get("mbps")
+                    y = summary.get((link, plain, dialect, r), {}).get("mbps")
+                    if x and y:
+                        notes.append(f"- {link} {dialect} {fmt_size(r)}: {tool_label[sealed]} at "
+                                     f"{x / y:.2f}x of {tool_label[plain]} ({fmt_num(x)} / {fmt_num(y)} MB/s medians)")
+        if notes:
+            md += ["", "Encrypted against unencrypted (same run):"] + notes
         self.md += md + [""]
         self.io_plot(summary, sizes, ceiling, links, dialects, rsizes)
 
@@ -744,7 +781,10 @@ class Bench:
         titles = {"smb3-cat": "smb3 cat", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
                   "smbclient-get": "smbclient get (own I/O size)", "smbclient-put": "smbclient put (own I/O size)",
                   "smb3-put-over": "smb3 put over existing", "smb3-put-inplace": "smb3 put --inplace over existing",
-                  "smbclient-put-over": "smbclient put over existing (own I/O size)"}
+                  "smbclient-put-over": "smbclient put over existing (own I/O size)",
+                  "smb3-cat-seal": "smb3 -o seal cat", "smb3-put-seal": "smb3 -o seal put",
+                  "smbclient-get-seal": "smbclient encrypted get (own I/O size)",
+                  "smbclient-put-seal": "smbclient encrypted put (own I/O size)"}
         g = ["set terminal pngcairo size 1400,%d font 'sans,10'" % (330 * len(files) + 60),
              f"set output '{os.path.join(a.out, 'io.png')}'",
              "set datafile missing 'NaN'", "set style data histograms", "set style histogram clustered gap 1",
@@ -1722,7 +1762,7 @@ def outer(a, argv):
     print(f"  build {a.build}, results in {a.out}")
     if "io" in a.section:
         n_cases = sum(len(rsizes_for(d, a.rsizes, a.all_rsizes)) *
-                      sum(t.startswith("smb3-") and t not in OVER_TOOLS for t in a.io_tools)
+                      sum(t.startswith("smb3-") and t not in OVER_TOOLS + SEAL_TOOLS for t in a.io_tools)
                       + sum(t.startswith("smbclient-") or t in OVER_TOOLS for t in a.io_tools) for d in a.dialects)
         print(f"  io: links {','.join(a.io_links)} ("
               + ", ".join(f"{link} {fmt_size(a.io_size[link])}" for link in a.io_links)
