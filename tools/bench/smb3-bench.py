@@ -88,11 +88,21 @@ IO_TOOLS = ["smb3-cat", "smb3-get", "smb3-put", "smbclient-get", "smbclient-put"
 # Samba 4.17 on 3.1.1); run at the largest rsize/wsize only, compared with smbclient encrypted and (in the notes
 # under the table) with smb3 unencrypted
 SEAL_TOOLS = ("smb3-cat-seal", "smb3-put-seal", "smbclient-get-seal", "smbclient-put-seal")
+IO_LABEL = {"smb3-cat": "smb3 cat >/dev/null", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
+            "smbclient-get": "smbclient get", "smbclient-put": "smbclient put",
+            "smb3-put-over": "smb3 put over existing", "smb3-put-inplace": "smb3 put --inplace over existing",
+            "smbclient-put-over": "smbclient put over existing",
+            "smb3-cat-seal": "smb3 -o seal cat >/dev/null", "smb3-put-seal": "smb3 -o seal put",
+            "smbclient-get-seal": "smbclient --client-protection=encrypt get",
+            "smbclient-put-seal": "smbclient --client-protection=encrypt put"}
 # put over an existing file of the test size, re-created (new bytes, full size) before every run: smb3's
 # default (temporary name + rename), smb3 put --inplace and smbclient put; run at the largest rsize/wsize
 # only (they compare ways of overwriting, not wire sizes), compared with smbclient-put-over
 OVER_TOOLS = ("smb3-put-over", "smb3-put-inplace", "smbclient-put-over")
-MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone"]
+MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone", "smb3"]
+# "smb3": no mount, the reference the mounts are held to: smb3 cat of the same file > /dev/null for the read
+# tests, smb3 put of a local file (/dev/shm) of the same size for the write tests; interleaved with the mounts
+# (a data test only)
 # "smb3fs-base": a second smb3fs binary (--smb3fs-base), e.g. the build before a change, interleaved with the
 # current one in the same run so that before/after figures share the machine's state
 SMB3FS_TOOLS = ("smb3fs", "smb3fs-base")
@@ -684,13 +694,7 @@ class Bench:
         md += ["| tool | dialect | link | rsize/wsize | size | reps | MB/s | data MB/s | vs smbclient | of TCP | "
                "CPU s/GiB | server CPU s/GiB (busy) | wire I/O size | credits in flight | READs or WRITEs / round trips |",
                "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        tool_label = {"smb3-cat": "smb3 cat >/dev/null", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
-                      "smbclient-get": "smbclient get", "smbclient-put": "smbclient put",
-                      "smb3-put-over": "smb3 put over existing", "smb3-put-inplace": "smb3 put --inplace over existing",
-                      "smbclient-put-over": "smbclient put over existing",
-                      "smb3-cat-seal": "smb3 -o seal cat >/dev/null", "smb3-put-seal": "smb3 -o seal put",
-                      "smbclient-get-seal": "smbclient --client-protection=encrypt get",
-                      "smbclient-put-seal": "smbclient --client-protection=encrypt put"}
+        tool_label = IO_LABEL
         for link in links:
             for dialect in dialects:
                 keys = [(link, t, dialect, r) for r in self.rsizes_for(dialect, rsizes) for t in a.io_tools
@@ -778,13 +782,8 @@ class Bench:
                         f.write(f'"{dialect} {fmt_size(rsize)}" ' + " ".join(vals) + "\n")
                         nrows += 1
             files.append((link, path, top, nrows))
-        titles = {"smb3-cat": "smb3 cat", "smb3-get": "smb3 get", "smb3-put": "smb3 put",
-                  "smbclient-get": "smbclient get (own I/O size)", "smbclient-put": "smbclient put (own I/O size)",
-                  "smb3-put-over": "smb3 put over existing", "smb3-put-inplace": "smb3 put --inplace over existing",
-                  "smbclient-put-over": "smbclient put over existing (own I/O size)",
-                  "smb3-cat-seal": "smb3 -o seal cat", "smb3-put-seal": "smb3 -o seal put",
-                  "smbclient-get-seal": "smbclient encrypted get (own I/O size)",
-                  "smbclient-put-seal": "smbclient encrypted put (own I/O size)"}
+        titles = {t: IO_LABEL[t].replace(" >/dev/null", "") + (" (own I/O size)" if t.startswith("smbclient-") else "")
+                  for t in IO_LABEL}
         g = ["set terminal pngcairo size 1400,%d font 'sans,10'" % (330 * len(files) + 60),
              f"set output '{os.path.join(a.out, 'io.png')}'",
              "set datafile missing 'NaN'", "set style data histograms", "set style histogram clustered gap 1",
@@ -1090,7 +1089,49 @@ class Bench:
         except OSError:
             return False
 
+    def mount_ref_one(self, test, port, size):
+        """The 'smb3' row of the mount section: the library through the CLI, no mount (see MOUNT_TOOLS)."""
+        if not test.startswith(("read", "write")):
+            return dict(error="n/a: smb3 is the reference for the read and write tests only")
+        size = mount_test_size(test, size)
+        wname = "mountwrite-smb3.bin"
+        self.unlink_remote(wname)
+        base = [self.a.smb3, "-q"]
+        same = [o for o in self.a.smb3fs_opts.split(",") if o in ("seal", "sign")]  # as the mount's session
+        if same:
+            base += ["-o", ",".join(same)]
+        if test.startswith("read"):
+            cmd, out = base + ["cat", self.url(port, self.remote_name(size))], "/dev/null"
+        else:
+            src = os.path.join(self.ws, f"mountsrc-{fmt_size(size)}.bin")
+            if not os.path.exists(src):
+                with open(src, "wb") as f:
+                    f.truncate(size)
+            cmd, out = base + ["put", src, self.url(port, wname)], None
+        self.drop_caches()
+        srv0, _ = self.server_cpu()
+        r = self.run(cmd, stdout_path=out, timeout=self.a.mount_timeout)
+        srv1, _ = self.server_cpu()
+        res = dict(error=None)
+        try:
+            if not r.ok:
+                res["error"] = r.why()
+                return res
+            if test.startswith("write") and os.path.getsize(os.path.join(self.share_dir, wname)) != size:
+                res["error"] = "the file on the server has the wrong size"
+                return res
+            res["mbps"] = size / 1e6 / r.wall
+            res["cpu"] = r.cpu / (size / GiB)
+            if srv0 is not None:
+                res["srv"] = (srv1 - srv0) / (size / GiB)
+                res["busy"] = (srv1 - srv0) / max(r.wall, 1e-9)
+            return res
+        finally:
+            self.unlink_remote(wname)
+
     def mount_one(self, tool, test, link, port, size):
+        if tool == "smb3":
+            return self.mount_ref_one(test, port, size)
         mnt = tempfile.mkdtemp(prefix=f"mnt-{tool}-", dir=self.ws)
         wname = f"mountwrite-{tool}.bin"
         self.unlink_remote(wname)
@@ -1175,7 +1216,7 @@ class Bench:
             self.say(msg)
             self.md += ["## FUSE mounts (issue 5)", "", f"**Skipped**: {msg}", ""]
             return
-        missing = [t for t in tools if t not in SMB3FS_TOOLS and not shutil.which(t)]
+        missing = [t for t in tools if t not in SMB3FS_TOOLS + ("smb3",) and not shutil.which(t)]
         links = a.mount_links
         sizes = {link: a.mount_size[link] for link in links}
         self.say(f"tools {','.join(tools)}; links {','.join(links)}; tests {','.join(a.mount_tests)}; reps {a.reps}; "
@@ -1194,6 +1235,8 @@ class Bench:
                 self.say(f"  {link} rep {rep + 1}/{a.reps} (load {loadavg()})")
                 for test in a.mount_tests:
                     for tool in order:
+                        if tool == "smb3" and not test.startswith(("read", "write")):
+                            continue
                         if tool in missing:
                             s = dict(error=f"{tool} not installed (scripts/install-deps.sh bench)")
                         else:
@@ -1213,7 +1256,14 @@ class Bench:
             return {"smb3fs": smb3fs, "smb3fs-base": f"{smb3fs} ({a.smb3fs_base})",
                     "smbnetfs": "-f -o big_writes" + (",attr_timeout=0,entry_timeout=0" if nc else "")
                                 + " (path HOST:PORT/share)",
-                    "rclone": "--vfs-cache-mode off" + (" --attr-timeout 0s --dir-cache-time 0s" if nc else "")}[tool]
+                    "rclone": "--vfs-cache-mode off" + (" --attr-timeout 0s --dir-cache-time 0s" if nc else ""),
+                    "smb3": "no mount: smb3 cat >/dev/null (read), smb3 put of a /dev/shm file (write)"
+                            + (" with -o seal/sign as the mount" if any(o in ("seal", "sign") for o in
+                                                                        a.smb3fs_opts.split(",")) else "")}[tool]
+
+        def ref(link, test):
+            good = [s["mbps"] for s in samples.get((link, test, "smb3"), []) if not s.get("error") and "mbps" in s]
+            return median(good) if good else None
         md = ["## FUSE mounts (issue 5)", "",
               "Fresh mount (and drop_caches) for every run. dd: MB/s of dd's wall time (writes with conv=fsync; bs=4k "
               "runs move a quarter of the size); copy: MB/s of `cp` of the read file to a new name in the same "
@@ -1224,10 +1274,12 @@ class Bench:
               "statfs/stat: "
               f"{a.meta_n} calls of os.statvfs()/os.stat() after one warm-up call, ms per call, mounted with attribute "
               "caching off (see the options column) so the calls reach the client. 'partial' = dd stopped by the "
-              "time limit (--mount-timeout), the rate is of what it copied.", "",
-              "| tool | test | link | size | reps | MB/s or ms/op, median (range) | CPU s/GiB | server CPU s/GiB (busy) | "
-              "mount options | status |",
-              "|---|---|---|---|---:|---:|---:|---:|---|---|"]
+              "time limit (--mount-timeout), the rate is of what it copied. *vs smb3*: the median against the "
+              "median of the smb3 row (the library through the CLI, no mount: smb3 cat of the same file, smb3 put of "
+              "a file of the same size), interleaved with the mounts in the same run.", "",
+              "| tool | test | link | size | reps | MB/s or ms/op, median (range) | vs smb3 | CPU s/GiB | "
+              "server CPU s/GiB (busy) | mount options | status |",
+              "|---|---|---|---|---:|---:|---:|---:|---:|---|---|"]
         for link in links:
             for test in a.mount_tests:
                 for tool in tools:
@@ -1257,8 +1309,10 @@ class Bench:
                         cell, cpu_cell = f"failed: {errs[0][:160]}", ""
                     size = fmt_size(mount_test_size(test, sizes[link])) if test.startswith(DATA_TESTS) \
                         else f"{a.meta_n} calls"
-                    md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {cpu_cell} | {srv_cell} | "
-                              f"{opts(tool, test)} | {status if good else 'failed'} |")
+                    rv = ref(link, test)
+                    vs = f"{val / rv:.2f}x" if rv and tool != "smb3" and good and "mbps" in good[0] else ""
+                    md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {vs} | {cpu_cell} | "
+                              f"{srv_cell} | {opts(tool, test)} | {status if good else 'failed'} |")
                     self.rows.append(dict(section="mount", tool=tool, op=test, dialect="", link=link, rsize="",
                                           size=mount_test_size(test, sizes[link])
                                           if test.startswith(DATA_TESTS) else a.meta_n,
