@@ -100,9 +100,9 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
 
 /* Kernel read-ahead for the mount: the bdi default (128 KiB) makes a reader with small blocks
  * send 128 KiB FUSE READs, eight times as many requests as a 1 MiB reader. Like the kernel's
- * cifs client (rasize), raise it to rsize (at least 1 MiB) so that bs=4k reads reach us as max-size requests.
- * The bdi is found through /proc/self/mountinfo (a stat() of the mount point would wait for our
- * own request loop). It must run after FUSE INIT, whose reply lowers the bdi's read-ahead to
+ * cifs client (rasize), raise it to the largest FUSE request (1 MiB, FS_KERNEL_RA) so that bs=4k reads reach
+ * us as max-size requests. The bdi is found through /proc/self/mountinfo (a stat() of the mount point would
+ * wait for our own request loop). It must run after FUSE INIT, whose reply lowers the bdi's read-ahead to
  * what the kernel offered (the old default), so the first open does it. Best effort: needs
  * root, else the default stays. */
 static void tune_kernel_readahead(struct fs_ctx *fs) {
