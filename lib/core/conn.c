@@ -629,15 +629,21 @@ int core_recv_direct_decrypt(struct core_direct *d, uint8_t *p, size_t len) {
   return d->aead ? smb3_aead_update(d->aead, p, p, len) : 0;
 }
 
+static void direct_wipe(struct core_direct *d) {
+  for (int i = 0; i < d->iovcnt; i++)
+    OPENSSL_cleanse(d->iov[i].iov_base, d->iov[i].iov_len);
+}
+
+void core_recv_direct_abort(struct core_direct *d) {
+  if (d->aead) direct_wipe(d);
+}
+
 int core_recv_direct_done(struct smb3_core *c, struct core_direct *d) {
   struct smb2_hdr h;
   const size_t fixed = SMB2_HDR_LEN + SMB2_READ_RSP_FIXED;
   int rc = 0;
-  if (d->aead && (rc = smb3_aead_finish(d->aead, d->tag))) {
-    /* never hand out plaintext that failed authentication (3.2.5.1.1.1) */
-    for (int i = 0; i < d->iovcnt; i++)
-      OPENSSL_cleanse(d->iov[i].iov_base, d->iov[i].iov_len);
-  }
+  if (d->aead && (rc = smb3_aead_finish(d->aead, d->tag)))
+    direct_wipe(d); /* never hand out plaintext that failed authentication (3.2.5.1.1.1) */
   if (!rc) rc = smb2_hdr_decode(d->head, fixed, &h);
   struct pending *p = rc ? NULL : table_take(c, h.message_id, 0);
   if (!rc && (!p || p->msg != d->msg || !(h.flags & SMB2_FLAGS_SERVER_TO_REDIR))) rc = SMB3_EPROTO;

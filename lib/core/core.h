@@ -166,6 +166,9 @@ int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, 
  * without the transport lock: only the receiving thread uses the decryption context. */
 int core_recv_direct_decrypt(struct core_direct *d, uint8_t *p, size_t len);
 int core_recv_direct_done(struct smb3_core *c, struct core_direct *d);
+/* The connection failed before the rest arrived: a sealed READ's plaintext so far was never
+ * authenticated, so it is wiped from the caller's buffer (the request then fails). */
+void core_recv_direct_abort(struct core_direct *d);
 
 /* Fail every queued and in-flight chain with err (connection lost, closing). */
 void core_fail_all(struct smb3_core *c, int err);

@@ -141,6 +141,7 @@ static void take_and_run(struct smb3_transport *t) {
 }
 
 static void fail(struct smb3_transport *t, int err) {
+  if (t->rx == RX_DIRECT) core_recv_direct_abort(&t->direct); /* before the request fails */
   pthread_mutex_lock(&t->lock);
   core_fail_all(t->core, err);
   pthread_mutex_unlock(&t->lock);
@@ -324,9 +325,9 @@ static int process_stage(struct smb3_transport *t) {
       if (d == 1) {
         t->st_off += head;
         t->direct_got = 0;
+        t->rx = RX_DIRECT;
         rc_decrypt = direct_take(t, stage_to_iov(t, t->direct.iov, t->direct.iovcnt, 0, staged(t)));
         if (rc_decrypt) return rc_decrypt;
-        t->rx = RX_DIRECT;
         t->direct_lowat_told = 0;
         direct_progress(t, 1);
       } else {
