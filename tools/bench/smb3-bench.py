@@ -1517,8 +1517,8 @@ class Bench:
             self.tree_chown(top)
             return None
         if step == "git-status":
-            if not os.path.isdir(os.path.join(top, "tree", ".git")):
-                return "error: no input (git commit did not make a repository)"
+            if not self.tree_committed.get(tool):
+                return "error: no input (the git commit step did not finish)"
             return None
         placed = []
         want = ["tree", "tree2"] if step == "rm" else ["tree"]
@@ -1681,6 +1681,7 @@ class Bench:
                          "GIT_COMMITTER_EMAIL": "bench@example.invalid", "GIT_AUTHOR_DATE": stamp,
                          "GIT_COMMITTER_DATE": stamp}
         nfiles, ndirs = self.tree_counts
+        self.tree_committed = {}  # tool -> whether this repetition's git commit step succeeded
         links = a.tree_links
         self.say(f"tools {','.join(tools)}; links {','.join(links)}; reps {a.reps}; tree of {nfiles} files "
                  f"({self.tree_bytes / MiB:.1f} MiB) in {ndirs} directories, tarball {self.tree_tar}")
@@ -1702,6 +1703,8 @@ class Bench:
                         elif s.get("partial"):
                             self.say(f"    ! {tool} {step}: partial, {s['partial']}")
                         samples.setdefault((link, step, tool), []).append(s)
+                        if step == "git-commit":
+                            self.tree_committed[tool] = not s.get("error") and not s.get("partial")
                 for tool in tools:
                     shutil.rmtree(os.path.join(self.share_dir, f"tree-{tool}"), ignore_errors=True)
         self.tree_report(samples, tools, links)
@@ -1728,7 +1731,8 @@ class Bench:
               "placed on the server directly (said in the status). 'partial' = stopped by --mount-timeout "
               f"({a.mount_timeout} s), the time shown is the limit. Round trips: smb3fs only, the `round_trips` "
               "counter of `smb3 stats MOUNTPOINT` (frames sent, a compound counts once) over the step, per file "
-              f"({nfiles}), for ls -lR and rm -rf per entry ({entries}: files + directories). "
+              f"({nfiles}), for ls -lR per entry ({entries}: files + directories), for rm -rf per entry of the two trees "
+              f"({2 * entries}). "
               "*smb3fs ÷ this*: smb3fs's median time divided by this tool's (below 1: smb3fs faster).", "",
               "| link | step | tool | reps | seconds, median (range) | round trips (per file or entry) | "
               "smb3fs ÷ this | status |",
@@ -1750,7 +1754,7 @@ class Bench:
                     more = "≥ " if partial else ""
                     cell = f"{more}{val:.2f} s ({min(xs):.2f}-{max(xs):.2f})" if xs else "failed"
                     rts = [s["rt"] for s in timed if "rt" in s and not s.get("partial")]
-                    div = entries if step in TREE_PER_ENTRY else nfiles
+                    div = (2 * entries if step == "rm" else entries) if step in TREE_PER_ENTRY else nfiles
                     rt = median(rts) if rts else None
                     rt_cell = f"{rt:.0f} ({rt / div:.2f})" if rt is not None else ""
                     base = secs(link, step, "smb3fs")
