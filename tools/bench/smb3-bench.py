@@ -2,7 +2,7 @@
 """smb3-bench: side-by-side benchmark of smb3 / smb3fs against smbclient, smbnetfs and rclone.
 
 Starts a throwaway smbd with its share on tmpfs (tests/harness/with-smbd --tmpfs), creates the test
-files, and runs four sections against it (io, meta and mount directly on loopback and through tools/netsim):
+files, and runs five sections against it (io, meta, mount and tree directly on loopback and through tools/netsim):
 
   io     smb3 cat/get/put and smbclient get/put of one large file, per link x dialect x rsize/wsize,
          interleaved per repetition (every tool once per repetition, order rotated), medians; put
@@ -14,8 +14,14 @@ files, and runs four sections against it (io, meta and mount directly on loopbac
          rclone mount, fresh mount per run (issue 5); skipped when build/fs/smb3fs does not exist
   memory resident memory of the smb3fs daemon with 16 dd readers and 16 dd writers of different files
          at once (peak, and 1/3/5 s after they closed), peak RSS of smb3 get/put (issue 14)
+  tree   a generated C-like source tree of ~1040 small files in 60 directories through smb3fs, smbnetfs
+         and rclone mount, per link (--tree-links, default loopback and 1 ms RTT): tar xf, ls -lR,
+         find | xargs stat, reading every file, cp -r from local, git init/add/commit, git status,
+         rm -rf, each on a fresh mount and checked (tree on the server identical to the source, counts,
+         git status empty, directory empty); seconds, smb3fs round trips per file (smb3 stats), and
+         smb3fs's time against each peer's (issue 15)
 
-Writes report.md (printed too), results.csv, commands.log and io.png/meta.png/mount.png (gnuplot)
+Writes report.md (printed too), results.csv, commands.log and io.png/meta.png/mount.png/tree.png (gnuplot)
 into --out. Python 3 standard library only. Run `smb3-bench --help` for the options.
 
 How it runs: the outer invocation checks the tools, prints the plan and re-executes itself as the
@@ -50,6 +56,7 @@ LINKS = {
     "1gbit": ("netsim 1 Gbit/s, 1 ms RTT", ["--delay-ms", "0.5", "--rate", "1gbit"], 1.0),
     "10gbit": ("netsim 10 Gbit/s, 1 ms RTT", ["--delay-ms", "0.5", "--rate", "10gbit"], 1.0),
     "1ms": ("netsim 1 ms RTT, no rate cap", ["--delay-ms", "0.5"], 1.0),
+    "10ms": ("netsim 10 ms RTT, no rate cap", ["--delay-ms", "5"], 10.0),
 }
 # smb3 -o vers= value -> smbclient protocol name
 DIALECTS = {"2.0.2": "SMB2_02", "2.1": "SMB2_10", "3.0": "SMB3_00", "3.0.2": "SMB3_02", "3.1.1": "SMB3_11"}
@@ -68,6 +75,7 @@ FULL = dict(
     mem_size=256 * MiB,  # each of the 16 read and 16 written files: 8 GiB on the tmpfs share at once
     mem_get_size=GiB,
     iperf_seconds=5,
+    tree_links=["loopback", "1ms"],
 )
 QUICK = dict(
     io_links=["loopback", "1gbit"],
@@ -80,6 +88,7 @@ QUICK = dict(
     mem_size=64 * MiB,
     mem_get_size=256 * MiB,
     iperf_seconds=3,
+    tree_links=["loopback"],
 )
 IO_TOOLS = ["smb3-cat", "smb3-get", "smb3-put", "smbclient-get", "smbclient-put",
             "smb3-put-over", "smb3-put-inplace", "smbclient-put-over",
@@ -112,6 +121,16 @@ MEM_STREAMS = 16
 MEM_AFTER = (1, 3, 5)
 MOUNT_TESTS = ["read-1M", "read-4k", "write-1M", "write-4k", "copy", "statfs", "stat"]
 DATA_TESTS = ("read", "write", "copy")  # tests that move a file's bytes (MB/s); the others time calls
+# tree section (issue 15): the steps in the order they run, each one's input being the previous steps' output
+# (a step whose input is missing because an earlier one failed gets it placed on the server directly)
+TREE_STEPS = ["untar", "ls", "stat", "read", "cp", "git-commit", "git-status", "rm"]
+TREE_LABEL = {"untar": "tar xf onto the mount", "ls": "ls -lR", "stat": "find -type f | xargs stat",
+              "read": "read every file (find -exec cat | wc -c)", "cp": "cp -r from local",
+              "git-commit": "git init && git add -A && git commit", "git-status": "git status --porcelain",
+              "rm": "rm -rf of both trees"}
+# round trips per file, except for the steps that touch every entry alike (directories too): per entry
+TREE_PER_ENTRY = ("ls", "rm")
+TREE_LINKS = ["loopback", "1ms", "10ms"]
 
 
 # ---- small helpers ----------------------------------------------------------------------------
@@ -213,6 +232,116 @@ def mount_test_size(test, size):
     return max(4 * KiB, size // 4) if test.endswith("4k") else size
 
 
+def make_tree(root, nfiles, seed=15):
+    """Writes a deterministic C-like source tree under root (which must not exist): 60 directories at 1-3 levels
+    below root, nfiles files of 200 B to 16 KiB of pseudo-random text (log-uniform sizes), a Makefile, a README, a
+    few executable scripts; names in lower case only, so none differ from another only in case (the server compares
+    names without case). The same seed and nfiles give the same bytes on every machine. Returns (files, dirs):
+    the number of regular files and of directories below root."""
+    import random
+    rng = random.Random(seed)
+    words = ["int", "char", "size_t", "return", "if", "else", "for", "while", "static", "const", "struct", "void",
+             "uint32_t", "buf", "len", "ctx", "err", "NULL", "goto", "out", "sizeof", "memcpy", "conn", "req",
+             "reply", "off", "count", "flags", "node", "next", "head", "tail", "lock", "unlock", "free", "alloc"]
+    pool = []
+    for _ in range(3000):
+        kind = rng.random()
+        ws = " ".join(rng.choice(words) for _ in range(rng.randint(2, 9)))
+        indent = "  " * rng.randint(0, 3)
+        if kind < 0.15:
+            pool.append(f"{indent}/* {ws} */")
+        elif kind < 0.25:
+            pool.append("")
+        elif kind < 0.35:
+            pool.append(f"{indent}if ({ws} != {rng.randint(0, 4096)}) {{")
+        elif kind < 0.45:
+            pool.append(f"{indent}}}")
+        else:
+            pool.append(f"{indent}{ws} = {rng.choice(words)}({rng.randint(0, 99)});")
+    tops = ["src", "include", "lib", "tests", "tools", "docs"]
+    subs = ["core", "net", "util", "proto", "crypto", "io", "fs", "cli", "parse", "mem", "auth", "log", "conf",
+            "time", "hash", "list", "map", "queue", "str", "buf"]
+    leaves = ["impl", "detail", "arch", "gen", "compat", "priv"]
+    dirs = list(tops)
+    level2 = [f"{t}/{s}" for t in tops for s in rng.sample(subs, 5)]
+    dirs += level2
+    dirs += [f"{d}/{rng.choice(leaves)}" for d in rng.sample(level2, 24)]
+    exts = {"src": [".c", ".c", ".h"], "include": [".h"], "lib": [".c", ".h"], "tests": [".c"],
+            "tools": [".py", ".c"], "docs": [".txt", ".md"]}
+    stems = ["conn", "parse", "buf", "hash", "list", "map", "io", "req", "reply", "auth", "lock", "time", "str",
+             "cfg", "log", "mem", "node", "pool", "queue", "ring"]
+    files = [("Makefile", 0o644), ("readme.md", 0o644), ("configure", 0o755)]
+    files += [(f"tools/build{i}.sh", 0o755) for i in range(5)]
+    n = 0
+    while len(files) < nfiles:
+        d = dirs[n % len(dirs)]
+        ext = rng.choice(exts[d.split("/")[0]])
+        files.append((f"{d}/{rng.choice(stems)}{n:04d}{ext}", 0o644))
+        n += 1
+    files = files[:nfiles]
+    for d in dirs:
+        os.makedirs(os.path.join(root, d))
+    for path, mode in files:
+        size = int(200 * (16 * KiB / 200) ** rng.random())
+        if path == "Makefile":
+            text = "CFLAGS = -O2 -Wall\nSRC = $(wildcard src/*.c src/*/*.c)\nall: $(SRC:.c=.o)\n\t$(CC) -o app $^\n"
+        elif mode & 0o111:
+            text = "#!/bin/sh\nset -e\n"
+        else:
+            text = ""
+        lines = [text]
+        have = len(text)
+        while have < size:
+            line = rng.choice(pool) + "\n"
+            lines.append(line)
+            have += len(line)
+        full = os.path.join(root, path)
+        with open(full, "w") as f:
+            f.write("".join(lines)[:max(size, len(text))])
+        os.chmod(full, mode)
+    stamp = 1767225600  # 2026-01-01: the same times in every tarball
+    for d, _, names in os.walk(root):
+        for x in names:
+            os.utime(os.path.join(d, x), (stamp, stamp))
+        os.utime(d, (stamp, stamp))
+    return len(files), len(dirs)
+
+
+def tree_walk(root, skip=()):
+    """{relative path: None for a directory, else the file's size} of everything below root (names in skip,
+    e.g. .git, left out with what is below them)."""
+    out = {}
+    for d, dnames, fnames in os.walk(root):
+        dnames[:] = [x for x in dnames if x not in skip]
+        rel = os.path.relpath(d, root)
+        for x in dnames:
+            out[os.path.normpath(os.path.join(rel, x))] = None
+        for x in fnames:
+            if x not in skip:
+                out[os.path.normpath(os.path.join(rel, x))] = os.lstat(os.path.join(d, x)).st_size
+    return out
+
+
+def tree_diff(src, dst, skip=()):
+    """None when dst holds the same names, sizes and bytes as src, else what differs first."""
+    if not os.path.isdir(dst):
+        return f"{dst} is missing"
+    a, b = tree_walk(src, skip), tree_walk(dst, skip)
+    missing, extra = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+    if missing or extra:
+        return (f"{len(missing)} missing (e.g. {missing[0]})" if missing else "") + (", " if missing and extra else "") + \
+            (f"{len(extra)} extra (e.g. {extra[0]})" if extra else "")
+    for rel, size in sorted(a.items()):
+        if (size is None) != (b[rel] is None):
+            return f"{rel}: a file on one side, a directory on the other"
+        if size is not None:
+            if size != b[rel]:
+                return f"{rel}: {b[rel]} bytes, expected {size}"
+            with open(os.path.join(src, rel), "rb") as f, open(os.path.join(dst, rel), "rb") as g:
+                if f.read() != g.read():
+                    return f"{rel}: the bytes differ"
+    return None
+
 class Result:
     def __init__(self, rc, wall, cpu, out, err, timed_out, maxrss=None):
         self.rc, self.wall, self.cpu, self.out, self.err, self.timed_out = rc, wall, cpu, out, err, timed_out
@@ -274,6 +403,10 @@ class Bench:
             kind = "stat loop"
         elif kind == "iperf3":
             kind += " -R" if "-R" in words else " -s" if "-s" in words else ""
+        elif kind == "sh" and len(words) > 2:
+            kind += " " + words[2].split()[0]
+        elif kind == "git":
+            kind += " " + next((w for w in words[1:] if w in ("status", "ls-files")), "")
         self.examples.setdefault(kind, line)
         if not self.a.quiet:
             self.say(f"    $ {line}")
@@ -284,8 +417,10 @@ class Bench:
 
     # ---- processes ----
 
-    def run(self, cmd, stdout_path=None, env_extra=None, timeout=None, timeout_sig=signal.SIGKILL, quiet=False):
-        """Runs cmd, waits with wait4() so the CPU time is exactly that child's (user + sys)."""
+    def run(self, cmd, stdout_path=None, env_extra=None, timeout=None, timeout_sig=signal.SIGKILL, quiet=False,
+            group=False):
+        """Runs cmd, waits with wait4() so the CPU time is exactly that child's (user + sys). group: cmd in a
+        process group of its own, all of which the time limit stops (a shell pipeline's children too)."""
         if not quiet:
             self.show_cmd(cmd, env_extra, stdout_path)
         env = dict(os.environ, **(env_extra or {}))
@@ -294,7 +429,8 @@ class Bench:
         timed_out, done = [False], threading.Event()
         t0 = now()
         try:
-            p = subprocess.Popen([str(c) for c in cmd], stdin=subprocess.DEVNULL, stdout=out_f, stderr=err_f, env=env)
+            p = subprocess.Popen([str(c) for c in cmd], stdin=subprocess.DEVNULL, stdout=out_f, stderr=err_f, env=env,
+                                 start_new_session=group)
         except OSError as e:
             out_f.close()
             err_f.close()
@@ -302,11 +438,12 @@ class Bench:
 
         def expire():
             timed_out[0] = True
+            kill = os.killpg if group else os.kill
             try:
-                os.kill(p.pid, timeout_sig)
+                kill(p.pid, timeout_sig)
                 # a gentler signal (SIGINT: dd reports what it copied) gets 5 s before SIGKILL
                 if timeout_sig != signal.SIGKILL and not done.wait(5):
-                    os.kill(p.pid, signal.SIGKILL)
+                    kill(p.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
 
@@ -1354,6 +1491,309 @@ class Bench:
         g.append("unset multiplot")
         self.gnuplot("mount", g)
 
+    # ---- section: tree ----
+
+    def tree_chown(self, top):
+        """Files placed on the share directly belong to the share's user, as if Samba had created them."""
+        os.chown(top, self.uid, self.gid)
+        for d, dnames, fnames in os.walk(top):
+            for x in dnames + fnames:
+                os.lchown(os.path.join(d, x), self.uid, self.gid)
+
+    def tree_place(self, top, name):
+        """Copies the source tree to TOP/name on the server directly (the step that makes it failed)."""
+        dst = os.path.join(top, name)
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(self.tree_src, dst)
+        self.tree_chown(top)
+
+    def tree_input(self, tool, step):
+        """Makes sure the server holds what step starts from; returns None, a note when it had to be placed
+        there (an earlier step failed), or an error when it cannot be."""
+        top = os.path.join(self.share_dir, f"tree-{tool}")
+        if step == "untar":
+            shutil.rmtree(top, ignore_errors=True)
+            os.mkdir(top)
+            self.tree_chown(top)
+            return None
+        if step == "git-status":
+            if not self.tree_committed.get(tool):
+                return "error: no input (the git commit step did not finish)"
+            return None
+        placed = []
+        want = ["tree", "tree2"] if step == "rm" else ["tree"]
+        for name in want:
+            if tree_diff(self.tree_src, os.path.join(top, name), skip=(".git",) if step == "rm" else ()):
+                self.tree_place(top, name)
+                placed.append(name)
+        if step == "cp":
+            shutil.rmtree(os.path.join(top, "tree2"), ignore_errors=True)
+        if placed:
+            return f"input {'+'.join(placed)} placed on the server (an earlier step failed)"
+        return None
+
+    def tree_stats(self, mnt):
+        r = self.run([self.a.smb3, "stats", mnt], stdout_path="PIPE", quiet=True, timeout=30)
+        try:
+            return json.loads(r.out) if r.ok else None
+        except ValueError:
+            return None
+
+    def tree_cmd(self, step, top):
+        """(command, whether its output is checked) of step, run in the mount's TOP directory."""
+        tree = os.path.join(top, "tree")
+        git = ["git", "-c", "core.fsmonitor=false"]
+        return {
+            # --no-same-owner: what tar does for anyone but root (the bench runs as root)
+            "untar": (["tar", "xf", self.tree_tar, "--no-same-owner", "-C", top], False),
+            "ls": (["ls", "-lR", tree], True),
+            "stat": (["sh", "-c", 'find "$1" -type f -print0 | xargs -0 stat', "sh", tree], True),
+            "read": (["sh", "-c", 'find "$1" -type f -exec cat {} + | wc -c', "sh", tree], True),
+            "cp": (["cp", "-r", self.tree_src, os.path.join(top, "tree2")], False),
+            "git-commit": (["sh", "-c", 'cd "$1" && git -c core.fsmonitor=false init -q && '
+                            'git -c core.fsmonitor=false add -A && git -c core.fsmonitor=false commit -q -m x',
+                            "sh", tree], False),
+            "git-status": (git + ["-C", tree, "status", "--porcelain"], True),
+            "rm": (["rm", "-rf", tree, os.path.join(top, "tree2")], False),
+        }[step]
+
+    def tree_check(self, step, tool, r):
+        """None when step left what it should, else what is wrong."""
+        top = os.path.join(self.share_dir, f"tree-{tool}")
+        nfiles, ndirs = self.tree_counts
+        if step == "untar":
+            return tree_diff(self.tree_src, os.path.join(top, "tree"))
+        if step == "cp":
+            return tree_diff(self.tree_src, os.path.join(top, "tree2"))
+        if step == "ls":
+            lines = r.out.splitlines()
+            f, d = sum(x.startswith("-") for x in lines), sum(x.startswith("d") for x in lines)
+            return None if (f, d) == (nfiles, ndirs) else f"ls -lR listed {f} files and {d} directories, " \
+                                                          f"expected {nfiles} and {ndirs}"
+        if step == "stat":
+            n = len(re.findall(r"^\s*File: ", r.out, re.M))
+            size = sum(int(x) for x in re.findall(r"^\s*Size: (\d+)", r.out, re.M))
+            return None if (n, size) == (nfiles, self.tree_bytes) else \
+                f"stat reported {n} files of {size} bytes, expected {nfiles} of {self.tree_bytes}"
+        if step == "read":
+            got = int(r.out.split()[0]) if r.out.split() else -1
+            err = tail(r.err)
+            return None if got == self.tree_bytes and not err else \
+                f"read {got} bytes, expected {self.tree_bytes}" + (f" ({err[:120]})" if err else "")
+        if step == "git-commit":
+            return None  # checked on the mount after the step (ls-files), see tree_one
+        if step == "git-status":
+            return None if not r.out.strip() else f"git status printed {len(r.out.splitlines())} lines: " \
+                                                  f"{tail(r.out)[:120]}"
+        if step == "rm":
+            left = os.listdir(top)
+            return None if not left else f"left on the server: {', '.join(sorted(left)[:5])}"
+        return None
+
+    def tree_one(self, tool, step, port):
+        a = self.a
+        res = dict(error=None)
+        note = self.tree_input(tool, step)
+        if note and note.startswith("error: "):
+            res["error"] = note[len("error: "):]
+            return res
+        if note:
+            res["note"] = note
+        mnt = tempfile.mkdtemp(prefix=f"mnt-{tool}-", dir=self.ws)
+        if not self.drop_caches() and "drop_caches" not in " ".join(self.notes):
+            self.notes.append("could not write /proc/sys/vm/drop_caches (not root?): page cache not dropped")
+        p, root, err = self.mount(tool, mnt, port)
+        res["error"] = err
+        try:
+            if err:
+                return res
+            top = os.path.join(root, f"tree-{tool}")
+            cmd, piped = self.tree_cmd(step, top)
+            st0 = self.tree_stats(mnt) if tool in SMB3FS_TOOLS else None
+            env = self.tree_env if step.startswith("git") else {"LC_ALL": "C"}  # LC_ALL: stat's labels
+            r = self.run(cmd, stdout_path="PIPE" if piped else None, env_extra=env, timeout=a.mount_timeout,
+                         group=True)
+            st1 = self.tree_stats(mnt) if tool in SMB3FS_TOOLS else None
+            res["s"] = r.wall
+            if st0 and st1:
+                res["rt"] = st1["round_trips"] - st0["round_trips"]
+                res["req"] = st1["requests"] - st0["requests"]
+            if r.timed_out:
+                res["partial"] = f"stopped after {a.mount_timeout} s (--mount-timeout)"
+                return res
+            if not r.ok:
+                res["error"] = r.why()
+                return res
+            if step == "git-commit":  # the commit holds every file of the tree (read through the same mount)
+                g = self.run(["git", "-c", "core.fsmonitor=false", "-C", os.path.join(top, "tree"), "ls-files", "-z"],
+                             stdout_path="PIPE", env_extra=self.tree_env, timeout=a.mount_timeout, quiet=True)
+                n = g.out.count("\0") if g.ok else -1
+                if n != self.tree_counts[0]:
+                    res["error"] = f"the commit holds {n} files, expected {self.tree_counts[0]}" + \
+                        ("" if g.ok else f" ({g.why()})")
+                    return res
+            res["error"] = self.tree_check(step, tool, r)
+            return res
+        finally:
+            self.umount(mnt, p)
+            try:
+                os.rmdir(mnt)
+            except OSError:
+                pass
+
+    def section_tree(self):
+        a = self.a
+        self.say("\n== tree: many small files through the mounts ==")
+        tools = [t for t in a.mount_tools if t != "smb3"]  # no recursive transfer in the CLI (yet) to compare
+        if a.smb3fs_base and "smb3fs-base" not in tools:
+            tools.append("smb3fs-base")
+        if not tools:
+            self.md += ["## Tree of small files (issue 15)", "", "**Skipped**: no mount tool in --mount-tools", ""]
+            return
+        missing = {t: f"{t} not installed (scripts/install-deps.sh bench)" for t in tools
+                   if t not in SMB3FS_TOOLS and not shutil.which(t)}
+        for t in SMB3FS_TOOLS:
+            path = a.smb3fs if t == "smb3fs" else a.smb3fs_base
+            if t in tools and not os.path.exists(path):
+                missing[t] = f"{path} does not exist (smb3fs not built yet)"
+        src_parent = os.path.join(self.ws, "tree-src")
+        shutil.rmtree(src_parent, ignore_errors=True)
+        self.tree_src = os.path.join(src_parent, "tree")
+        self.tree_counts = make_tree(self.tree_src, a.tree_files)
+        self.tree_bytes = sum(v for v in tree_walk(self.tree_src).values() if v is not None)
+        self.tree_tar = os.path.join(self.ws, "tree.tar")
+        import tarfile
+
+        def anon(ti):  # root-owned entries: the tarball is the same whoever runs the bench
+            ti.uid = ti.gid = 0
+            ti.uname = ti.gname = "root"
+            return ti
+        with tarfile.open(self.tree_tar, "w", format=tarfile.GNU_FORMAT) as t:
+            t.add(self.tree_src, arcname="tree", filter=anon)
+        home = os.path.join(self.ws, "git-home")
+        os.makedirs(home, exist_ok=True)
+        with open(os.path.join(home, ".gitconfig"), "w") as f:
+            # safe.directory: the mount's files are not root's for every tool; root runs git here
+            f.write("[core]\n\tfsmonitor = false\n[safe]\n\tdirectory = *\n[init]\n\tdefaultBranch = main\n")
+        stamp = "2026-01-01T00:00:00+0000"
+        self.tree_env = {"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C", "GIT_AUTHOR_NAME": "bench",
+                         "GIT_AUTHOR_EMAIL": "bench@example.invalid", "GIT_COMMITTER_NAME": "bench",
+                         "GIT_COMMITTER_EMAIL": "bench@example.invalid", "GIT_AUTHOR_DATE": stamp,
+                         "GIT_COMMITTER_DATE": stamp}
+        nfiles, ndirs = self.tree_counts
+        self.tree_committed = {}  # tool -> whether this repetition's git commit step succeeded
+        links = a.tree_links
+        self.say(f"tools {','.join(tools)}; links {','.join(links)}; reps {a.reps}; tree of {nfiles} files "
+                 f"({self.tree_bytes / MiB:.1f} MiB) in {ndirs} directories, tarball {self.tree_tar}")
+        t_start = now()
+        ports = self.link_ports(links)
+        samples = {}
+        for link in links:
+            for rep in range(a.reps):
+                order = tools[rep % len(tools):] + tools[:rep % len(tools)]
+                self.say(f"  {link} rep {rep + 1}/{a.reps} (load {loadavg()})")
+                for step in TREE_STEPS:
+                    for tool in order:
+                        if tool in missing:
+                            s = dict(error=missing[tool])
+                        else:
+                            s = self.tree_one(tool, step, ports[link])
+                        if s.get("error"):
+                            self.say(f"    ! {tool} {step}: {s['error']}")
+                        elif s.get("partial"):
+                            self.say(f"    ! {tool} {step}: partial, {s['partial']}")
+                        samples.setdefault((link, step, tool), []).append(s)
+                        if step == "git-commit":
+                            self.tree_committed[tool] = not s.get("error") and not s.get("partial")
+                for tool in tools:
+                    shutil.rmtree(os.path.join(self.share_dir, f"tree-{tool}"), ignore_errors=True)
+        self.tree_report(samples, tools, links)
+        self.say(f"(tree section: {now() - t_start:.0f} s)")
+
+    def tree_report(self, samples, tools, links):
+        a = self.a
+        nfiles, ndirs = self.tree_counts
+        entries = nfiles + ndirs
+
+        def secs(link, step, tool):
+            ss = [s for s in samples.get((link, step, tool), []) if not s.get("error") and "s" in s]
+            return median([s["s"] for s in ss]) if ss else None
+        md = ["## Tree of small files (issue 15)", "",
+              f"A generated C-like source tree: {nfiles} files of 200 B to 16 KiB ({self.tree_bytes / MiB:.1f} MiB, "
+              f"a Makefile, a few executables) in {ndirs} directories, names in lower case; packed once into a "
+              "tarball on /dev/shm, and a local copy for `cp -r`. For every tool the steps run in this order, each "
+              "on a fresh mount (drop_caches before), in the share's directory tree-TOOL: "
+              + "; ".join(f"`{TREE_LABEL[s]}`" for s in TREE_STEPS) + ". Checks: after tar xf and cp -r the tree in "
+              "the server's share directory has the source's names, sizes and bytes; ls -lR lists every file and "
+              "directory; stat reports every file and the sum of the sizes; the read bytes add up to the tree's; "
+              "the commit holds every file; git status on a fresh mount prints nothing; rm -rf leaves the "
+              "directory empty on the server. A step whose input is missing (an earlier one failed) gets it "
+              "placed on the server directly (said in the status). 'partial' = stopped by --mount-timeout "
+              f"({a.mount_timeout} s), the time shown is the limit. Round trips: smb3fs only, the `round_trips` "
+              "counter of `smb3 stats MOUNTPOINT` (frames sent, a compound counts once) over the step, per file "
+              f"({nfiles}), for ls -lR per entry ({entries}: files + directories), for rm -rf per entry of the two trees "
+              f"({2 * entries}). "
+              "*smb3fs ÷ this*: smb3fs's median time divided by this tool's (below 1: smb3fs faster).", "",
+              "| link | step | tool | reps | seconds, median (range) | round trips (per file or entry) | "
+              "smb3fs ÷ this | status |",
+              "|---|---|---|---:|---:|---:|---:|---|"]
+        for link in links:
+            for step in TREE_STEPS:
+                for tool in tools:
+                    ss = samples.get((link, step, tool), [])
+                    if not ss:
+                        continue
+                    errs = sorted(set(s["error"] for s in ss if s.get("error")))
+                    timed = [s for s in ss if not s.get("error") and "s" in s]
+                    partial = [s["partial"] for s in timed if s.get("partial")]
+                    notes = sorted(set(s["note"] for s in ss if s.get("note")))
+                    status = "ok" if not errs and not partial and not notes else "; ".join(
+                        [f"failed: {e[:160]}" for e in errs] + [f"partial: {p}" for p in partial[:1]] + notes)
+                    xs = [s["s"] for s in timed]
+                    val = median(xs)
+                    more = "≥ " if partial else ""
+                    cell = f"{more}{val:.2f} s ({min(xs):.2f}-{max(xs):.2f})" if xs else "failed"
+                    rts = [s["rt"] for s in timed if "rt" in s and not s.get("partial")]
+                    div = (2 * entries if step == "rm" else entries) if step in TREE_PER_ENTRY else nfiles
+                    rt = median(rts) if rts else None
+                    rt_cell = f"{rt:.0f} ({rt / div:.2f})" if rt is not None else ""
+                    base = secs(link, step, "smb3fs")
+                    ratio = f"{base / val:.2f}" if base and val and tool != "smb3fs" and not partial else ""
+                    if ratio == "" and base and val and partial and tool != "smb3fs":
+                        ratio = f"≤ {base / val:.2f}"
+                    md.append(f"| {link} | {TREE_LABEL[step].replace('|', chr(92) + '|')} | {tool} | {len(ss)} | {cell} | {rt_cell} | {ratio} | "
+                              f"{status} |")
+                    self.rows.append(dict(section="tree", tool=tool, op=step, link=link, size=nfiles, reps=len(ss),
+                                          median_s=f"{val:.3f}" if xs else "",
+                                          min_s=f"{min(xs):.3f}" if xs else "", max_s=f"{max(xs):.3f}" if xs else "",
+                                          samples_s=";".join(f"{x:.3f}" for x in xs),
+                                          round_trips=f"{rt:.0f}" if rt is not None else "",
+                                          round_trips_per_op=f"{rt / div:.3f}" if rt is not None else "",
+                                          smb3fs_ratio=ratio.replace("≤ ", "<="), status=status,
+                                          command=" ".join(shlex.quote(str(c)) for c in
+                                                           self.tree_cmd(step, f"MNT/tree-{tool}")[0])))
+        self.md += md + [""]
+        files = []
+        for link in links:
+            path = os.path.join(a.out, f"tree-{link}.dat")
+            with open(path, "w") as f:
+                f.write("# step " + " ".join(tools) + "\n")
+                for step in TREE_STEPS:
+                    vals = [secs(link, step, t) for t in tools]
+                    f.write(f'"{step}" ' + " ".join(f"{v:.3f}" if v is not None else "NaN" for v in vals) + "\n")
+            files.append((link, path))
+        g = ["set terminal pngcairo size 1000,%d font 'sans,10'" % (330 * len(files) + 60),
+             f"set output '{os.path.join(a.out, 'tree.png')}'", "set datafile missing 'NaN'",
+             "set style data histograms", "set style histogram clustered gap 1", "set style fill solid 0.85 border -1",
+             "set grid ytics", "set logscale y", "set ylabel 'seconds (median, log scale)'",
+             "set key outside right top",
+             f"set multiplot layout {len(files)},1 title 'a tree of {nfiles} small files through FUSE mounts'"]
+        for link, path in files:
+            g.append(f"set title '{LINKS[link][0]}'")
+            g.append("plot " + ", ".join(f"'{path}' using {i + 2}:xtic(1) title '{t}'" for i, t in enumerate(tools)))
+        g.append("unset multiplot")
+        self.gnuplot("tree", g)
+
     # ---- section: memory ----
 
     def proc_rss(self, pid):
@@ -1637,7 +2077,7 @@ class Bench:
         fields = ["section", "tool", "op", "dialect", "link", "rsize", "size", "reps", "median_MBps", "data_MBps", "min_MBps",
                   "max_MBps", "samples_MBps", "ratio_vs_smbclient", "cpu_s_per_GiB", "server_cpu_s_per_GiB", "server_busy_pct", "wire_io_size",
                   "credits_max_in_flight", "wire_ops", "round_trips", "ms_per_op", "round_trips_per_op",
-                  "rss_MiB", "rss_samples_MiB", "target", "status", "command"]
+                  "median_s", "min_s", "max_s", "samples_s", "smb3fs_ratio", "rss_MiB", "rss_samples_MiB", "target", "status", "command"]
         with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
@@ -1681,7 +2121,7 @@ class Bench:
         header.append(f"- total time {now() - t0:.0f} s; load at end {loadavg()}")
         report = self.write_outputs(header, final=True)
         self.say("\n" + report)
-        pngs = [p for p in ("io.png", "meta.png", "mount.png") if os.path.exists(os.path.join(a.out, p))]
+        pngs = [p for p in ("io.png", "meta.png", "mount.png", "tree.png") if os.path.exists(os.path.join(a.out, p))]
         self.say(f"results in {a.out}: report.md results.csv commands.log {' '.join(pngs)}")
         return 0
 
@@ -1723,15 +2163,17 @@ def parse_args(argv):
                "(256 MiB) and 10 Gbit/s 1 ms (512 MiB) x dialects 2.0.2,2.1,3.0,3.1.1 x rsize/wsize 64k,1M,4M x "
                "3 reps (2.0.2 only at 64k); meta (1000 ops, 1 ms RTT); mount (512 MiB loopback, 128 MiB through "
                "1 Gbit/s, a quarter of that for bs=4k; skipped without build/fs/smb3fs); memory (16 readers + 16 writers "
-               "of 256 MiB files through one mount, smb3 get/put of 1 GiB; --size sets both). About 30-40 min on the "
-               "2-core VM.\n--quick: 256 MiB, 1 rep, 3.1.1 only, 1M and 4M, loopback + 1 Gbit/s; memory 64 MiB "
+               "of 256 MiB files through one mount, smb3 get/put of 1 GiB; --size sets both); tree (1040 small files: "
+               "tar xf, ls -lR, stat, read, cp -r, git commit/status, rm -rf through each mount, loopback and 1 ms "
+               "RTT). About 40-50 min on the 2-core VM.\n--quick: 256 MiB, 1 rep, 3.1.1 only, 1M and 4M, loopback + 1 Gbit/s; memory 64 MiB "
                "files, get/put of 256 MiB.\n"
                "Examples:\n  smb3-bench --quick\n  smb3-bench --section io --links loopback --dialects 3.1.1 "
-               "--size 1G --reps 5\n  smb3-bench --section mount --mount-tools smbnetfs,rclone --size 256M")
+               "--size 1G --reps 5\n  smb3-bench --section mount --mount-tools smbnetfs,rclone --size 256M\n"
+               "  smb3-bench --section tree --tree-links loopback,1ms,10ms --reps 3")
     p.add_argument("--quick", action="store_true", help="small subset (see below)")
-    p.add_argument("--section", type=csv_list(["io", "meta", "mount", "memory"]),
-                   default=["io", "meta", "mount", "memory"],
-                   help="comma-separated subset of io,meta,mount,memory (default all)")
+    p.add_argument("--section", type=csv_list(["io", "meta", "mount", "memory", "tree"]),
+                   default=["io", "meta", "mount", "memory", "tree"],
+                   help="comma-separated subset of io,meta,mount,memory,tree (default all)")
     p.add_argument("--size", type=parse_size,
                    help="file size for every link (io and mount) and for each of the memory section's files, "
                         "e.g. 256M, 1G")
@@ -1750,6 +2192,10 @@ def parse_args(argv):
     p.add_argument("--mount-tests", type=csv_list(MOUNT_TESTS), default=MOUNT_TESTS,
                    help="subset of " + ",".join(MOUNT_TESTS))
     p.add_argument("--mount-links", type=csv_list(["loopback", "1gbit", "10gbit"]), help="mount links")
+    p.add_argument("--tree-links", type=csv_list(TREE_LINKS),
+                   help="tree section links, subset of " + ",".join(TREE_LINKS) + " (default loopback,1ms; --quick "
+                        "loopback); the tools are --mount-tools")
+    p.add_argument("--tree-files", type=int, default=1040, help="files in the tree section's tree (default 1040)")
     p.add_argument("--smb3fs", help="smb3fs binary (default BUILD/fs/smb3fs)")
     p.add_argument("--smb3fs-base", help="a second smb3fs binary (e.g. a copy of the build before a change), run as "
                    "mount tool 'smb3fs-base' interleaved with --smb3fs in the same repetitions")
@@ -1758,7 +2204,8 @@ def parse_args(argv):
     p.add_argument("--iperf-seconds", type=int, help="iperf3 -t (default 5, --quick 3)")
     p.add_argument("--timeout", type=int, default=300, help="limit per transfer command, seconds (default 300)")
     p.add_argument("--mount-timeout", type=int, default=90,
-                   help="limit per dd through a mount; dd is stopped and its partial rate reported (default 90)")
+                   help="limit per dd through a mount, and per step of the tree section; the command is stopped "
+                        "and reported as partial (default 90)")
     p.add_argument("--out", help="output directory (default BUILD/bench-results/TIMESTAMP)")
     p.add_argument("--build", help="build directory (default: the one this script is installed in)")
     p.add_argument("--source", help="source tree (default: from BUILD/CMakeCache.txt)")
@@ -1774,10 +2221,11 @@ def parse_args(argv):
     base = QUICK if a.quick else FULL
     subset = {"--section", "--size", "--mem-size", "--reps", "--links", "--dialects", "--rsizes", "--io-tools",
               "--mount-tools", "--mount-tests", "--all-rsizes",
-              "--mount-links", "--meta-n", "--iperf-seconds"}
+              "--mount-links", "--meta-n", "--iperf-seconds", "--tree-links", "--tree-files"}
     a.full = not a.quick and not any(x.split("=")[0] in subset for x in argv)
     a.io_links = a.links or base["io_links"]
     a.mount_links = a.mount_links or base["mount_links"]
+    a.tree_links = a.tree_links or base["tree_links"]
     a.io_size = {link: a.size or base["io_size"].get(link, 256 * MiB) for link in LINKS}
     a.mount_size = {link: a.size or base["mount_size"].get(link, 256 * MiB) for link in LINKS}
     a.mem_size = a.mem_size or a.size or base["mem_size"]
@@ -1835,6 +2283,9 @@ def outer(a, argv):
     if "memory" in a.section:
         print(f"  memory: smb3fs RSS with {MEM_STREAMS} dd readers + {MEM_STREAMS} dd writers of {fmt_size(a.mem_size)} "
               f"each at once, and 1/3/5 s after; peak RSS of smb3 get/put of {fmt_size(a.mem_get_size)}; {a.reps} reps")
+    if "tree" in a.section:
+        print(f"  tree: {','.join(t for t in a.mount_tools if t != 'smb3')} on {','.join(a.tree_links)}, a generated "
+              f"tree of {a.tree_files} files: {', '.join(TREE_STEPS)}, each on a fresh mount, {a.reps} reps")
     cmd = [with_smbd, "--tmpfs"]
     for g in a.smbd_global:
         cmd += ["--global", g]
