@@ -1209,6 +1209,14 @@ class Bench:
         self.umount(mnt, p)
         return p, root, "mount did not appear within 20 s"
 
+    def umount_rmdir(self, mnt, p):
+        """Unmount mnt (stopping its daemon p), then remove the empty mount point."""
+        self.umount(mnt, p)
+        try:
+            os.rmdir(mnt)
+        except OSError:
+            pass
+
     def umount(self, mnt, p):
         if self.is_mounted(mnt):
             for cmd in (["fusermount3", "-u", mnt], ["fusermount", "-u", mnt], ["umount", "-l", mnt]):
@@ -1334,19 +1342,20 @@ class Bench:
                     res["note"] = "statfs reports 0 blocks (answered without asking the server?)"
             return res
         finally:
-            self.umount(mnt, p)
+            self.umount_rmdir(mnt, p)
             self.unlink_remote(wname)
-            try:
-                os.rmdir(mnt)
-            except OSError:
-                pass
+
+    def section_tools(self, tools):
+        """The tools of a mount section: those asked for, and smb3fs-base when --smb3fs-base is given."""
+        tools = list(tools)
+        if self.a.smb3fs_base and "smb3fs-base" not in tools:
+            tools.append("smb3fs-base")
+        return tools
 
     def section_mount(self):
         a = self.a
         self.say("\n== mount: FUSE file systems ==")
-        tools = list(a.mount_tools)
-        if a.smb3fs_base and "smb3fs-base" not in tools:
-            tools.append("smb3fs-base")
+        tools = self.section_tools(a.mount_tools)
         if "smb3fs" in tools and not os.path.exists(a.smb3fs):
             msg = (f"mount section skipped: {a.smb3fs} does not exist (smb3fs not built yet). "
                    "To compare only the peers: --section mount --mount-tools smbnetfs,rclone")
@@ -1635,18 +1644,12 @@ class Bench:
             res["error"] = self.tree_check(step, tool, r)
             return res
         finally:
-            self.umount(mnt, p)
-            try:
-                os.rmdir(mnt)
-            except OSError:
-                pass
+            self.umount_rmdir(mnt, p)
 
     def section_tree(self):
         a = self.a
         self.say("\n== tree: many small files through the mounts ==")
-        tools = [t for t in a.mount_tools if t != "smb3"]  # no recursive transfer in the CLI (yet) to compare
-        if a.smb3fs_base and "smb3fs-base" not in tools:
-            tools.append("smb3fs-base")
+        tools = self.section_tools([t for t in a.mount_tools if t != "smb3"])  # no recursive CLI transfer yet
         if not tools:
             self.md += ["## Tree of small files (issue 15)", "", "**Skipped**: no mount tool in --mount-tools", ""]
             return
@@ -1892,13 +1895,9 @@ class Bench:
                 if q.poll() is None:
                     q.kill()
                     q.wait()
-            self.umount(mnt, p)
+            self.umount_rmdir(mnt, p)
             for name in wnames:
                 self.unlink_remote(name)
-            try:
-                os.rmdir(mnt)
-            except OSError:
-                pass
 
     def memory_cli_one(self, op, port, size):
         """smb3 get of the file to /dev/shm (or put of a local copy): its peak RSS at exit (VmHWM: GNU time's
