@@ -97,6 +97,8 @@ struct smb3_options {
   int ro;
   int mfsymlinks; /* symlinks as Minshall+French symlink files (as mount.cifs's option) */
   int nobrl;      /* fcntl/flock locks stay on this machine, not sent to the server (as mount.cifs's) */
+  int noposix;    /* 'noposix': do not offer the SMB3 POSIX extensions; 'posix' (default): use them
+                   * when the server (SMB 3.1.1, e.g. Samba with 'smb3 unix extensions') offers them */
 };
 
 /* None of these do network I/O: all may be called from a callback. */
@@ -191,15 +193,27 @@ char *smb3_stats_json(const struct smb3_stats *s);
 struct smb3_stat {
   uint64_t size; /* EndOfFile */
   uint64_t alloc_size;
-  uint64_t ino;        /* server file id (IndexNumber) */
+  uint64_t ino;        /* server file id (IndexNumber; on a POSIX connection the server's inode) */
   uint32_t attributes; /* FILE_ATTRIBUTE_* */
   int is_dir;
   uint32_t nlink;
+  /* The Unix view. posix = 1: mode, uid, gid, nlink, dev and the type are the server's own (an SMB3
+   * POSIX extensions connection, smb3_posix()); posix = 0: synthesised from the attributes (mode
+   * S_IFDIR|0755 or S_IFREG|0644, without the write bits for a read-only file; uid, gid
+   * SMB3_NO_ID; type regular or directory). */
+  int posix;
+  uint32_t mode;        /* st_mode: S_IFMT (S_IFREG, S_IFDIR, S_IFLNK, S_IFIFO, S_IFSOCK, S_IFCHR,
+                         * S_IFBLK) | the 07777 permission bits */
+  uint32_t uid, gid;    /* SMB3_NO_ID when unknown (not a Unix SID: S-1-22-1-UID / S-1-22-2-GID) */
+  uint32_t dev;         /* the server's st_dev (POSIX only, else 0) */
+  uint32_t reparse_tag; /* IO_REPARSE_TAG_* of a reparse point (POSIX only), else 0 */
   struct timespec_smb3 {
     int64_t sec;
     long nsec;
   } atime, mtime, ctime, btime;
 };
+
+#define SMB3_NO_ID 0xFFFFFFFFu
 
 /* flags: O_RDONLY / O_WRONLY / O_RDWR, with O_CREAT, O_EXCL, O_TRUNC, O_DIRECTORY; O_APPEND is
  * not emulated. *out owned by the caller: smb3_close() it; NULL on failure. st (optional)
@@ -320,6 +334,63 @@ int smb3_truncate(smb3_client *c, const char *path, uint64_t size);
 int smb3_utimens(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
                  const struct timespec_smb3 *mtime);
 int smb3_set_readonly(smb3_client *c, const char *path, int readonly);
+
+/* ---- POSIX (Samba's SMB3 POSIX extensions: SMB 3.1.1, 'smb3 unix extensions = yes' in [global] and
+ * on the share, Samba 4.22 and later; option 'noposix' turns them off) ----
+ * On such a share names are case-sensitive and may hold any byte but '/' and NUL ('\\' is still a
+ * separator on the wire, so a name cannot hold it either), and smb3_stat / smb3_readdir report the
+ * server's mode, owner, group, link count, inode and type (st.posix = 1). Metadata calls (stat,
+ * unlink, rename, chmod, ...) act on a symlink or special file itself, not on what it points to. */
+/* 1 when c's share speaks POSIX (negotiated, and the share answered the POSIX create context).
+ * No I/O. Errors: none (0 for c NULL). From a callback: yes. */
+int smb3_posix(const smb3_client *c);
+/* The permission bits (0777) of path (SET_INFO of a security descriptor whose one ACE names
+ * S-1-5-88-3-MODE; Samba 4.22 takes only the 0777 bits this way: setuid, setgid and sticky bits are
+ * refused here with SMB3_EINVAL rather than dropped silently).
+ * Errors: SMB3_EINVAL (c or path NULL, mode beyond 0777), SMB3_ENOTSUP (not a POSIX share), CONN,
+ * STATUS (SMB3_ENOENT, SMB3_EACCES, SMB3_EPERM: not the owner), SYNC. From a callback: no (SYNC). */
+int smb3_chmod(smb3_client *c, const char *path, uint32_t mode);
+/* Owner and/or group (SMB3_NO_ID: unchanged; not both) as the SIDs S-1-22-1-UID / S-1-22-2-GID of
+ * a security descriptor; the server applies its own rules (root, or the owner giving the file to
+ * one of its groups). Errors: as smb3_chmod (SMB3_EINVAL: both SMB3_NO_ID). */
+int smb3_chown(smb3_client *c, const char *path, uint32_t uid, uint32_t gid);
+/* A symbolic link at path to target (any string of 1..4096 bytes, stored as given): a new file with an
+ * IO_REPARSE_TAG_SYMLINK reparse point (MS-FSCC 2.1.2.4), one compound. Samba 4.22 keeps the
+ * reparse point in an extended attribute (user.SmbReparse) of a regular file and reports it as a
+ * symlink to SMB clients (st.mode S_IFLNK on a POSIX share, readlink); it is not a symlink on the
+ * server's disk. A link whose reparse point the server refused is unlinked again (best effort).
+ * Errors: SMB3_EINVAL (NULL, empty target), SMB3_ENAMETOOLONG (target too long), CONN, STATUS
+ * (SMB3_EEXIST, SMB3_ENOENT: no parent, SMB3_EACCES, SMB3_ENOTSUP: no reparse points), SYNC.
+ * From a callback: no (SYNC). */
+int smb3_symlink(smb3_client *c, const char *target, const char *path);
+/* A FIFO, socket or device (mode: S_IFIFO, S_IFSOCK, S_IFCHR or S_IFBLK | permission bits; dev:
+ * major/minor for devices, as makedev) as an IO_REPARSE_TAG_NFS reparse point (MS-FSCC 2.1.2.6),
+ * what Samba 4.22 reports as that type (st.mode) and stores, like symlinks, in an extended
+ * attribute of a regular file. Errors: as smb3_symlink (SMB3_EINVAL: another type). */
+int smb3_mknod(smb3_client *c, const char *path, uint32_t mode, uint64_t dev);
+/* The target of the symlink at path (an IO_REPARSE_TAG_SYMLINK or NFS LNK reparse point; '\\'
+ * turned into '/'), NUL-terminated in buf (size bytes; a longer one is cut to size - 1); returns its
+ * full length. Errors: SMB3_EINVAL (NULL, size 0, not a symlink), CONN, STATUS (SMB3_ENOENT,
+ * SMB3_EACCES, SMB3_ENOTSUP: no reparse point), SMB3_EPROTO (a malformed one), SYNC.
+ * From a callback: no (SYNC). */
+ssize_t smb3_readlink(smb3_client *c, const char *path, char *buf, size_t size);
+/* Asynchronous forms (Callback: ASYNC; From a callback: yes; errors as above less SYNC). The
+ * readlink callback's target (NULL when rc != 0) is valid during the call only. open_mode and
+ * mkdir_mode are smb3_open_async / smb3_mkdir_stat_async with the permission bits a new file or
+ * directory gets on a POSIX share (mode is ignored elsewhere, and for a file that exists). */
+typedef void (*smb3_readlink_cb)(int rc, const char *target, void *arg);
+int smb3_chmod_async(smb3_client *c, const char *path, uint32_t mode, void (*cb)(int rc, void *arg), void *arg);
+int smb3_chown_async(smb3_client *c, const char *path, uint32_t uid, uint32_t gid, void (*cb)(int rc, void *arg),
+                     void *arg);
+int smb3_symlink_async(smb3_client *c, const char *target, const char *path, void (*cb)(int rc, void *arg),
+                       void *arg);
+int smb3_mknod_async(smb3_client *c, const char *path, uint32_t mode, uint64_t dev, void (*cb)(int rc, void *arg),
+                     void *arg);
+int smb3_readlink_async(smb3_client *c, const char *path, smb3_readlink_cb cb, void *arg);
+int smb3_open_mode_async(smb3_client *c, const char *path, int flags, uint32_t mode,
+                         void (*cb)(int rc, smb3_file *f, const struct smb3_stat *st, void *arg), void *arg);
+int smb3_mkdir_mode_async(smb3_client *c, const char *path, uint32_t mode,
+                          void (*cb)(int rc, const struct smb3_stat *st, void *arg), void *arg);
 
 /* ---- directories ---- */
 struct smb3_dirent {

@@ -19,6 +19,8 @@ struct smb3_client {
   uint32_t rsize, wsize; /* effective */
   int multi_credit;
   int guest; /* a named user was logged on as guest */
+  int posix_neg; /* the SMB3 POSIX extensions were negotiated: every CREATE carries the POSIX context */
+  int posix;     /* ... and the share answers it (POSIX information, names, chmod/chown) */
   pthread_mutex_t err_lock;
   char last_error[512];
   /* cached handle on the share root (statvfs in one QUERY_INFO) */
@@ -97,6 +99,10 @@ struct create_args {
   uint32_t access, share, disposition, options, attributes;
   uint8_t oplock;
   struct smb2_lease lease;
+  uint32_t mode;  /* POSIX context: the permission bits for a file this CREATE makes ... */
+  int mode_set;   /* ... when set; else 0644 (files) or 0755 (directories) */
+  int no_follow;  /* a metadata open: on a POSIX share, of a symlink or special file itself
+                   * (FILE_OPEN_REPARSE_POINT; Samba refuses a reparse point opened without it) */
 };
 int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *a);
 int build_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, int postquery);
@@ -107,6 +113,9 @@ int build_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uin
                 const uint8_t *input, uint32_t input_len, uint32_t max_out);
 int build_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
                    const uint8_t *buf, uint32_t len);
+/* The same with AdditionalInformation (security descriptors: the parts that buf sets). */
+int build_set_info_ai(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
+                      uint32_t addl_info, const uint8_t *buf, uint32_t len);
 int build_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, void *buf, uint32_t len,
                uint64_t off);
 int build_write(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *buf, uint32_t len,
@@ -170,6 +179,10 @@ int file_pread_paced(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb 
 /* Transport callbacks: lease breaks (lease.c) and the idle keep-alive tick (keepalive.c). */
 void client_install_handlers(smb3_client *c);
 void client_tick(void *arg);
+
+/* After TREE_CONNECT on a POSIX-negotiated connection: set c->posix if the share answers the POSIX
+ * create context (posix.c). Returns 0 or a transport failure. */
+int client_posix_probe(smb3_client *c);
 
 /* Map open(2)-style flags to CREATE arguments. */
 void create_args_from_flags(struct create_args *a, const char *path, int flags);

@@ -292,6 +292,8 @@ static int handshake(smb3_client *c) {
   rc = do_session_setup(c, NULL, 0);
   if (!rc) rc = do_tree_connect(c);
   if (!rc) rc = do_validate_negotiate(c);
+  c->posix_neg = core_negotiated(c->core)->posix;
+  if (!rc && c->posix_neg) rc = client_posix_probe(c);
   return rc;
 }
 
@@ -314,7 +316,8 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
                             .sign_wanted = o->sign,
                             .seal_wanted = o->seal,
                             .credits_target = o->credits,
-                            .timeout_ms = o->timeout_ms};
+                            .timeout_ms = o->timeout_ms,
+                            .posix_wanted = !o->noposix};
   if (!rc) c->core = core_new(&cfg);
   if (!rc && !c->core) rc = SMB3_ENOMEM;
   /* large pipelined writes stall unless the socket buffers hold twice the bytes in flight */

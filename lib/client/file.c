@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client/client.h"
 #include "util/clock.h"
@@ -36,6 +37,19 @@ void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st) {
   st->atime = filetime_to_ts(f->last_access_time);
   st->mtime = filetime_to_ts(f->last_write_time);
   st->ctime = filetime_to_ts(f->change_time);
+  if (f->posix) {
+    st->posix = 1;
+    st->mode = f->mode;
+    st->uid = f->uid;
+    st->gid = f->gid;
+    st->dev = f->device;
+    st->reparse_tag = f->reparse_tag;
+    st->is_dir = (f->mode & S_IFMT) == S_IFDIR;
+  } else {
+    st->mode = st->is_dir ? S_IFDIR | 0755 : S_IFREG | 0644;
+    if (f->attributes & SMB2_FILE_ATTRIBUTE_READONLY) st->mode &= ~0222u;
+    st->uid = st->gid = SMB3_NO_ID;
+  }
 }
 
 void stat_from_attrs(const struct smb2_file_attrs *a, uint64_t ino, struct smb3_stat *st) {
@@ -51,7 +65,21 @@ void stat_from_attrs(const struct smb2_file_attrs *a, uint64_t ino, struct smb3_
 }
 
 void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
-  stat_from_attrs(&r->attrs, r->have_disk_id ? r->disk_file_id : 0, st);
+  if (!r->have_posix) {
+    stat_from_attrs(&r->attrs, r->have_disk_id ? r->disk_file_id : 0, st);
+    return;
+  }
+  const struct smb2_file_attrs *a = &r->attrs;
+  struct fscc_stat f = {.creation_time = a->creation_time,
+                        .last_access_time = a->last_access_time,
+                        .last_write_time = a->last_write_time,
+                        .change_time = a->change_time,
+                        .allocation_size = a->allocation_size,
+                        .end_of_file = a->end_of_file,
+                        .attributes = a->file_attributes,
+                        .file_id = r->have_disk_id ? r->disk_file_id : 0};
+  fscc_stat_from_posix_cc(&r->posix, &f); /* mode, owner, group, nlink: no device here */
+  stat_from_fscc(&f, st);
 }
 
 /* ---- async single READ/WRITE ---- */

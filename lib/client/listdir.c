@@ -93,7 +93,10 @@ static int listing_batch(struct listing *l, const struct smb3_msg *m) {
   struct fscc_dirent de;
   int rc;
   l->last_guess = !l->classic && LIST_OUTBUF - r.len >= LIST_MAX_ENTRY;
-  fscc_dir_iter_init(&it, r.buf, r.len);
+  if (l->c->posix)
+    fscc_dir_iter_init_posix(&it, r.buf, r.len);
+  else
+    fscc_dir_iter_init(&it, r.buf, r.len);
   while ((rc = fscc_dir_next(&it, &de)) > 0 && !l->rc)
     l->rc = listing_add(l, &de);
   fscc_dir_iter_free(&it);

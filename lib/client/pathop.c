@@ -27,6 +27,16 @@ static int enc_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id 
   const struct pathop *op = arg;
   return build_set_info(c, m, fid, SMB2_0_INFO_FILE, op->info_class, op->buf, op->buflen);
 }
+static int enc_set_security(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct pathop *op = arg;
+  return build_set_info_ai(c, m, fid, SMB2_0_INFO_SECURITY, 0, op->addl_info, op->buf, op->buflen);
+}
+#define REPARSE_MAX_OUT 16384 /* MS-FSCC 2.3.61: MAXIMUM_REPARSE_DATA_BUFFER_SIZE */
+static int enc_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct pathop *op = arg;
+  return build_ioctl(c, m, fid, op->ctl_code, op->buf, op->buflen,
+                     op->ctl_code == SMB2_FSCTL_GET_REPARSE_POINT ? REPARSE_MAX_OUT : 0);
+}
 /* handle operations use the op's own file id */
 static int enc_h_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;
@@ -77,6 +87,8 @@ void pathop_free(struct pathop *op) {
   free(op->ea_buf);
   free(op->path);
   free(op->buf);
+  free(op->target);
+  free(op->reparse.target);
   free(op);
 }
 
@@ -86,6 +98,7 @@ static void meta_create(struct pathop *op, uint32_t access) {
   op->ca.access = access | SMB2_SYNCHRONIZE;
   op->ca.share = SMB2_FILE_SHARE_ALL;
   op->ca.disposition = SMB2_FILE_OPEN;
+  op->ca.no_follow = 1; /* stat, unlink, rename... of a symlink are of the link */
 }
 
 static void add(struct pathop *op,
@@ -192,10 +205,34 @@ static int prepare_path(struct pathop *op) {
       op->ca.options = triple_ops[i].options;
       op->info_class = triple_ops[i].info_class;
       if (triple_ops[i].outlen) op->info_type = SMB2_0_INFO_FILE, op->outlen = triple_ops[i].outlen;
+      if (op->kind == OP_STAT && op->c->posix) op->info_class = FSCC_FILE_POSIX_INFORMATION;
       triple(op, triple_ops[i].outlen ? enc_query_info : enc_set_info);
       return 0;
     }
   switch (op->kind) {
+  case OP_SET_SECURITY: /* WRITE_DAC for a DACL (chmod), WRITE_OWNER for owner and group */
+    op->what = op->addl_info & FSCC_SECINFO_DACL ? "chmod" : "chown";
+    meta_create(op, SMB2_FILE_READ_ATTRIBUTES |
+                        (op->addl_info & FSCC_SECINFO_DACL ? SMB2_WRITE_DAC : SMB2_WRITE_OWNER));
+    triple(op, enc_set_security);
+    return 0;
+  case OP_MKREPARSE: /* the access and options Samba's own client uses (source3/libsmb/clisymlink.c) */
+    op->what = op->symlink ? "symlink" : "mknod";
+    meta_create(op, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES | SMB2_FILE_WRITE_ATTRIBUTES);
+    op->ca.mode = op->mode;
+    op->ca.mode_set = 1;
+    op->ca.disposition = SMB2_FILE_CREATE;
+    op->ca.options = SMB2_FILE_NON_DIRECTORY_FILE | SMB2_FILE_OPEN_REPARSE_POINT;
+    op->ctl_code = SMB2_FSCTL_SET_REPARSE_POINT;
+    triple(op, enc_ioctl);
+    return 0;
+  case OP_READLINK:
+    op->what = "readlink";
+    meta_create(op, SMB2_FILE_READ_ATTRIBUTES);
+    op->ca.options = SMB2_FILE_OPEN_REPARSE_POINT;
+    op->ctl_code = SMB2_FSCTL_GET_REPARSE_POINT;
+    triple(op, enc_ioctl);
+    return 0;
   case OP_STATVFS:
     return prepare_statvfs(op);
   case OP_MKDIR:
@@ -204,6 +241,8 @@ static int prepare_path(struct pathop *op) {
     op->ca.disposition = SMB2_FILE_CREATE;
     op->ca.options = SMB2_FILE_DIRECTORY_FILE;
     op->ca.attributes = SMB2_FILE_ATTRIBUTE_DIRECTORY;
+    op->ca.mode = op->mode;
+    op->ca.mode_set = op->mode_set;
     op->first_is_create = 1;
     add(op, enc_create);
     add(op, enc_close);
@@ -223,6 +262,8 @@ static int prepare_path(struct pathop *op) {
     create_args_from_flags(&op->ca, op->path, op->open_flags);
     op->ca.lease = lease;
     op->ca.oplock = oplock;
+    op->ca.mode = op->mode;
+    op->ca.mode_set = op->mode_set;
     op->first_is_create = 1;
     add(op, enc_create);
     return 0;
@@ -256,6 +297,7 @@ int pathop_prepare(struct pathop *op) {
   if (op->kind == OP_FSTAT) {
     op->what = "fstat";
     op->info_type = SMB2_0_INFO_FILE, op->info_class = FSCC_FILE_ALL_INFORMATION, op->outlen = 4096;
+    if (op->c->posix) op->info_class = FSCC_FILE_POSIX_INFORMATION; /* every handle is a POSIX open */
     add(op, enc_h_query_info);
     return 0;
   }
@@ -292,7 +334,9 @@ static int finish_query(struct pathop *op, struct smb3_msg *m) {
     return 0;
   }
   struct fscc_stat fs;
-  if (fscc_all_info_decode(r.buf, r.len, &fs)) goto bad;
+  if (op->info_class == FSCC_FILE_POSIX_INFORMATION ? fscc_posix_info_decode(r.buf, r.len, &fs)
+                                                    : fscc_all_info_decode(r.buf, r.len, &fs))
+    goto bad;
   stat_from_fscc(&fs, &op->st);
   return 0;
 bad:
@@ -377,6 +421,24 @@ static int finish_eas(struct pathop *op, struct smb3_chain *ch) {
   return 0;
 }
 
+/* The target of the reparse point FSCTL_GET_REPARSE_POINT returned (a symlink, or an NFS LNK). */
+static int finish_readlink(struct pathop *op, struct smb3_msg *m) {
+  struct smb2_ioctl_rsp r;
+  if (smb2_ioctl_rsp_decode(m->rsp, m->rsp_len, &r) || fscc_reparse_decode(r.output, r.output_len, &op->reparse))
+    return client_fail(op->c, SMB3_EPROTO, 0, "readlink '%s': malformed reparse point", op->path);
+  if (!op->reparse.target)
+    return client_fail(op->c, SMB3_EINVAL, 0, "readlink '%s': not a symbolic link (reparse tag 0x%08x)",
+                       op->path, op->reparse.tag);
+  op->target = op->reparse.target;
+  op->reparse.target = NULL;
+  return 0;
+}
+
+static void ignore_done(int rc, void *arg) {
+  (void)rc;
+  (void)arg;
+}
+
 /* Turn a completed chain into op's result; frees the chain. */
 static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc && op->kind == OP_GET_EAS && ch->msgs[0].status == NT_STATUS_SUCCESS &&
@@ -385,6 +447,9 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
     return 0;
   }
   if (!rc) rc = first_failure(op, ch);
+  if (rc && ch && op->kind == OP_MKREPARSE && ch->msgs[0].status == NT_STATUS_SUCCESS)
+    (void)smb3_unlink_async(op->c, op->path, ignore_done, NULL); /* the plain file it left, best effort */
+  if (!rc && op->kind == OP_READLINK) rc = finish_readlink(op, &ch->msgs[1]);
   if (!rc && op->kind == OP_GET_EAS) rc = finish_eas(op, ch);
   if (!rc && (op->kind == OP_LOCK || op->kind == OP_UNLOCK) &&
       smb2_simple_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len))
@@ -431,6 +496,9 @@ static void async_done(struct smb3_chain *ch, int rc, void *arg) {
     break;
   case OP_GET_EAS:
     op->cb.eas(rc, rc ? NULL : op->eas, rc ? 0 : op->neas, op->arg);
+    break;
+  case OP_READLINK:
+    op->cb.readlink(rc, rc ? NULL : op->target, op->arg);
     break;
   case OP_CLOSE:
     if (op->close_stat)

@@ -30,7 +30,10 @@ enum pathop_kind {
   OP_GET_EAS,
   OP_SET_EA,
   OP_LOCK,
-  OP_UNLOCK
+  OP_UNLOCK,
+  OP_SET_SECURITY, /* chmod / chown: SET_INFO SMB2_0_INFO_SECURITY of buf with addl_info */
+  OP_MKREPARSE,    /* symlink / mknod: CREATE (new file) + FSCTL_SET_REPARSE_POINT of buf + CLOSE */
+  OP_READLINK      /* CREATE + FSCTL_GET_REPARSE_POINT + CLOSE; the target in op->target */
 };
 
 struct pathop {
@@ -48,6 +51,10 @@ struct pathop {
   uint32_t ctl_code;             /* OP_ZERO_DATA: the FSCTL; its input is buf */
   struct smb2_lock_element lock; /* OP_LOCK, OP_UNLOCK */
   uint32_t outlen;
+  uint32_t addl_info; /* OP_SET_SECURITY: AdditionalInformation (FSCC_SECINFO_*) */
+  int symlink;        /* OP_MKREPARSE: a symlink (else a special file) */
+  uint32_t mode;      /* OP_MKREPARSE, and OP_OPEN / OP_MKDIR with mode_set: the POSIX context's mode */
+  int mode_set;
   uint8_t *buf; /* SET_INFO payload (owned) */
   uint32_t buflen;
   int open_flags;
@@ -62,6 +69,8 @@ struct pathop {
   struct smb3_ea *eas; /* OP_GET_EAS: the attributes (owned, pointing into ea_buf) */
   size_t neas;
   uint8_t *ea_buf;
+  char *target;       /* OP_READLINK (owned) */
+  struct fscc_reparse reparse; /* OP_READLINK: what the reparse point is */
   /* async completion */
   union {
     smb3_done_cb done;
@@ -69,6 +78,7 @@ struct pathop {
     smb3_open_cb open;
     smb3_statvfs_cb statvfs;
     smb3_eas_cb eas;
+    smb3_readlink_cb readlink;
   } cb;
   void *arg;
   /* one-by-one runner state */

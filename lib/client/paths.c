@@ -301,6 +301,14 @@ int smb3_mkdir_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, voi
   return op_async(op);
 }
 
+int smb3_mkdir_mode_async(smb3_client *c, const char *path, uint32_t mode, smb3_stat_cb cb, void *arg) {
+  ASYNC_OP(OP_MKDIR, path, stat, cb);
+  op->mkdir_stat = 1;
+  op->mode_set = 1;
+  op->mode = mode & 07777;
+  return op_async(op);
+}
+
 int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg) {
   struct pathop *op;
   int rc = done_async(c, OP_UNLINK, path, cb, arg, &op);
@@ -374,9 +382,11 @@ int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_s
 }
 
 static int open_async(smb3_client *c, const char *path, int flags, const uint8_t *key, uint32_t want,
-                      smb3_open_cb cb, void *arg) {
+                      int64_t mode, smb3_open_cb cb, void *arg) {
   ASYNC_OP(OP_OPEN, path, open, cb);
   op->open_flags = flags;
+  op->mode_set = mode >= 0;
+  op->mode = (uint32_t)(mode & 07777);
   if (key && want && client_leasing(c)) {
     op->ca.oplock = SMB2_OPLOCK_LEVEL_LEASE;
     op->ca.lease.version = core_negotiated(c->core)->dialect >= SMB2_DIALECT_300 ? 2 : 1;
@@ -393,12 +403,17 @@ static int open_async(smb3_client *c, const char *path, int flags, const uint8_t
 }
 
 int smb3_open_async(smb3_client *c, const char *path, int flags, smb3_open_cb cb, void *arg) {
-  return open_async(c, path, flags, NULL, 0, cb, arg);
+  return open_async(c, path, flags, NULL, 0, -1, cb, arg);
+}
+
+int smb3_open_mode_async(smb3_client *c, const char *path, int flags, uint32_t mode, smb3_open_cb cb,
+                         void *arg) {
+  return open_async(c, path, flags, NULL, 0, mode, cb, arg);
 }
 
 int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
                           smb3_open_cb cb, void *arg) {
-  return open_async(c, path, flags, key, want, cb, arg);
+  return open_async(c, path, flags, key, want, -1, cb, arg);
 }
 
 uint32_t smb3_file_lease(const smb3_file *f) {

@@ -19,6 +19,13 @@ int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *a
   r.name = a->path;
   r.lease = a->lease;
   r.want_disk_id = 1; /* "QFid": the server's file id comes back with the open (stable inode numbers) */
+  if (c->posix_neg) {
+    /* Samba gives a handle POSIX semantics (case-sensitive names, POSIX information) only when
+     * its CREATE carries the POSIX context (source3/smbd/smb2_create.c: posix_pathnames). */
+    r.posix = 1;
+    r.posix_mode = a->mode_set ? a->mode : (a->options & SMB2_FILE_DIRECTORY_FILE) ? 0755 : 0644;
+    if (c->posix && a->no_follow) r.create_options |= SMB2_FILE_OPEN_REPARSE_POINT;
+  }
   struct le_wr w;
   size_t cap = 256 + 4 * strlen(a->path);
   int rc = msg_body_begin(m, SMB2_CREATE, c->tree_id, cap, &w);
@@ -62,8 +69,17 @@ int build_ioctl(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uin
 
 int build_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
                    const uint8_t *buf, uint32_t len) {
-  struct smb2_set_info_req r = {
-      .info_type = type, .file_info_class = cls, .file_id = fid, .buf = buf, .len = len};
+  return build_set_info_ai(c, m, fid, type, cls, 0, buf, len);
+}
+
+int build_set_info_ai(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t type, uint8_t cls,
+                      uint32_t addl_info, const uint8_t *buf, uint32_t len) {
+  struct smb2_set_info_req r = {.info_type = type,
+                                .file_info_class = cls,
+                                .additional_information = addl_info,
+                                .file_id = fid,
+                                .buf = buf,
+                                .len = len};
   struct le_wr w;
   int rc = msg_body_begin(m, SMB2_SET_INFO, c->tree_id, 64 + len, &w);
   if (!rc) rc = smb2_set_info_req_encode(&w, &r);
@@ -110,7 +126,8 @@ int build_lock(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid,
 
 int build_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, uint8_t flags,
                     uint32_t outlen) {
-  struct smb2_query_dir_req r = {.file_info_class = FSCC_FILE_ID_FULL_DIRECTORY_INFORMATION,
+  struct smb2_query_dir_req r = {.file_info_class = c->posix ? FSCC_FILE_POSIX_INFORMATION
+                                                             : FSCC_FILE_ID_FULL_DIRECTORY_INFORMATION,
                                  .flags = flags,
                                  .file_id = fid,
                                  .output_buffer_length = outlen,

@@ -118,6 +118,7 @@ struct core_config {
   int seal_wanted;                   /* client asks for encryption ('seal' option) */
   uint32_t credits_target;           /* credit window to grow to */
   uint32_t timeout_ms;               /* per request */
+  int posix_wanted;                  /* offer Samba's SMB3 POSIX extensions (3.1.1 only) */
 };
 
 struct smb3_core *core_new(const struct core_config *cfg);
@@ -190,6 +191,7 @@ struct core_negotiated {
   uint16_t cipher;
   uint16_t sign_alg;
   uint8_t server_guid[16];
+  int posix; /* 3.1.1 and the server answered the POSIX negotiate context */
 };
 /* Build the NEGOTIATE request for the configured dialects into chain message 0. */
 int core_build_negotiate(struct smb3_core *c, struct smb3_chain *ch);

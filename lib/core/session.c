@@ -35,6 +35,7 @@ int core_build_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
   r.sign_alg_count = 2;
   r.sign_algs[0] = SMB3_SIGN_AES_GMAC;
   r.sign_algs[1] = SMB3_SIGN_AES_CMAC;
+  r.posix = c->cfg.posix_wanted;
   struct le_wr w;
   struct smb3_msg *m = &ch->msgs[0];
   int rc = msg_body_begin(m, SMB2_NEGOTIATE, 0, 512, &w);
@@ -68,6 +69,7 @@ int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
     if (r.preauth_hash_alg != SMB2_PREAUTH_SHA512) return SMB3_EPROTO; /* 3.2.5.2: MUST be present */
     c->neg.cipher = r.cipher;
     c->neg.sign_alg = r.sign_alg == SMB3_SIGN_AES_GMAC ? SMB3_SIGN_AES_GMAC : SMB3_SIGN_AES_CMAC;
+    c->neg.posix = c->cfg.posix_wanted && r.posix; /* an answer we did not ask for is ignored */
   } else {
     c->preauth_active = 0;
     c->neg.cipher = (r.dialect >= SMB2_DIALECT_300 && (r.capabilities & SMB2_GLOBAL_CAP_ENCRYPTION))

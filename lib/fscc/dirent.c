@@ -1,5 +1,5 @@
 /* dirent.c - iterating a QUERY_DIRECTORY output buffer of FileIdFullDirectoryInformation
- * entries (MS-FSCC 2.4.18; 2.4.23 in newer revisions). */
+ * entries (MS-FSCC 2.4.18; 2.4.23 in newer revisions), or of Samba's POSIX entries. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,11 +11,17 @@
 #define DIRENT_FIXED 80 /* everything before FileName */
 
 void fscc_dir_iter_init(struct fscc_dir_iter *it, const uint8_t *buf, size_t len) {
+  it->posix = 0;
   it->buf = buf;
   it->len = buf ? len : 0;
   it->off = 0;
   it->done = it->len == 0;
   it->name = NULL;
+}
+
+void fscc_dir_iter_init_posix(struct fscc_dir_iter *it, const uint8_t *buf, size_t len) {
+  fscc_dir_iter_init(it, buf, len);
+  it->posix = 1;
 }
 
 void fscc_dir_iter_free(struct fscc_dir_iter *it) {
@@ -52,6 +58,24 @@ static int dirent_name(struct fscc_dir_iter *it, const uint8_t *p, uint32_t n, s
   return 0;
 }
 
+/* An SMB2_FIND_POSIX_INFORMATION entry (Samba source3/smbd/smb2_trans2.c smbd_marshall_dir_entry):
+ * NextEntryOffset, FileIndex, the POSIX information (variable: two SIDs), FileNameLength, FileName.
+ * Returns NextEntryOffset; *name_off is where the name starts. */
+#define POSIX_DIRENT_HEAD 8
+static int dirent_posix_fixed(const uint8_t *p, size_t avail, struct fscc_dirent *e, uint32_t *next,
+                              uint32_t *name_len, size_t *name_off) {
+  size_t used;
+  if (avail < POSIX_DIRENT_HEAD) return SMB3_EPROTO;
+  *next = le32_at(p);
+  if (fscc_posix_info_decode_len(p + POSIX_DIRENT_HEAD, avail - POSIX_DIRENT_HEAD, &e->st, &used))
+    return SMB3_EPROTO;
+  size_t at = POSIX_DIRENT_HEAD + used;
+  if (!le_range_ok(at, 4, avail)) return SMB3_EPROTO;
+  *name_len = le32_at(p + at);
+  *name_off = at + 4;
+  return 0;
+}
+
 /* Entries are chained by NextEntryOffset (0 ends the chain). Each must fit in the buffer,
  * and the next one must start after this one's name; 2.4.18 says entries are 8-byte aligned,
  * but an unaligned in-bounds offset is tolerated. Any violation ends the iteration. */
@@ -60,14 +84,22 @@ int fscc_dir_next(struct fscc_dir_iter *it, struct fscc_dirent *e) {
   fscc_dir_iter_free(it);
   if (it->done) return 0;
   it->done = 1; /* until this entry proves good */
-  if (!le_range_ok(it->off, DIRENT_FIXED, it->len)) return SMB3_EPROTO;
+  if (it->off >= it->len) return SMB3_EPROTO;
   const uint8_t *p = it->buf + it->off;
-  uint32_t name_len;
-  uint32_t next = dirent_fixed(p, e, &name_len);
-  if (!le_range_ok(it->off + DIRENT_FIXED, name_len, it->len)) return SMB3_EPROTO;
-  if (next && (next < DIRENT_FIXED + (uint64_t)name_len || !le_range_ok(it->off, next, it->len - 1)))
-    return SMB3_EPROTO;
-  int rc = dirent_name(it, p + DIRENT_FIXED, name_len, e);
+  uint32_t name_len, next;
+  size_t name_off = DIRENT_FIXED;
+  if (it->posix) {
+    if (dirent_posix_fixed(p, it->len - it->off, e, &next, &name_len, &name_off)) {
+      memset(e, 0, sizeof *e);
+      return SMB3_EPROTO;
+    }
+  } else {
+    if (!le_range_ok(it->off, DIRENT_FIXED, it->len)) return SMB3_EPROTO;
+    next = dirent_fixed(p, e, &name_len);
+  }
+  if (!le_range_ok(it->off + name_off, name_len, it->len)) goto bad;
+  if (next && (next < name_off + (uint64_t)name_len || !le_range_ok(it->off, next, it->len - 1))) goto bad;
+  int rc = dirent_name(it, p + name_off, name_len, e);
   if (rc) {
     fscc_dir_iter_free(it);
     memset(e, 0, sizeof *e);
@@ -78,4 +110,7 @@ int fscc_dir_next(struct fscc_dir_iter *it, struct fscc_dirent *e) {
     it->done = 0;
   }
   return 1;
+bad:
+  memset(e, 0, sizeof *e);
+  return SMB3_EPROTO;
 }

@@ -1,10 +1,13 @@
 /* create.c - SMB2 CREATE: request MS-SMB2 2.2.13, response 2.2.14, and the create contexts we
  * use (2.2.13.2 / 2.2.14.2): "RqLs" lease v1/v2 (2.2.13.2.8, 2.2.13.2.10, 2.2.14.2.10,
  * 2.2.14.2.11), "MxAc" maximal access (2.2.13.2.5, 2.2.14.2.5), "QFid" on-disk id (2.2.13.2.9,
- * 2.2.14.2.9). */
+ * 2.2.14.2.9), and Samba's SMB3 POSIX context (name = the 16-byte POSIX tag; request: the
+ * mode, source3/smbd/open.c create_file_default's check_posix_create_context; response:
+ * smb3_posix_cc_info, librpc/idl/smb3posix.idl, decoded by lib/fscc/posix.c). */
 #include <string.h>
 
 #include "smb3/smb3_errors.h"
+#include "fscc/fscc.h"
 #include "wire/wire_int.h"
 
 #define SMB2_CREATE_REQ_SIZE 57
@@ -13,8 +16,8 @@
 #define SMB2_CREATE_REQ_OFF_CTX 48
 #define SMB2_CREATE_RSP_FIXED 88
 #define CTX_HDR_LEN 16  /* Next, NameOffset, NameLength, Reserved, DataOffset, DataLength */
-#define CTX_NAME_LEN 4  /* all our context names are 4 ASCII bytes */
-#define CTX_DATA_OFF 24 /* header + name + 4 pad: data 8-byte aligned (2.2.13.2 DataOffset) */
+#define CTX_NAME_LEN 4 /* the MS-SMB2 context names are 4 ASCII bytes; POSIX's is 16 */
+#define POSIX_REQ_LEN 4 /* the mode; Samba refuses any other length (INVALID_PARAMETER) */
 #define LEASE_V1_LEN 32
 #define LEASE_V2_LEN 52
 #define LEASE_FLAG_PARENT_LEASE_KEY_SET 0x4u
@@ -29,7 +32,7 @@ struct ctx_chain {
 
 /* 2.2.13.2: a context starts 8-byte aligned, and the previous one's Next is the distance to
  * it. Writes the header and the name; the caller writes dlen bytes of data after it. */
-static void ctx_begin(struct le_wr *w, struct ctx_chain *c, const char *name, uint32_t dlen) {
+static void ctx_begin_n(struct le_wr *w, struct ctx_chain *c, const void *name, uint16_t nlen, uint32_t dlen) {
   le_put_align(w, 8);
   if (c->n++ == 0)
     c->first = w->off;
@@ -37,13 +40,18 @@ static void ctx_begin(struct le_wr *w, struct ctx_chain *c, const char *name, ui
     le32_put(w->p + c->prev, (uint32_t)(w->off - c->prev));
   c->prev = w->off;
   le_put_u32(w, 0); /* Next: patched when another context follows */
+  uint16_t data_off = (uint16_t)((CTX_HDR_LEN + nlen + 7) & ~7u); /* 2.2.13.2: data 8-byte aligned */
   le_put_u16(w, CTX_HDR_LEN);
-  le_put_u16(w, CTX_NAME_LEN);
+  le_put_u16(w, nlen);
   le_put_u16(w, 0); /* Reserved */
-  le_put_u16(w, dlen ? CTX_DATA_OFF : 0);
+  le_put_u16(w, dlen ? data_off : 0);
   le_put_u32(w, dlen);
-  le_put_bytes(w, name, CTX_NAME_LEN);
-  le_put_zero(w, 4); /* padding so that the data (or the next context) is 8-byte aligned */
+  le_put_bytes(w, name, nlen);
+  le_put_zero(w, data_off - CTX_HDR_LEN - nlen); /* the data (or the next context) 8-byte aligned */
+}
+
+static void ctx_begin(struct le_wr *w, struct ctx_chain *c, const char *name, uint32_t dlen) {
+  ctx_begin_n(w, c, name, CTX_NAME_LEN, dlen);
 }
 
 /* 2.2.13.2.8 (v1, 32 bytes) / 2.2.13.2.10 (v2, 52 bytes). LeaseDuration MUST be 0. */
@@ -102,6 +110,10 @@ int smb2_create_req_encode(struct le_wr *w, const struct smb2_create_req *r) {
   if (r->want_maximal_access) ctx_begin(w, &c, "MxAc", 0); /* no Timestamp */
   if (r->want_disk_id) ctx_begin(w, &c, "QFid", 0);
   if (r->lease.version) ctx_put_lease(w, &c, &r->lease);
+  if (r->posix) { /* permission bits only: Samba strips the type (unix_perms_to_wire) */
+    ctx_begin_n(w, &c, smb2_posix_tag, SMB2_POSIX_TAG_LEN, POSIX_REQ_LEN);
+    le_put_u32(w, r->posix_mode & 07777u);
+  }
   if (c.n && !w->err) {
     le32_put(w->p + start + SMB2_CREATE_REQ_OFF_CTX, (uint32_t)WIRE_HDR_OFF(c.first));
     le32_put(w->p + start + SMB2_CREATE_REQ_OFF_CTX + 4, (uint32_t)(w->off - c.first));
@@ -128,9 +140,15 @@ static int ctx_parse_lease(const uint8_t *d, uint32_t dlen, struct smb2_lease *l
   return r.err ? SMB3_EPROTO : 0;
 }
 
-/* One response context; unknown names (e.g. "DHnQ", POSIX) are ignored. */
+/* One response context; unknown names (e.g. "DHnQ") are ignored. */
 static int ctx_parse(const uint8_t *name, uint16_t nlen, const uint8_t *d, uint32_t dlen,
                      struct smb2_create_rsp *rsp) {
+  if (nlen == SMB2_POSIX_TAG_LEN && !memcmp(name, smb2_posix_tag, SMB2_POSIX_TAG_LEN)) {
+    size_t used;
+    if (fscc_posix_cc_decode(d, dlen, &rsp->posix, &used)) return SMB3_EPROTO;
+    rsp->have_posix = 1;
+    return 0;
+  }
   if (nlen != CTX_NAME_LEN) return 0;
   if (!memcmp(name, "RqLs", 4)) return ctx_parse_lease(d, dlen, &rsp->lease);
   if (!memcmp(name, "MxAc", 4)) { /* 2.2.14.2.5 */

@@ -14,6 +14,9 @@
 #define NEGCTX_SALT_LEN 32
 #define WIRE_SIGN_HMAC_SHA256 0x0000 /* 2.2.3.1.7 SigningAlgorithm id on the wire */
 
+const uint8_t smb2_posix_tag[SMB2_POSIX_TAG_LEN] = {0x93, 0xAD, 0x25, 0x50, 0x9C, 0xB4, 0x11, 0xE7,
+                                                     0xB4, 0x23, 0x83, 0xDE, 0x96, 0x8B, 0xCD, 0x7C};
+
 static int offers_311(const struct smb2_negotiate_req *r) {
   for (int i = 0; i < r->dialect_count; i++)
     if (r->dialects[i] == SMB2_DIALECT_311) return 1;
@@ -69,6 +72,14 @@ static int negctx_put_netname(struct le_wr *w, const char *netname) {
   return rc;
 }
 
+/* Samba's POSIX extensions: the data is a list of 16-byte variant tags; Samba knows one
+ * (source3/smbd/smb2_negprot.c smb2_negotiate_context_process_posix). */
+static void negctx_put_posix(struct le_wr *w) {
+  size_t d = negctx_begin(w, SMB2_POSIX_EXTENSIONS_AVAILABLE);
+  le_put_bytes(w, smb2_posix_tag, SMB2_POSIX_TAG_LEN);
+  negctx_end(w, d);
+}
+
 /* Emits the contexts and patches NegotiateContextOffset / NegotiateContextCount. */
 static int negctx_put_all(struct le_wr *w, size_t start, const struct smb2_negotiate_req *r) {
   uint16_t count = 1;
@@ -86,6 +97,10 @@ static int negctx_put_all(struct le_wr *w, size_t start, const struct smb2_negot
   if (r->netname && r->netname[0]) {
     int rc = negctx_put_netname(w, r->netname);
     if (rc) return rc;
+    count++;
+  }
+  if (r->posix) {
+    negctx_put_posix(w);
     count++;
   }
   if (w->err) return SMB3_EINVAL;
@@ -138,6 +153,10 @@ static int negctx_parse(uint16_t type, const uint8_t *p, size_t len, struct smb2
     le_skip(&r, 2 * (size_t)(count ? count - 1 : 0));
     break;
   }
+  case SMB2_POSIX_EXTENSIONS_AVAILABLE: /* the tag(s) the server accepted; no count field */
+    for (size_t off = 0; off + SMB2_POSIX_TAG_LEN <= len; off += SMB2_POSIX_TAG_LEN)
+      if (!memcmp(p + off, smb2_posix_tag, SMB2_POSIX_TAG_LEN)) rsp->posix = 1;
+    return len % SMB2_POSIX_TAG_LEN ? SMB3_EPROTO : 0;
   default:
     return 0;
   }

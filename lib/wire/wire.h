@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fscc/fscc.h"
 #include "util/le.h"
 
 /* ---- header: MS-SMB2 2.2.1.2 (sync) / 2.2.1.1 (async) ---- hdr.c */
@@ -143,7 +144,14 @@ enum smb2_negctx_type {
   SMB2_TRANSPORT_CAPABILITIES = 0x0006,
   SMB2_RDMA_TRANSFORM_CAPABILITIES = 0x0007,
   SMB2_SIGNING_CAPABILITIES = 0x0008,
+  /* Samba's SMB3 POSIX extensions (not in MS-SMB2): libcli/smb/smb2_constants.h, data = the
+   * 16-byte POSIX create context tag, offered by the client and echoed by the server. */
+  SMB2_POSIX_EXTENSIONS_AVAILABLE = 0x0100,
 };
+/* The POSIX tag: the negotiate context's data and the POSIX create context's name (Samba
+ * libcli/smb/smb2_constants.h SMB2_CREATE_TAG_POSIX). */
+#define SMB2_POSIX_TAG_LEN 16
+extern const uint8_t smb2_posix_tag[SMB2_POSIX_TAG_LEN];
 #define SMB2_PREAUTH_SHA512 0x0001
 #define SMB2_MAX_DIALECTS 8
 #define SMB2_MAX_CIPHERS 4
@@ -162,6 +170,7 @@ struct smb2_negotiate_req {
   uint16_t sign_alg_count; /* SIGNING_CAPABILITIES if > 0 (ids as in crypto.h) */
   uint16_t sign_algs[SMB2_MAX_SIGN_ALGS];
   const char *netname; /* NETNAME context if non-NULL (UTF-8; encoded UTF-16LE) */
+  int posix;           /* SMB2_POSIX_EXTENSIONS_AVAILABLE context with the POSIX tag */
 };
 int smb2_negotiate_req_encode(struct le_wr *w, const struct smb2_negotiate_req *r);
 
@@ -182,6 +191,7 @@ struct smb2_negotiate_rsp {
   uint16_t cipher;   /* the one cipher the server chose, 0 if none */
   uint16_t sign_alg; /* the one signing algorithm the server chose, as a crypto.h id (wire 0 =
                         HMAC-SHA256 -> SMB3_SIGN_HMAC_SHA256); 0xFFFF if the context was absent */
+  int posix;         /* the server answered SMB2_POSIX_EXTENSIONS_AVAILABLE with the POSIX tag */
 };
 int smb2_negotiate_rsp_decode(const uint8_t *msg, size_t len, struct smb2_negotiate_rsp *r);
 
@@ -257,6 +267,8 @@ enum smb2_lease_state { SMB2_LEASE_READ = 0x1, SMB2_LEASE_HANDLE = 0x2, SMB2_LEA
 #define SMB2_FILE_WRITE_ATTRIBUTES 0x00000100u
 #define SMB2_DELETE 0x00010000u
 #define SMB2_READ_CONTROL 0x00020000u
+#define SMB2_WRITE_DAC 0x00040000u
+#define SMB2_WRITE_OWNER 0x00080000u
 #define SMB2_SYNCHRONIZE 0x00100000u
 #define SMB2_MAXIMUM_ALLOWED 0x02000000u
 #define SMB2_GENERIC_ALL 0x10000000u
@@ -332,6 +344,8 @@ struct smb2_create_req {
   struct smb2_lease lease; /* "RqLs" context when version is 1 or 2 */
   int want_maximal_access; /* "MxAc" context */
   int want_disk_id;        /* "QFid" context */
+  int posix;               /* the POSIX context (only on a connection that negotiated POSIX) */
+  uint32_t posix_mode;     /* its mode: permission bits (07777) for a file the CREATE makes */
 };
 int smb2_create_req_encode(struct le_wr *w, const struct smb2_create_req *r);
 
@@ -346,6 +360,8 @@ struct smb2_create_rsp {
   uint32_t maximal_access;
   int have_disk_id;
   uint64_t disk_file_id; /* first 8 bytes of the QFid DiskFileId */
+  int have_posix;        /* a POSIX response context (lib/fscc/posix.c) */
+  struct fscc_posix_cc posix;
 };
 int smb2_create_rsp_decode(const uint8_t *msg, size_t len, struct smb2_create_rsp *r);
 
@@ -483,6 +499,8 @@ int smb2_query_dir_rsp_decode(const uint8_t *msg, size_t len, struct smb2_query_
 #define SMB2_FSCTL_SET_ZERO_DATA 0x000980C8u          /* input: FILE_ZERO_DATA_INFORMATION (MS-FSCC 2.3.85) */
 #define SMB2_FSCTL_QUERY_ALLOCATED_RANGES 0x000940CFu /* MS-FSCC 2.3.37/2.3.38 */
 #define SMB2_FSCTL_SET_SPARSE 0x000900C4u             /* no input: SetSparse = TRUE (MS-FSCC 2.3.64) */
+#define SMB2_FSCTL_SET_REPARSE_POINT 0x000900A4u /* MS-FSCC 2.3.65: input a reparse data buffer */
+#define SMB2_FSCTL_GET_REPARSE_POINT 0x000900A8u /* MS-FSCC 2.3.29/2.3.30: output one */
 #define SMB2_0_IOCTL_IS_FSCTL 0x00000001u
 struct smb2_ioctl_req {
   uint32_t ctl_code;
