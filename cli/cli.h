@@ -15,6 +15,8 @@ struct cli {
   int stats;            /* --stats */
   int quiet;            /* -q */
   int inplace;          /* put --inplace */
+  int long_list;        /* ls -l */
+  int symlink;          /* ln -s */
   smb3_client *client;  /* connected by cli_connect(); reported by --stats at exit */
   struct smb3_options opts;
 };
@@ -62,5 +64,9 @@ int cmd_ln(struct cli *cli, int argc, char **argv);
  * leading '/'; CLI_USAGE after printing why it is not one. */
 int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char *out, size_t n);
 int cmd_stats(struct cli *cli, int argc, char **argv);
+int cmd_chmod(struct cli *cli, int argc, char **argv);
+int cmd_chown(struct cli *cli, int argc, char **argv);
+/* ls -l's mode string of st (10 characters and a NUL). */
+void cli_mode_string(const struct smb3_stat *st, char out[11]);
 
 #endif

@@ -1,6 +1,7 @@
 /* cmd_info.c - ls, stat, df. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -19,6 +20,46 @@ static void print_entry(const char *name, const struct smb3_stat *st) {
          (unsigned long long)st->size, tb, name, st->is_dir ? "/" : "");
 }
 
+void cli_mode_string(const struct smb3_stat *st, char out[11]) {
+  static const char rwx[] = "rwxrwxrwx";
+  uint32_t m = st->mode;
+  switch (m & S_IFMT) {
+  case S_IFDIR: out[0] = 'd'; break;
+  case S_IFLNK: out[0] = 'l'; break;
+  case S_IFIFO: out[0] = 'p'; break;
+  case S_IFSOCK: out[0] = 's'; break;
+  case S_IFCHR: out[0] = 'c'; break;
+  case S_IFBLK: out[0] = 'b'; break;
+  default: out[0] = '-'; break;
+  }
+  for (int i = 0; i < 9; i++)
+    out[1 + i] = (m & (0400u >> i)) ? rwx[i] : '-';
+  if (m & S_ISUID) out[3] = (m & S_IXUSR) ? 's' : 'S';
+  if (m & S_ISGID) out[6] = (m & S_IXGRP) ? 's' : 'S';
+  if (m & S_ISVTX) out[9] = (m & S_IXOTH) ? 't' : 'T';
+  out[10] = 0;
+}
+
+static void fmt_id(char *buf, size_t n, uint32_t id) {
+  if (id == SMB3_NO_ID)
+    snprintf(buf, n, "?");
+  else
+    snprintf(buf, n, "%u", id);
+}
+
+/* ls -l: path is the entry's path in the share (for a symlink's target). */
+static void print_long(smb3_client *c, const char *path, const char *name, const struct smb3_stat *st) {
+  char tb[32], mode[11], u[16], g[16], target[4097] = "";
+  fmt_time(tb, sizeof tb, &st->mtime);
+  cli_mode_string(st, mode);
+  fmt_id(u, sizeof u, st->uid);
+  fmt_id(g, sizeof g, st->gid);
+  if ((st->mode & S_IFMT) == S_IFLNK && smb3_readlink(c, path, target, sizeof target) < 0)
+    snprintf(target, sizeof target, "?");
+  printf("%s %3u %5s %5s %12llu  %s  %s%s%s\n", mode, st->nlink, u, g, (unsigned long long)st->size, tb, name,
+         target[0] ? " -> " : "", target);
+}
+
 int cmd_ls(struct cli *cli, int argc, char **argv) {
   (void)argc;
   int rc = cli_parse(cli, "ls", argv[0]);
@@ -29,7 +70,10 @@ int cmd_ls(struct cli *cli, int argc, char **argv) {
     rc = smb3_stat(cli->client, path, &st);
     if (rc) return cli_fail(cli, "ls", rc);
     if (!st.is_dir) {
-      print_entry(path, &st);
+      if (cli->long_list)
+        print_long(cli->client, path, path, &st);
+      else
+        print_entry(path, &st);
       return 0;
     }
   }
@@ -37,12 +81,31 @@ int cmd_ls(struct cli *cli, int argc, char **argv) {
   rc = smb3_opendir(cli->client, path, &d);
   if (rc) return cli_fail(cli, "ls", rc);
   struct smb3_dirent e;
-  while ((rc = smb3_readdir(d, &e)) > 0)
-    print_entry(e.name, &e.st);
+  while ((rc = smb3_readdir(d, &e)) > 0) {
+    if (!cli->long_list) {
+      print_entry(e.name, &e.st);
+      continue;
+    }
+    char full[8192];
+    snprintf(full, sizeof full, "%s%s%s", path, path[0] ? "/" : "", e.name);
+    print_long(cli->client, full, e.name, &e.st);
+  }
   int crc = smb3_closedir(d);
   if (rc < 0) return cli_fail(cli, "ls", rc);
   if (crc) return cli_fail(cli, "ls", crc);
   return 0;
+}
+
+static const char *stat_type(const struct smb3_stat *st) {
+  switch (st->mode & S_IFMT) {
+  case S_IFDIR: return "directory";
+  case S_IFLNK: return "symlink";
+  case S_IFIFO: return "fifo";
+  case S_IFSOCK: return "socket";
+  case S_IFCHR: return "character device";
+  case S_IFBLK: return "block device";
+  default: return "file";
+  }
 }
 
 int cmd_stat(struct cli *cli, int argc, char **argv) {
@@ -59,9 +122,20 @@ int cmd_stat(struct cli *cli, int argc, char **argv) {
   fmt_time(b, sizeof b, &st.btime);
   printf("name: %s\ntype: %s\nsize: %llu\nallocation: %llu\nfile id: %llu\nattributes: 0x%08x\nlinks: %u\n"
          "access: %s\nmodify: %s\nchange: %s\nbirth: %s\n",
-         cli->opts.path[0] ? cli->opts.path : "/", st.is_dir ? "directory" : "file",
+         cli->opts.path[0] ? cli->opts.path : "/", stat_type(&st),
          (unsigned long long)st.size, (unsigned long long)st.alloc_size, (unsigned long long)st.ino,
          st.attributes, st.nlink, a, m, c, b);
+  if (st.posix) {
+    char mode[11], u[16], g[16];
+    cli_mode_string(&st, mode);
+    fmt_id(u, sizeof u, st.uid);
+    fmt_id(g, sizeof g, st.gid);
+    printf("mode: %04o (%s)\nuid: %s\ngid: %s\ndevice: %u\n", st.mode & 07777u, mode, u, g, st.dev);
+    if ((st.mode & S_IFMT) == S_IFLNK) {
+      char target[4097];
+      if (smb3_readlink(cli->client, cli->opts.path, target, sizeof target) >= 0) printf("target: %s\n", target);
+    }
+  }
   return 0;
 }
 

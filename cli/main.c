@@ -30,10 +30,15 @@ static const struct command {
 } commands[] = {
     {"ls", cmd_ls, 1, 1, "URL", "list a directory (or one file)",
      "One line per entry: type (d or -), w or r (the read-only attribute), size in bytes,\n"
-     "modification time (UTC) and name; directories end in '/'. A URL naming a file lists that file.\n"},
+     "modification time (UTC) and name; directories end in '/'. A URL naming a file lists that file.\n"
+     "\n"
+     "-l  ls -l's columns: mode (type character and rwx bits), links, owner uid, group gid, size,\n"
+     "    modification time (UTC), name, and ' -> TARGET' for a symbolic link. On a share without\n"
+     "    the SMB3 POSIX extensions the mode is synthesised and the owner and group show as '?'.\n"},
     {"stat", cmd_stat, 1, 1, "URL", "show a file's attributes",
      "Name, type, size, allocation size, server file id, attributes (FILE_ATTRIBUTE_* in hex),\n"
-     "link count, and access, modify, change and birth times (UTC).\n"},
+     "link count, and access, modify, change and birth times (UTC). On a share with the SMB3 POSIX\n"
+     "extensions also the mode (octal and as ls -l shows it), uid, gid and device.\n"},
     {"cat", cmd_cat, 1, 1, "URL", "write a file to standard output",
      "Reads the file up to the size it had when it was opened, through the pipelined READ engine.\n"},
     {"get", cmd_get, 1, 2, "URL [LOCAL]", "download a file (atomically: temp name, then rename)",
@@ -65,7 +70,16 @@ static const struct command {
      "NEWPATH is the new name (a path on the same share or an smb:// URL of the same server and\n"
      "share); an existing file of that name is not replaced.\n"},
     {"ln", cmd_ln, 2, 2, "URL NEWPATH", "a hard link: NEWPATH becomes a second name of the file",
-     "NEWPATH (a path or an smb:// URL of the same share) must not exist yet.\n"},
+     "NEWPATH (a path or an smb:// URL of the same share) must not exist yet.\n"
+     "\n"
+     "-s  smb3 ln -s TARGET URL: a symbolic link at URL whose target is the string TARGET (a reparse\n"
+     "    point, IO_REPARSE_TAG_SYMLINK; Samba keeps it in an extended attribute of a regular file).\n"},
+    {"chmod", cmd_chmod, 2, 2, "MODE URL", "set the permission bits (octal, 0..0777; SMB3 POSIX shares)",
+     "MODE is octal. Needs the SMB3 POSIX extensions (Samba 4.22 with 'smb3 unix extensions'), which\n"
+     "set only the 0777 bits this way: setuid, setgid and sticky are refused.\n"},
+    {"chown", cmd_chown, 2, 2, "UID[:GID] URL", "set the owner and/or group (numeric; SMB3 POSIX shares)",
+     "UID, UID:GID or :GID, as numbers (the server's Unix ids). Needs the SMB3 POSIX extensions; the\n"
+     "server decides who may (root, or the owner giving a file to one of its groups).\n"},
     {"df", cmd_df, 1, 1, "URL", "show the share's size and free space",
      "Size, used and available space of the share in 1024-byte blocks.\n"},
     {"stats", cmd_stats, 1, 1, "MOUNTPOINT", "counters of an smb3fs mount as JSON",
@@ -89,7 +103,7 @@ static void usage(FILE *to) {
               "          or the PASSWD environment variable\n"
               "options (-o, comma-separated): vers=2.0|2.1|3.0|3.0.2|3.1.1, sign, seal, port=N, rsize=N,\n"
               "          wsize=N, max_inflight=N, credits=N, nocompound, timeout=S, connect_timeout=S,\n"
-              "          echo_interval=S, username=, password=, domain=, credentials=FILE\n"
+              "          echo_interval=S, posix, noposix, username=, password=, domain=, credentials=FILE\n"
               "exit status: 0 success, 1 the operation failed, 2 usage error. See smb3(1).\n");
 }
 
@@ -100,6 +114,8 @@ static const struct command_option {
   size_t field; /* offsetof(struct cli, ...) */
 } command_options[] = {
     {"put", "--inplace", offsetof(struct cli, inplace)},
+    {"ls", "-l", offsetof(struct cli, long_list)},
+    {"ln", "-s", offsetof(struct cli, symlink)},
 };
 #define N_COMMAND_OPTIONS (sizeof command_options / sizeof command_options[0])
 
@@ -120,6 +136,14 @@ static int command_options_parse(struct cli *cli, const struct command *c, int *
   int k = 0, ended = 0;
   for (int i = 0; i < *nargs; i++) {
     char *a = args[i];
+    size_t j = 0;
+    while (j < N_COMMAND_OPTIONS &&
+           (strcmp(command_options[j].cmd, c->name) || strcmp(command_options[j].name, a)))
+      j++;
+    if (!ended && a[0] == '-' && a[1] != '-' && j < N_COMMAND_OPTIONS) { /* a short one: ls -l, ln -s */
+      *(int *)((char *)cli + command_options[j].field) = 1;
+      continue;
+    }
     if (ended || strncmp(a, "--", 2)) {
       memmove(args + k + 1, args + k, (size_t)(i - k) * sizeof *args); /* the taken ones move up */
       args[k++] = a;
@@ -129,10 +153,6 @@ static int command_options_parse(struct cli *cli, const struct command *c, int *
       ended = 1;
       continue;
     }
-    size_t j = 0;
-    while (j < N_COMMAND_OPTIONS &&
-           (strcmp(command_options[j].cmd, c->name) || strcmp(command_options[j].name, a)))
-      j++;
     if (j == N_COMMAND_OPTIONS)
       return cli_usage_error(c->name, "unknown option '%s' (see 'smb3 help %s')", a, c->name);
     *(int *)((char *)cli + command_options[j].field) = 1;
