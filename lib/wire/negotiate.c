@@ -153,10 +153,12 @@ static int negctx_parse(uint16_t type, const uint8_t *p, size_t len, struct smb2
     le_skip(&r, 2 * (size_t)(count ? count - 1 : 0));
     break;
   }
-  case SMB2_POSIX_EXTENSIONS_AVAILABLE: /* the tag(s) the server accepted; no count field */
+  case SMB2_POSIX_EXTENSIONS_AVAILABLE:
+    /* The tag(s) the server accepted, no count field. Data that holds no whole tag of ours is a
+     * variant we do not understand: ignored like an unknown context, never an error. */
     for (size_t off = 0; off + SMB2_POSIX_TAG_LEN <= len; off += SMB2_POSIX_TAG_LEN)
       if (!memcmp(p + off, smb2_posix_tag, SMB2_POSIX_TAG_LEN)) rsp->posix = 1;
-    return len % SMB2_POSIX_TAG_LEN ? SMB3_EPROTO : 0;
+    return 0;
   default:
     return 0;
   }

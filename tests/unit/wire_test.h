@@ -128,7 +128,7 @@ static inline size_t wt_negotiate_rsp(uint8_t *buf, size_t cap, uint16_t dialect
     for (int i = 0; i < 32; i++)
       le_put_u8(&w, (uint8_t)i);
     le_put_align(&w, 8);
-    /* unknown context type 0x0100: ignored */
+    /* context type 0x0100 (SMB2_POSIX_EXTENSIONS_AVAILABLE) holding no POSIX tag: ignored */
     le_put_u16(&w, 0x0100);
     le_put_u16(&w, 3);
     le_put_u32(&w, 0);
