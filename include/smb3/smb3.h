@@ -348,7 +348,7 @@ int smb3_posix(const smb3_client *c);
  * S-1-5-88-3-MODE; Samba 4.22 takes only the 0777 bits this way: setuid, setgid and sticky bits are
  * refused here with SMB3_EINVAL rather than dropped silently).
  * Errors: SMB3_EINVAL (c or path NULL, mode beyond 0777), SMB3_ENOTSUP (not a POSIX share), CONN,
- * STATUS (SMB3_ENOENT, SMB3_EACCES, SMB3_EPERM: not the owner), SYNC. From a callback: no (SYNC). */
+ * STATUS (SMB3_ENOENT, SMB3_EACCES, SMB3_EACCES: not the owner), SYNC. From a callback: no (SYNC). */
 int smb3_chmod(smb3_client *c, const char *path, uint32_t mode);
 /* Owner and/or group (SMB3_NO_ID: unchanged; not both) as the SIDs S-1-22-1-UID / S-1-22-2-GID of
  * a security descriptor; the server applies its own rules (root, or the owner giving the file to
@@ -370,8 +370,8 @@ int smb3_symlink(smb3_client *c, const char *target, const char *path);
 int smb3_mknod(smb3_client *c, const char *path, uint32_t mode, uint64_t dev);
 /* The target of the symlink at path (an IO_REPARSE_TAG_SYMLINK or NFS LNK reparse point; '\\'
  * turned into '/'), NUL-terminated in buf (size bytes; a longer one is cut to size - 1); returns its
- * full length. Errors: SMB3_EINVAL (NULL, size 0, not a symlink), CONN, STATUS (SMB3_ENOENT,
- * SMB3_EACCES, SMB3_ENOTSUP: no reparse point), SMB3_EPROTO (a malformed one), SYNC.
+ * full length. Errors: SMB3_EINVAL (NULL, size 0, not a symlink: no reparse point or another kind),
+ * CONN, STATUS (SMB3_ENOENT, SMB3_EACCES), SMB3_EPROTO (a malformed one), SYNC.
  * From a callback: no (SYNC). */
 ssize_t smb3_readlink(smb3_client *c, const char *path, char *buf, size_t size);
 /* Asynchronous forms (Callback: ASYNC; From a callback: yes; errors as above less SYNC). The
