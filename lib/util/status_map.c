@@ -23,7 +23,6 @@ static const struct status_row status_table[] = {
     ROW(NO_MORE_FILES, SMB3_ENOENT),
     ROW(STOPPED_ON_SYMLINK, SMB3_ELOOP),
     ROW(NOT_A_REPARSE_POINT, SMB3_EINVAL),         /* readlink of a file that is no link */
-    ROW(IO_REPARSE_TAG_NOT_HANDLED, SMB3_ENOTSUP), /* Samba: opening a special file's data */
     ROW(MORE_PROCESSING_REQUIRED, SMB3_ESTATUS), /* only SESSION_SETUP expects it */
     /* logon */
     ROW(LOGON_FAILURE, SMB3_ELOGON),
