@@ -119,12 +119,14 @@ static const struct command_option {
 };
 #define N_COMMAND_OPTIONS (sizeof command_options / sizeof command_options[0])
 
-/* c's options, " [--a] [--b]", into buf (empty when it has none). */
-static const char *command_option_list(const struct command *c, char *buf, size_t n) {
+/* c's long (short = 0) or short options, " [--a] [--b]", into buf (empty when it has none). The
+ * usage line shows the long ones before the arguments and the short ones (ls -l, ln -s) after them;
+ * both are taken anywhere among the arguments. */
+static const char *command_option_list(const struct command *c, int short_ones, char *buf, size_t n) {
   size_t k = 0;
   buf[0] = 0;
   for (size_t i = 0; i < N_COMMAND_OPTIONS && k < n; i++)
-    if (!strcmp(command_options[i].cmd, c->name))
+    if (!strcmp(command_options[i].cmd, c->name) && (command_options[i].name[1] != '-') == (short_ones != 0))
       k += (size_t)snprintf(buf + k, n - k, " [%s]", command_options[i].name);
   return buf;
 }
@@ -168,9 +170,10 @@ static const struct command *command_find(const char *name) {
 }
 
 static void command_usage(FILE *to, const struct command *c) {
-  char opts[128];
-  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s%s %s\n\n%c%s.\n%s%s", c->name,
-          command_option_list(c, opts, sizeof opts), c->args, toupper((unsigned char)c->summary[0]),
+  char opts[128], short_opts[128];
+  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s%s %s%s\n\n%c%s.\n%s%s", c->name,
+          command_option_list(c, 0, opts, sizeof opts), c->args,
+          command_option_list(c, 1, short_opts, sizeof short_opts), toupper((unsigned char)c->summary[0]),
           c->summary + 1, c->details[0] ? "\n" : "", c->details);
 }
 
