@@ -20,6 +20,11 @@ static int same_version(const struct fs_inode *in) {
   return in->cached_valid && fs_same_version(in->cached_size, in->cached_mtime, &in->st);
 }
 
+int cache_pages_kept(const struct fs_ctx *fs, const struct fs_inode *in) {
+  if (fs->cache == SMB3_CACHE_LOOSE) return in->opened_ever; /* the kernel keeps its pages */
+  return same_version(in);
+}
+
 int cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, struct fuse_file_info *fi) {
   int cached = fs->cache == SMB3_CACHE_LOOSE || (fs->cache == SMB3_CACHE_STRICT && (lease & SMB3_LEASE_READ));
   int writes = (fi->flags & O_ACCMODE) != O_RDONLY;

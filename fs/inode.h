@@ -11,6 +11,14 @@
 struct wb_chunk;
 struct wb_waiter;
 struct wb_parked;
+struct fs_file;
+/* Times set (futimens, utimensat) on a file whose data is still being gathered here: they go to the
+ * server with that data (writeback.c, wb_set_times), through the handle it came through. */
+struct wb_times {
+  int pending, has_at, has_mt;
+  struct timespec_smb3 at, mt;
+  struct fs_file *fh; /* referenced while pending */
+};
 struct wb_state {
   struct extent_set open;    /* extents being filled (not yet on the wire), by offset */
   struct wb_chunk *wire;     /* on the wire */
@@ -21,6 +29,7 @@ struct wb_state {
   int err;                   /* first failed wire WRITE (negative errno), until reported */
   struct wb_waiter *waiters; /* flushes waiting for inflight == 0 */
   struct wb_parked *parked;  /* FUSE writes whose reply waits for the dirty bound */
+  struct wb_times times;     /* pending times (counted as dirty) */
 };
 
 /* ---- inodes (inode.c) ---- */
@@ -49,6 +58,7 @@ struct fs_inode {
   struct timespec_smb3 cached_mtime; /* version of the data in the kernel page cache */
   uint64_t cached_size;
   int cached_valid;
+  int opened_ever;    /* opened through this mount (cache_pages_kept) */
   int direct_writers; /* cache=strict: open files written with direct I/O (cache_open_mode) */
   /* mfsymlinks (symlink.c): whether this version (size, mtime) of the file is a symlink file */
   int lnk;          /* 1 = a link to lnk_target, -1 = not one, 0 = not read */
@@ -73,7 +83,7 @@ struct fs_inode {
 
 /* Write-back accessors (in->lock held): data not yet confirmed by the server, and its end. */
 static inline int wb_dirty(struct fs_inode *in) {
-  return in->wb.open.head || in->wb.inflight;
+  return in->wb.open.head || in->wb.inflight || in->wb.times.pending;
 } /* in->lock held */
 /* Pending size including data not yet on the server (in->lock held). */
 static inline uint64_t wb_end(struct fs_inode *in) {

@@ -31,6 +31,8 @@ struct fs_counters {
   atomic_uint_fast64_t wb_wire_writes;  /* wire WRITEs issued by write-back */
   atomic_uint_fast64_t wb_throttled;    /* FUSE writes whose reply waited for the dirty bound */
   atomic_uint_fast64_t wb_errors;       /* failed wire WRITEs */
+  atomic_uint_fast64_t open_reads;      /* opens that read the file's first bytes in their compound */
+  atomic_uint_fast64_t times_deferred;  /* setattr of times sent with the write-back (wb_set_times) */
   atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
   atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */
   atomic_uint_fast64_t invalidations;   /* kernel page-cache invalidations sent */

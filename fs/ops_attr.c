@@ -216,7 +216,40 @@ static void setattr_next(struct nsop *o, int rc) {
   }
 }
 
-/* Reply: I/O thread (the stat after the last change); this worker for a deleted file under cache=loose;
+#define TIME_BITS                                                                                            \
+  (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)
+
+/* Times alone on a file whose written data is still gathered here (tar: write, futimens, close):
+ * they go to the server with that data (wb_set_times) and the reply is what we then know. 1 when
+ * answered. */
+static int setattr_times_deferred(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t ino, const struct stat *attr,
+                                  int to_set) {
+  if (fs->wb_cache || !(to_set & TIME_BITS) || (to_set & ~(TIME_BITS | FUSE_SET_ATTR_CTIME))) return 0;
+  struct fs_inode *in = inode_get(fs, ino);
+  if (!in) return 0;
+  struct timespec_smb3 at, mt;
+  if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW))
+    at = ts_of(&attr->st_atim, to_set & FUSE_SET_ATTR_ATIME_NOW);
+  if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))
+    mt = ts_of(&attr->st_mtim, to_set & FUSE_SET_ATTR_MTIME_NOW);
+  if (wb_set_times(in, (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)) ? &at : NULL,
+                   (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)) ? &mt : NULL)) {
+    inode_put(fs, in);
+    return 0;
+  }
+  struct stat a;
+  pthread_mutex_lock(&in->lock);
+  in->local_mod = 1;
+  fs_fill_stat(fs, &in->st, &a);
+  pthread_mutex_unlock(&in->lock);
+  atomic_fetch_add(&fs->ctr.times_deferred, 1);
+  fuse_reply_attr(req, &a, fs_attr_ttl(fs, in));
+  inode_put(fs, in);
+  return 1;
+}
+
+/* Reply: this worker for times deferred to the write-back; I/O thread (the stat after the last change);
+ * this worker for a deleted file under cache=loose;
  * what fails at once after the write-back flush: the thread that ended it (this worker, I/O or reconnect
  * thread: ops.h). */
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -228,6 +261,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     fuse_reply_err(req, EPERM);
     return;
   }
+  if (setattr_times_deferred(req, fs, ino, attr, to_set)) return;
   struct nsop *o = nsop_new(req);
   if (!o) return;
   o->in = inode_get(fs, ino);

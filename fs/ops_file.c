@@ -9,11 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cache.h"
 #include "conn.h"
 #include "file.h"
 #include "inode.h"
 #include "locks.h"
+#include "memtrim.h"
 #include "ops.h"
 #include "readahead.h"
 #include "reply.h"
@@ -29,8 +31,11 @@ struct fop {
   uint64_t gen;
   uint8_t key[16];
   int flags;
-  int asked;             /* the flags the application opened with (O_ACCMODE) */
-  int opening;           /* counted in in->opening */
+  int asked;    /* the flags the application opened with (O_ACCMODE) */
+  int opening;  /* counted in in->opening */
+  uint8_t *pre; /* open: the file's first bytes, read in the CREATE's compound (pre_len asked) */
+  size_t pre_len;
+  int64_t pre_got;       /* what that READ gave (< 0: nothing) */
   struct fs_retry retry; /* open: sent once more after a lost connection */
 };
 
@@ -62,6 +67,10 @@ static struct fop *fop_new(fuse_req_t req, struct fuse_file_info *fi) {
 }
 
 static void fop_free(struct fop *o) {
+  if (o->pre) {
+    free(o->pre);
+    fs_mem_release(o->fs, o->pre_len);
+  }
   if (o->opening) {
     pthread_mutex_lock(&o->in->lock);
     o->in->opening--;
@@ -89,6 +98,7 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
   pthread_mutex_lock(&in->lock);
   if (lease || in->nopen == 1) in->lease = lease;
   if (truncated) in->data_gen++;
+  in->opened_ever = 1;
   fh->direct_wr = cache_open_mode(o->fs, in, in->lease, &o->fi);
   in->direct_writers += fh->direct_wr;
   if (fh->direct_wr) atomic_fetch_add(&o->fs->ctr.direct_wr_opens, 1);
@@ -187,6 +197,13 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
     fop_fail(o, SMB3_ENOMEM);
     return;
   }
+  /* The first bytes read with the open become the stream's first read-ahead buffer, while the read
+   * lease that came with the same CREATE keeps them true (and nothing changed them here since). */
+  if (o->pre && o->pre_got >= 0 && (smb3_file_lease(f) & SMB3_LEASE_READ) &&
+      ra_prefill(fh, o->pre, o->pre_len, o->pre_got, o->gen)) {
+    o->pre = NULL; /* the buffer's now */
+    atomic_fetch_add(&o->fs->ctr.open_reads, 1);
+  }
   if (fuse_reply_open(o->req, &o->fi)) { /* interrupted: nobody will release it */
     file_close_quietly(f);
     file_put(fh);
@@ -194,12 +211,44 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
   fop_free(o);
 }
 
+static void open_read_done(int rc, smb3_file *f, const struct smb3_stat *st, int64_t nread, void *arg) {
+  struct fop *o = arg;
+  o->pre_got = rc ? -1 : nread;
+  open_done(rc, f, st, arg);
+}
+
+/* A small file opened for reading is read with its open (CREATE + READ, one round trip): a program
+ * that reads a tree of small files then costs one round trip per file for its data. Up to the
+ * size the attributes said, plus one byte to see the end; only with a read lease (cache.c). */
+#define FS_OPEN_READ_MAX (64u << 10)
+static size_t open_read_len(struct fop *o, uint32_t want) {
+  if ((o->flags & O_ACCMODE) == O_WRONLY || (o->flags & O_TRUNC) || !(want & SMB3_LEASE_READ)) return 0;
+  pthread_mutex_lock(&o->in->lock);
+  /* not when the kernel will answer from its own pages (keep_cache) */
+  uint64_t size = o->in->st.is_dir || wb_dirty(o->in) || cache_pages_kept(o->fs, o->in) ? 0 : o->in->st.size;
+  o->gen = o->in->data_gen;
+  pthread_mutex_unlock(&o->in->lock);
+  size_t cap = FS_OPEN_READ_MAX < o->fs->rsize ? FS_OPEN_READ_MAX : o->fs->rsize;
+  if (!size || size >= cap) return 0;
+  return (size_t)size + 1;
+}
+
 static void open_go(int err, void *arg) {
   (void)err; /* an earlier write error stays for that file's own fsync/close */
   struct fop *o = arg;
   uint32_t want = cache_lease_want(o->fs, o->flags);
   o->retry.conn = fs_conn(o->fs);
-  int rc = smb3_open_lease_async(o->retry.conn, o->path, o->flags, o->in->key, want, open_done, o);
+  size_t len = o->pre ? o->pre_len : open_read_len(o, want);
+  if (len && !o->pre) {
+    budget_charge(&o->fs->mem, len); /* the reader waits for it: counted, never refused */
+    if ((o->pre = malloc(len)))
+      o->pre_len = len;
+    else
+      fs_mem_release(o->fs, len);
+  }
+  int rc = o->pre ? smb3_open_read_async(o->retry.conn, o->path, o->flags, o->in->key, want, o->pre,
+                                         o->pre_len, open_read_done, o)
+                  : smb3_open_lease_async(o->retry.conn, o->path, o->flags, o->in->key, want, open_done, o);
   if (rc && !fs_park_once(o->fs, &o->retry, rc, open_resume, o)) fop_fail(o, rc);
 }
 

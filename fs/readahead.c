@@ -515,6 +515,37 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
   pthread_mutex_unlock(&ra->lock);
 }
 
+int ra_prefill(struct fs_file *fh, uint8_t *data, size_t len, int64_t got, uint64_t gen) {
+  struct ra_state *ra = &fh->ra;
+  struct fs_inode *in = fh->in;
+  struct ra_buf *b = calloc(1, sizeof *b);
+  if (!b) return 0;
+  pthread_mutex_lock(&in->lock);
+  int same = in->data_gen == gen && !wb_dirty(in);
+  pthread_mutex_unlock(&in->lock);
+  pthread_mutex_lock(&ra->lock);
+  if (!same || ra->bufs || ra->started) {
+    pthread_mutex_unlock(&ra->lock);
+    free(b);
+    return 0;
+  }
+  *b = (struct ra_buf){.fh = fh,
+                       .fs = fh->fs,
+                       .conn = smb3_file_client(fh_handle(fh)),
+                       .refs = 1,
+                       .done = 1,
+                       .result = got,
+                       .off = 0,
+                       .len = len,
+                       .data = data};
+  ra->bufs = b;
+  ra->gen = gen;
+  ra->started = 1;
+  ra->next_off = 0;
+  pthread_mutex_unlock(&ra->lock);
+  return 1;
+}
+
 void ra_shutdown(struct fs_file *fh, void (*done)(struct fs_file *)) {
   struct ra_state *ra = &fh->ra;
   pthread_mutex_lock(&ra->lock);

@@ -13,6 +13,11 @@
 
 void ra_init(struct fs_file *fh);
 void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off);
+/* The first len bytes of the file, read with its open at data generation gen (got: what the READ
+ * gave; fewer than len: the file ends there), as the stream's first buffer. 1 when taken (data is
+ * then the buffer's, with its len bytes of the mount's budget), 0 when the file was written since
+ * or already has a stream (the caller keeps data). */
+int ra_prefill(struct fs_file *fh, uint8_t *data, size_t len, int64_t got, uint64_t gen);
 /* Drop buffers; calls done(fh) once no wire READ of fh is outstanding (maybe right away). */
 void ra_shutdown(struct fs_file *fh, void (*done)(struct fs_file *));
 

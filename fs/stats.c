@@ -31,7 +31,8 @@ char *stats_json(struct fs_ctx *fs) {
                     "\"writeback_errors\":%llu,\"direct_write_opens\":%llu,\"lease_breaks\":%llu,"
                     "\"invalidations\":%llu,\"outages\":%llu,\"reconnects\":%llu,\"reopens\":%llu,"
                     "\"relocks\":%llu,\"relocks_lost\":%llu,\"data_mem\":%zu,\"data_mem_peak\":%zu,"
-                    "\"data_mem_cap\":%zu,\"data_mem_refused\":%llu,\"mem_trims\":%llu}",
+                    "\"data_mem_cap\":%zu,\"data_mem_refused\":%llu,\"mem_trims\":%llu,\"times_deferred\":%"
+                    "llu,\"open_reads\":%llu}",
                     lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], (unsigned long long)c->ra_hits,
                     (unsigned long long)c->ra_misses, (unsigned long long)c->ra_wire_reads,
                     (unsigned long long)c->direct_reads, (unsigned long long)c->wb_writes,
@@ -42,7 +43,8 @@ char *stats_json(struct fs_ctx *fs) {
                     (unsigned long long)c->reopens, (unsigned long long)c->relocks,
                     (unsigned long long)c->relocks_lost, atomic_load(&fs->mem.used),
                     atomic_load(&fs->mem.peak), fs->mem.cap,
-                    (unsigned long long)atomic_load(&fs->mem.refused), (unsigned long long)c->mem_trims);
+                    (unsigned long long)atomic_load(&fs->mem.refused), (unsigned long long)c->mem_trims,
+                    (unsigned long long)c->times_deferred, (unsigned long long)c->open_reads);
   free(lib);
   return rc < 0 ? NULL : out;
 }

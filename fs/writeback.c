@@ -22,7 +22,12 @@
  * that failed because the connection was lost is not an error yet: it stays in flight, waits for
  * the new connection (fs_park) and for its file's reopened handle (fh_when_current), and is sent
  * again through that (a WRITE puts the same bytes at the same place, so sending it twice is
- * harmless); only if that fails too is it reported. */
+ * harmless); only if that fails too is it reported.
+ *
+ * Times set on a file while its data is gathered here (tar's futimens before close) wait for that
+ * data (wb_set_times): the flush that sends a single extent sends them in the same compound after
+ * its WRITE; otherwise a SET_INFO goes once the last WRITE completed. Either way they come after
+ * the data, so the server's write does not move them, and the setattr costs no round trip. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -42,6 +47,8 @@ struct wb_chunk {
   struct fs_ctx *fs;
   struct fs_inode *in;   /* referenced while the chunk exists */
   struct fs_retry retry; /* retry.conn: the connection of the handle it was last sent through */
+  struct wb_times times; /* pending: set them after the WRITE, in the same compound; times_only: no WRITE */
+  int times_only;
 };
 
 static struct wb_chunk *chunk_of(struct extent *e) {
@@ -99,6 +106,7 @@ static void remove_chunk(struct wb_chunk **head, struct wb_chunk *c) {
 static void chunk_free(struct wb_chunk *c) {
   struct fs_ctx *fs = c->fs;
   size_t cap = c->ext.cap;
+  if (c->times_only) fh_unref(c->times.fh);
   fh_unref(c->ext.fh);
   inode_put(fs, c->in);
   free(c->ext.buf);
@@ -135,13 +143,27 @@ static void unblock(struct fs_inode *in, struct wb_chunk **send) {
 }
 
 static void chunk_done(int64_t result, void *arg);
+static void times_done(int rc, void *arg) {
+  chunk_done(rc < 0 ? rc : 0, arg);
+}
 
 /* Through the file's current handle (a reconnect may have swapped it since the chunk began). */
 static void chunk_send(struct wb_chunk *c) {
   smb3_file *f = fh_handle(c->ext.fh);
   c->retry.conn = smb3_file_client(f);
+  const struct wb_times *t = &c->times;
+  int rc;
+  if (c->times_only) {
+    rc = smb3_fsetattr_async(f, t->has_at ? &t->at : NULL, t->has_mt ? &t->mt : NULL, 0, times_done, c);
+    if (rc) times_done(rc, c);
+    return;
+  }
   atomic_fetch_add(&c->fs->ctr.wb_wire_writes, 1);
-  int rc = smb3_pwrite_async(f, c->ext.buf, c->ext.len, c->ext.off, chunk_done, c);
+  if (t->pending)
+    rc = smb3_pwrite_setattr_async(f, c->ext.buf, c->ext.len, c->ext.off, t->has_at ? &t->at : NULL,
+                                   t->has_mt ? &t->mt : NULL, chunk_done, c);
+  else
+    rc = smb3_pwrite_async(f, c->ext.buf, c->ext.len, c->ext.off, chunk_done, c);
   if (rc) chunk_done(rc, c);
 }
 
@@ -242,6 +264,25 @@ static void reply_parked(struct wb_parked *p) {
   }
 }
 
+static struct wb_chunk *chunk_new(struct fs_file *fh, uint64_t off);
+
+/* The pending times as a SET_INFO of their own, once no data is left before them (in->lock held);
+ * counted in flight. NULL when not due (or out of memory: they stay pending, dirty, for the next
+ * flush). */
+static struct wb_chunk *times_take(struct fs_inode *in) {
+  struct wb_state *w = &in->wb;
+  if (!w->times.pending || w->inflight || w->open.head) return NULL;
+  struct wb_chunk *c = chunk_new(w->times.fh, 0);
+  if (!c) return NULL;
+  c->times = w->times; /* its reference to the file moves into the chunk */
+  c->times_only = 1;
+  w->times.pending = 0;
+  w->times.fh = NULL;
+  w->inflight++;
+  append(&w->wire, c);
+  return c;
+}
+
 static void chunk_done(int64_t result, void *arg) {
   struct wb_chunk *c = arg;
   struct fs_inode *in = c->in;
@@ -260,6 +301,8 @@ static void chunk_done(int64_t result, void *arg) {
     if (!w->err) w->err = result < 0 ? -smb3_err_to_errno((int)result) : -EIO;
   }
   unblock(in, &send);
+  struct wb_chunk *tset = times_take(in);
+  if (tset) tset->send_next = send, send = tset;
   struct wb_parked *parked = take_parked(fs, in);
   struct wb_waiter *waiters = take_waiters(w);
   pthread_mutex_unlock(&in->lock);
@@ -379,7 +422,19 @@ void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn do
   pthread_mutex_lock(&in->lock);
   struct wb_state *w = &in->wb;
   struct absorb a = {in, &send, NULL, fs};
+  int before = w->inflight;
   extents_seal_all(&w->open, &wb_extent_ops, &a);
+  struct fs_file *times_fh = NULL;
+  if (w->times.pending && before == 0 && w->inflight == 1 && send && !send->send_next &&
+      send->ext.fh == w->times.fh) {
+    send->times = w->times; /* one extent goes out now: the times in its compound */
+    times_fh = w->times.fh;
+    w->times.pending = 0;
+    w->times.fh = NULL;
+  } else {
+    struct wb_chunk *tset = times_take(in);
+    if (tset) tset->send_next = send, send = tset;
+  }
   if (!w->inflight || !x) {
     int err = w->err;
     if (consume) w->err = 0;
@@ -387,6 +442,7 @@ void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn do
     pthread_mutex_unlock(&in->lock);
     free(x);
     send_all(send);
+    if (times_fh) fh_unref(times_fh);
     done(err, arg);
     return;
   }
@@ -397,4 +453,29 @@ void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn do
   w->waiters = x;
   pthread_mutex_unlock(&in->lock);
   send_all(send);
+  if (times_fh) fh_unref(times_fh);
+}
+
+int wb_set_times(struct fs_inode *in, const struct timespec_smb3 *at, const struct timespec_smb3 *mt) {
+  struct fs_file *old = NULL;
+  pthread_mutex_lock(&in->lock);
+  struct wb_state *w = &in->wb;
+  struct extent *e = w->open.head;
+  if (!e || (!at && !mt)) {
+    pthread_mutex_unlock(&in->lock);
+    return -1;
+  }
+  struct wb_times *t = &w->times;
+  if (t->pending && t->fh != e->fh) old = t->fh, t->fh = NULL;
+  if (!t->fh) {
+    t->fh = e->fh;
+    e->fh->refs++; /* in->lock held, as chunk_new does */
+  }
+  if (!t->pending) t->has_at = t->has_mt = 0;
+  t->pending = 1;
+  if (at) t->at = *at, t->has_at = 1, in->st.atime = *at;
+  if (mt) t->mt = *mt, t->has_mt = 1, in->st.mtime = *mt;
+  pthread_mutex_unlock(&in->lock);
+  if (old) fh_unref(old);
+  return 0;
 }

@@ -249,6 +249,15 @@ int smb3_fsync(smb3_file *f);
 typedef void (*smb3_cb)(int64_t result, void *arg);
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
 int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
+/* A WRITE (as smb3_pwrite_async, len > 0) followed by setting the file's times through the same
+ * handle (NULL = unchanged), one round trip (a related compound; two requests with nocompound).
+ * result: the WRITE's bytes when both succeeded, else the first failure; a failed WRITE leaves the
+ * times unset. The handle needs write-attributes access (a file opened for writing has it).
+ * Errors: as smb3_pwrite_async (len 0 is SMB3_EINVAL); cb also STATUS of the SET_INFO. Callback:
+ * ASYNC. From a callback: yes. */
+int smb3_pwrite_setattr_async(smb3_file *f, const void *buf, size_t len, uint64_t off,
+                              const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
+                              smb3_cb cb, void *arg);
 
 /* Server-side copy (FSCTL_SRV_COPYCHUNK_WRITE): len bytes of src from src_off to dst at dst_off,
  * inside the server (the data never crosses the network). src must be open for reading and dst
@@ -561,6 +570,16 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
 /* Errors, callback: as smb3_open_async. From a callback: yes. */
 int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
                           smb3_open_cb cb, void *arg);
+/* Open as smb3_open_lease_async (key NULL or want 0: no lease) and READ the first len bytes
+ * (at most smb3_rsize, flags not O_WRONLY) into buf in the same round trip (CREATE + READ, a
+ * related compound; two requests with nocompound): what a small file's reader needs at once.
+ * nread: bytes read (fewer than len: the file ends there), or SMB3_E* when the READ failed,
+ * which leaves the open as it is (the caller reads again). buf must stay valid until cb ran.
+ * Errors: as smb3_open_async; the call also SMB3_EINVAL (buf NULL, len 0 or too large, O_WRONLY).
+ * Callback: ASYNC. From a callback: yes. */
+typedef void (*smb3_open_read_cb)(int rc, smb3_file *f, const struct smb3_stat *st, int64_t nread, void *arg);
+int smb3_open_read_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
+                         void *buf, size_t len, smb3_open_read_cb cb, void *arg);
 /* f's lease state (SMB3_LEASE_* bits); 0 for f NULL. No I/O. Errors: none.
  * From a callback: yes. */
 uint32_t smb3_file_lease(const smb3_file *f);

@@ -63,6 +63,10 @@ static int enc_h_lock(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fi
   const struct pathop *op = arg;
   return build_lock(c, m, op->fid, &op->lock);
 }
+static int enc_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct pathop *op = arg;
+  return build_read(c, m, fid, op->rd_buf, op->rd_len, 0);
+}
 static int enc_h_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;
   return build_flush(c, m, ((const struct pathop *)arg)->fid);
@@ -266,6 +270,7 @@ static int prepare_path(struct pathop *op) {
     op->ca.mode_set = op->mode_set;
     op->first_is_create = 1;
     add(op, enc_create);
+    if (op->rd_len) add(op, enc_read);
     return 0;
   }
   default:
@@ -446,6 +451,15 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
     chain_free(ch); /* none: an empty list */
     return 0;
   }
+  if (!rc && op->kind == OP_OPEN && op->rd_len) { /* the READ does not decide the open */
+    struct smb3_msg *r = &ch->msgs[1];
+    op->rd_got = !r->done                             ? SMB3_EPROTO
+                 : r->status == NT_STATUS_END_OF_FILE ? 0
+                 : r->status != NT_STATUS_SUCCESS     ? SMB3_ESTATUS
+                 : r->rd_len > op->rd_len             ? SMB3_EPROTO
+                                                      : (int64_t)r->rd_len;
+    ch->msgs[1].status = NT_STATUS_SUCCESS;
+  }
   if (!rc) rc = first_failure(op, ch);
   if (rc && ch && op->kind == OP_MKREPARSE && ch->msgs[0].status == NT_STATUS_SUCCESS)
     (void)smb3_unlink_async(op->c, op->path, ignore_done, NULL); /* the plain file it left, best effort */
@@ -492,7 +506,10 @@ static void async_done(struct smb3_chain *ch, int rc, void *arg) {
     op->cb.statvfs(rc, rc ? NULL : &op->sv, op->arg);
     break;
   case OP_OPEN:
-    op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg);
+    if (op->rd_len)
+      op->cb.open_read(rc, op->file, rc ? NULL : &op->st, rc ? 0 : op->rd_got, op->arg);
+    else
+      op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg);
     break;
   case OP_GET_EAS:
     op->cb.eas(rc, rc ? NULL : op->eas, rc ? 0 : op->neas, op->arg);

@@ -58,6 +58,9 @@ struct pathop {
   uint8_t *buf; /* SET_INFO payload (owned) */
   uint32_t buflen;
   int open_flags;
+  void *rd_buf; /* OP_OPEN: READ the first rd_len bytes into rd_buf in the same compound */
+  uint32_t rd_len;
+  int64_t rd_got; /* bytes read, or SMB3_E* (the open stands either way) */
   int mkdir_stat; /* OP_MKDIR: report the new directory's attributes (cb.stat) */
   int close_stat; /* OP_CLOSE: ask for the attributes at close (cb.stat) */
   int no_attrs;   /* OP_CLOSE: the server sent none (cb.stat gets NULL) */
@@ -76,6 +79,7 @@ struct pathop {
     smb3_done_cb done;
     smb3_stat_cb stat;
     smb3_open_cb open;
+    smb3_open_read_cb open_read;
     smb3_statvfs_cb statvfs;
     smb3_eas_cb eas;
     smb3_readlink_cb readlink;

@@ -381,12 +381,30 @@ int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_s
   return rc ? rc : with_buf_async(op, basic_buf(op, atime, mtime, attributes));
 }
 
+static void lease_ask(smb3_client *c, struct pathop *op, const uint8_t *key, uint32_t want);
+
 static int open_async(smb3_client *c, const char *path, int flags, const uint8_t *key, uint32_t want,
                       int64_t mode, smb3_open_cb cb, void *arg) {
   ASYNC_OP(OP_OPEN, path, open, cb);
   op->open_flags = flags;
   op->mode_set = mode >= 0;
   op->mode = (uint32_t)(mode & 07777);
+  lease_ask(c, op, key, want);
+  return op_async(op);
+}
+
+int smb3_open_read_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
+                         void *buf, size_t len, smb3_open_read_cb cb, void *arg) {
+  if (!buf || !len || (c && len > c->rsize) || (flags & O_ACCMODE) == O_WRONLY) return SMB3_EINVAL;
+  ASYNC_OP(OP_OPEN, path, open_read, cb);
+  op->open_flags = flags;
+  op->rd_buf = buf;
+  op->rd_len = (uint32_t)len;
+  lease_ask(c, op, key, want);
+  return op_async(op);
+}
+
+static void lease_ask(smb3_client *c, struct pathop *op, const uint8_t *key, uint32_t want) {
   if (key && want && client_leasing(c)) {
     op->ca.oplock = SMB2_OPLOCK_LEVEL_LEASE;
     op->ca.lease.version = core_negotiated(c->core)->dialect >= SMB2_DIALECT_300 ? 2 : 1;
@@ -399,7 +417,6 @@ static int open_async(smb3_client *c, const char *path, int flags, const uint8_t
         want & (SMB3_LEASE_WRITE | SMB3_LEASE_HANDLE) ? SMB2_OPLOCK_LEVEL_BATCH : SMB2_OPLOCK_LEVEL_II;
     memcpy(op->ca.lease.key, key, 16); /* lease.version stays 0: no lease context is sent */
   }
-  return op_async(op);
 }
 
 int smb3_open_async(smb3_client *c, const char *path, int flags, smb3_open_cb cb, void *arg) {

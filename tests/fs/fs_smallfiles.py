@@ -1,0 +1,102 @@
+# fs_smallfiles.py - the checks of fs_smallfiles.sh: what a tree of small files costs on the wire,
+# counted with the stats ioctl (no fork between the steps: an exec would close inherited
+# descriptors, which flushes them), and what it leaves on the server's disk.
+# argv: MOUNT, SHARE_DIR (the same share on the server's disk), LABEL.
+import fcntl, json, os, sys
+
+mnt, share, label = sys.argv[1:]
+failed = 0
+IOC_STATS = (2 << 30) | (8192 << 16) | (ord("S") << 8) | 0x33  # SMB3FS_IOC_STATS (fs/smb3fs_ioctl.h)
+N = 20
+MTIME = 1500000000
+
+
+def report(name, got, want):
+    global failed
+    if got == want:
+        print("ok   %s: %s" % (label, name))
+    else:
+        failed += 1
+        print("FAIL %s: %s: got %r, want %r" % (label, name, got, want))
+
+
+def stats():
+    fd = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
+    buf = bytearray(8192)
+    try:
+        fcntl.ioctl(fd, IOC_STATS, buf)
+    finally:
+        os.close(fd)
+    return json.loads(bytes(buf).split(b"\0")[0])
+
+
+def content(i):
+    return (b"file %d\n" % i) * (50 + 37 * i)
+
+
+top = os.path.join(mnt, "small")
+os.mkdir(top)
+# tar's order for each file: create, write, futimens, close
+quiet_setattr = 0
+for i in range(N):
+    fd = os.open(os.path.join(top, "f%d" % i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, content(i))
+    s0 = stats()
+    os.utime(fd, (MTIME + i, MTIME + i))
+    st = os.fstat(fd)
+    s1 = stats()
+    quiet_setattr += s1["round_trips"] == s0["round_trips"]
+    report("f%d: fstat after futimens shows the time set" % i, (int(st.st_mtime), st.st_size),
+           (MTIME + i, len(content(i))))
+    os.close(fd)
+report("futimens with the data still gathered sent nothing (times go with the data at close)", quiet_setattr, N)
+for i in range(N):
+    p = os.path.join(share, "small", "f%d" % i)
+    with open(p, "rb") as f:
+        data = f.read()
+    report("f%d on the server's disk: content and mtime" % i, (data == content(i), int(os.stat(p).st_mtime)),
+           (True, MTIME + i))
+d = stats()
+report("times deferred to the write-back", d["times_deferred"] >= N, True)
+
+# a second client (the server's own disk here) changes files between our closes and opens
+with open(os.path.join(share, "small", "f0"), "wb") as f:
+    f.write(b"changed behind the mount's back\n")
+os.utime(os.path.join(share, "small", "f0"), (MTIME + 100, MTIME + 100))
+
+# reading: the open brings the data of a small file (CREATE + READ), the read sends nothing
+quiet_reads = 0
+for i in range(1, N):
+    p = os.path.join(top, "f%d" % i)
+    os.stat(p)  # attributes known, as after a listing or lookup
+    fd = os.open(p, os.O_RDONLY)
+    s0 = stats()
+    data = os.read(fd, 1 << 20)
+    more = os.read(fd, 1 << 20)
+    s1 = stats()
+    os.close(fd)
+    quiet_reads += s1["reads"] == s0["reads"]
+    report("f%d read back through the mount" % i, (data, more), (content(i), b""))
+report("reads of small files answered from the data read with the open", quiet_reads, N - 1)
+with open(os.path.join(top, "f0"), "rb") as f:
+    report("a file changed on the server since our close reads as changed", f.read(),
+           b"changed behind the mount's back\n")
+report("opens that read with the CREATE", stats()["open_reads"] >= N - 1, True)
+
+# a write after futimens on the same open: the data still reaches the server
+p = os.path.join(top, "late")
+fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+os.write(fd, b"a" * 100)
+os.utime(fd, (MTIME, MTIME))
+os.write(fd, b"b" * 100)
+os.close(fd)
+with open(os.path.join(share, "small", "late"), "rb") as f:
+    report("write after futimens: all the data on the server", f.read(), b"a" * 100 + b"b" * 100)
+
+# an empty file (no data to carry the times): set at once, by path
+p = os.path.join(top, "empty")
+fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+os.utime(fd, (MTIME, MTIME))
+os.close(fd)
+report("empty file's mtime on the server", int(os.stat(os.path.join(share, "small", "empty")).st_mtime), MTIME)
+sys.exit(1 if failed else 0)
