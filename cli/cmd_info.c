@@ -24,13 +24,27 @@ void cli_mode_string(const struct smb3_stat *st, char out[11]) {
   static const char rwx[] = "rwxrwxrwx";
   uint32_t m = st->mode;
   switch (m & S_IFMT) {
-  case S_IFDIR: out[0] = 'd'; break;
-  case S_IFLNK: out[0] = 'l'; break;
-  case S_IFIFO: out[0] = 'p'; break;
-  case S_IFSOCK: out[0] = 's'; break;
-  case S_IFCHR: out[0] = 'c'; break;
-  case S_IFBLK: out[0] = 'b'; break;
-  default: out[0] = '-'; break;
+  case S_IFDIR:
+    out[0] = 'd';
+    break;
+  case S_IFLNK:
+    out[0] = 'l';
+    break;
+  case S_IFIFO:
+    out[0] = 'p';
+    break;
+  case S_IFSOCK:
+    out[0] = 's';
+    break;
+  case S_IFCHR:
+    out[0] = 'c';
+    break;
+  case S_IFBLK:
+    out[0] = 'b';
+    break;
+  default:
+    out[0] = '-';
+    break;
   }
   for (int i = 0; i < 9; i++)
     out[1 + i] = (m & (0400u >> i)) ? rwx[i] : '-';
@@ -98,13 +112,20 @@ int cmd_ls(struct cli *cli, int argc, char **argv) {
 
 static const char *stat_type(const struct smb3_stat *st) {
   switch (st->mode & S_IFMT) {
-  case S_IFDIR: return "directory";
-  case S_IFLNK: return "symlink";
-  case S_IFIFO: return "fifo";
-  case S_IFSOCK: return "socket";
-  case S_IFCHR: return "character device";
-  case S_IFBLK: return "block device";
-  default: return "file";
+  case S_IFDIR:
+    return "directory";
+  case S_IFLNK:
+    return "symlink";
+  case S_IFIFO:
+    return "fifo";
+  case S_IFSOCK:
+    return "socket";
+  case S_IFCHR:
+    return "character device";
+  case S_IFBLK:
+    return "block device";
+  default:
+    return "file";
   }
 }
 
@@ -122,9 +143,8 @@ int cmd_stat(struct cli *cli, int argc, char **argv) {
   fmt_time(b, sizeof b, &st.btime);
   printf("name: %s\ntype: %s\nsize: %llu\nallocation: %llu\nfile id: %llu\nattributes: 0x%08x\nlinks: %u\n"
          "access: %s\nmodify: %s\nchange: %s\nbirth: %s\n",
-         cli->opts.path[0] ? cli->opts.path : "/", stat_type(&st),
-         (unsigned long long)st.size, (unsigned long long)st.alloc_size, (unsigned long long)st.ino,
-         st.attributes, st.nlink, a, m, c, b);
+         cli->opts.path[0] ? cli->opts.path : "/", stat_type(&st), (unsigned long long)st.size,
+         (unsigned long long)st.alloc_size, (unsigned long long)st.ino, st.attributes, st.nlink, a, m, c, b);
   if (st.posix) {
     char mode[11], u[16], g[16];
     cli_mode_string(&st, mode);
@@ -133,7 +153,8 @@ int cmd_stat(struct cli *cli, int argc, char **argv) {
     printf("mode: %04o (%s)\nuid: %s\ngid: %s\ndevice: %u\n", st.mode & 07777u, mode, u, g, st.dev);
     if ((st.mode & S_IFMT) == S_IFLNK) {
       char target[4097];
-      if (smb3_readlink(cli->client, cli->opts.path, target, sizeof target) >= 0) printf("target: %s\n", target);
+      if (smb3_readlink(cli->client, cli->opts.path, target, sizeof target) >= 0)
+        printf("target: %s\n", target);
     }
   }
   return 0;

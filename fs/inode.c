@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "inode.h"
+#include "nameset.h"
 
 #define NBUCKETS 16384u
 
@@ -90,6 +91,19 @@ static struct fs_inode *find_name(struct inode_table *t, struct fs_inode *parent
   return NULL;
 }
 
+static void known_drop(struct fs_inode *dir) {
+  nameset_free(dir->known);
+  dir->known = NULL;
+}
+
+/* The directory's name set follows the table (table lock held): a name added, or removed. */
+static void known_add(struct fs_inode *dir, const char *name) {
+  if (dir && dir->known && nameset_add(dir->known, name)) known_drop(dir); /* ENOMEM: no longer complete */
+}
+static void known_del(struct fs_inode *dir, const char *name) {
+  if (dir && dir->known && name) nameset_del(dir->known, name);
+}
+
 /* Drop a reference; frees the inode (and walks up to release its parent) when unused. */
 static void put_locked(struct inode_table *t, struct fs_inode *in) {
   while (in) {
@@ -101,6 +115,7 @@ static void put_locked(struct inode_table *t, struct fs_inode *in) {
     pthread_mutex_destroy(&in->lock);
     free(in->name);
     free(in->lnk_target);
+    known_drop(in);
     t->drop(in);
     free(in);
     in = parent;
@@ -125,6 +140,7 @@ static int set_name(struct inode_table *t, struct fs_inode *in, struct fs_inode 
   in->parent = parent;
   in->name = n;
   name_hash(t, in);
+  known_add(parent, name);
   return 0;
 }
 
@@ -161,6 +177,7 @@ void itab_free(struct inode_table *t) {
       pthread_mutex_destroy(&in->lock);
       free(in->name);
       free(in->lnk_target);
+      known_drop(in);
       t->drop(in);
       free(in);
     }
@@ -380,7 +397,10 @@ void inode_move(struct fs_ctx *fs, struct fs_inode *in, struct fs_inode *newpare
     drop_name(t, there);
     put_locked(t, there);
   }
-  if (set_name(t, in, newparent, newname)) drop_name(t, in); /* ENOMEM: forget the name */
+  if (set_name(t, in, newparent, newname)) { /* ENOMEM: forget the name (which exists) */
+    drop_name(t, in);
+    known_drop(newparent);
+  }
   pthread_mutex_unlock(&t->lock);
 }
 
@@ -390,6 +410,42 @@ void inode_detach(struct fs_ctx *fs, struct fs_inode *in) {
   id_unhash(t, in);
   drop_name(t, in);
   pthread_mutex_unlock(&t->lock);
+}
+
+void inode_known_empty(struct fs_ctx *fs, struct fs_inode *dir) {
+  if (fs->actimeo <= 0) return;
+  struct nameset *s = nameset_new();
+  pthread_mutex_lock(&fs->it->lock);
+  known_drop(dir);
+  dir->known = s;
+  dir->known_until = fs_now() + fs->actimeo;
+  pthread_mutex_unlock(&fs->it->lock);
+}
+
+int inode_known_absent(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
+  pthread_mutex_lock(&fs->it->lock);
+  if (dir->known && fs_now() >= dir->known_until) known_drop(dir);
+  int absent = dir->known && !nameset_may_have(dir->known, name);
+  pthread_mutex_unlock(&fs->it->lock);
+  return absent;
+}
+
+void inode_known_add(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
+  pthread_mutex_lock(&fs->it->lock);
+  known_add(dir, name);
+  pthread_mutex_unlock(&fs->it->lock);
+}
+
+void inode_known_del(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
+  pthread_mutex_lock(&fs->it->lock);
+  known_del(dir, name);
+  pthread_mutex_unlock(&fs->it->lock);
+}
+
+void inode_known_forget(struct fs_ctx *fs, struct fs_inode *dir) {
+  pthread_mutex_lock(&fs->it->lock);
+  known_drop(dir);
+  pthread_mutex_unlock(&fs->it->lock);
 }
 
 void itab_each(struct fs_ctx *fs, void (*fn)(struct fs_inode *, void *), void *arg) {

@@ -43,6 +43,8 @@ struct fs_inode {
   uint64_t nlookup;        /* kernel lookup count */
   uint32_t refs;           /* internal references: children, open files, operations */
   int hashed_id;           /* in the srv_id hash */
+  struct nameset *known;   /* a directory whose every name this mount knows (it made it), until known_until */
+  double known_until;
   struct fs_inode *id_next, *name_next, *node_next;
   /* guarded by lock */
   pthread_mutex_t lock;
@@ -127,6 +129,23 @@ struct fs_inode *inode_find_child(struct fs_ctx *fs, struct fs_inode *parent, co
 void inode_move(struct fs_ctx *fs, struct fs_inode *in, struct fs_inode *newparent, const char *newname);
 /* The name is gone on the server (unlinked/replaced): drop it from the name and id indexes. */
 void inode_detach(struct fs_ctx *fs, struct fs_inode *in);
+/* Negative lookups without a round trip. A directory this mount has just made holds nothing but
+ * what the mount puts in it; for actimeo seconds (the staleness every cached attribute has, and
+ * the kernel's cifs client's for its negative dentries) a lookup of a name it does not hold is
+ * answered "no such file" here. The names come and go with the inode table's own (a new entry,
+ * a rename, an unlink); anything unexpected from the server about the directory (a name that
+ * exists, or does not, against what we hold) drops it, as does a reconnect.
+ * inode_known_empty: dir was just made (mkdir); inode_known_absent: 1 when name is certainly not
+ * in dir; inode_known_forget: stop answering for dir. A name the table gets under dir (inode_link,
+ * inode_move) is added by the table; a name removed on the server (unlink, rmdir, the source of a
+ * rename) is removed by the operation that removed it, inode_known_del, by its own name (the table
+ * keeps one name per inode: a hard link's other names are still there); inode_known_add for a
+ * name made without an inode (a rename's target whose source the table did not know). */
+void inode_known_empty(struct fs_ctx *fs, struct fs_inode *dir);
+int inode_known_absent(struct fs_ctx *fs, struct fs_inode *dir, const char *name);
+void inode_known_forget(struct fs_ctx *fs, struct fs_inode *dir);
+void inode_known_add(struct fs_ctx *fs, struct fs_inode *dir, const char *name);
+void inode_known_del(struct fs_ctx *fs, struct fs_inode *dir, const char *name);
 /* Find by lease key (a lease break, notifier.c): referenced inode or NULL. */
 struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]);
 

@@ -23,25 +23,26 @@
 
 /* ---- per-mount counters (stats.c) ---- */
 struct fs_counters {
-  atomic_uint_fast64_t ra_hits;         /* FUSE reads served from read-ahead buffers */
-  atomic_uint_fast64_t ra_misses;       /* FUSE reads that had to wait for / bypass read-ahead */
-  atomic_uint_fast64_t ra_wire_reads;   /* wire READs issued by read-ahead */
-  atomic_uint_fast64_t direct_reads;    /* wire READs issued for random reads */
-  atomic_uint_fast64_t wb_writes;       /* FUSE writes absorbed by write-back */
-  atomic_uint_fast64_t wb_wire_writes;  /* wire WRITEs issued by write-back */
-  atomic_uint_fast64_t wb_throttled;    /* FUSE writes whose reply waited for the dirty bound */
-  atomic_uint_fast64_t wb_errors;       /* failed wire WRITEs */
-  atomic_uint_fast64_t open_reads;      /* opens that read the file's first bytes in their compound */
-  atomic_uint_fast64_t times_deferred;  /* setattr of times sent with the write-back (wb_set_times) */
-  atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
-  atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */
-  atomic_uint_fast64_t invalidations;   /* kernel page-cache invalidations sent */
-  atomic_uint_fast64_t outages;         /* lost connections the reconnect thread noticed (reconnect.c) */
-  atomic_uint_fast64_t reconnects;      /* new connections after a lost one (reconnect.c) */
-  atomic_uint_fast64_t reopens;         /* open files reopened on a new connection */
-  atomic_uint_fast64_t relocks;         /* byte-range locks taken again on a new connection (locks.c) */
-  atomic_uint_fast64_t relocks_lost;    /* ... and refused: another client took the range meanwhile */
-  atomic_uint_fast64_t mem_trims;       /* heap trims after the data memory went idle (memtrim.c) */
+  atomic_uint_fast64_t ra_hits;              /* FUSE reads served from read-ahead buffers */
+  atomic_uint_fast64_t ra_misses;            /* FUSE reads that had to wait for / bypass read-ahead */
+  atomic_uint_fast64_t ra_wire_reads;        /* wire READs issued by read-ahead */
+  atomic_uint_fast64_t direct_reads;         /* wire READs issued for random reads */
+  atomic_uint_fast64_t wb_writes;            /* FUSE writes absorbed by write-back */
+  atomic_uint_fast64_t wb_wire_writes;       /* wire WRITEs issued by write-back */
+  atomic_uint_fast64_t wb_throttled;         /* FUSE writes whose reply waited for the dirty bound */
+  atomic_uint_fast64_t wb_errors;            /* failed wire WRITEs */
+  atomic_uint_fast64_t lookups_known_absent; /* negative lookups answered from a directory we made */
+  atomic_uint_fast64_t open_reads;           /* opens that read the file's first bytes in their compound */
+  atomic_uint_fast64_t times_deferred;       /* setattr of times sent with the write-back (wb_set_times) */
+  atomic_uint_fast64_t direct_wr_opens;      /* cache=strict opens that write with direct I/O */
+  atomic_uint_fast64_t lease_breaks;         /* lease breaks handled */
+  atomic_uint_fast64_t invalidations;        /* kernel page-cache invalidations sent */
+  atomic_uint_fast64_t outages;              /* lost connections the reconnect thread noticed (reconnect.c) */
+  atomic_uint_fast64_t reconnects;           /* new connections after a lost one (reconnect.c) */
+  atomic_uint_fast64_t reopens;              /* open files reopened on a new connection */
+  atomic_uint_fast64_t relocks;              /* byte-range locks taken again on a new connection (locks.c) */
+  atomic_uint_fast64_t relocks_lost;         /* ... and refused: another client took the range meanwhile */
+  atomic_uint_fast64_t mem_trims;            /* heap trims after the data memory went idle (memtrim.c) */
 };
 
 struct fs_inode;

@@ -52,6 +52,9 @@ static void resume(void *arg, int ok) {
  * (each of those can be asked twice without harm, or, for unsent_only ones (mkdir, rmdir,
  * unlink), when the request was refused before it left: the connection was known to be lost). */
 void nsop_finish_smb(struct nsop *o, int rc) {
+  /* the server says a name in the directory is there, or is not, against what we hold: whatever we
+   * knew of it is stale (inode_known_absent) */
+  if (o->parent && (rc == SMB3_EEXIST || rc == SMB3_ENOENT)) inode_known_forget(o->fs, o->parent);
   if (o->start && (!o->unsent_only || o->sending)) {
     if (fs_park_once(o->fs, &o->retry, rc, resume, o)) return;
   } else if (fs_conn_error(rc)) {

@@ -19,6 +19,7 @@ struct nsop {
   int replace;
   int silly;
   int rmdir;    /* unlink or rmdir (remove_start) */
+  int made_dir; /* mkdir: the directory was made (inode_known_empty) */
   double asked; /* entry operations: when the server was asked (inode_link) */
   /* Asked again on a new connection if the one it was sent on is lost (see fs_park): */
   void (*start)(struct nsop *); /* (re)sends it; NULL: never asked again */

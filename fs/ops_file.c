@@ -85,6 +85,7 @@ static void fop_free(struct fop *o) {
 
 static void fop_fail(struct fop *o, int smb_rc) {
   if (fs_conn_error(smb_rc)) reconnect_kick(o->fs);
+  if (o->parent && (smb_rc == SMB3_EEXIST || smb_rc == SMB3_ENOENT)) inode_known_forget(o->fs, o->parent);
   fs_reply_smb_err(o->req, smb_rc);
   fop_free(o);
 }

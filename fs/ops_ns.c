@@ -90,6 +90,7 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
   }
   inode_put(o->fs, o->in); /* from an earlier attempt, asked again after a reconnect */
   o->in = in;
+  if (o->made_dir) inode_known_empty(o->fs, in); /* ours: it holds what we put in it */
   if (o->newname && mfsl_candidate(o->fs, st)) { /* ln -s: what it wrote is what the file holds */
     pthread_mutex_lock(&in->lock);
     int mrc = mfsl_set(in, o->newname);
@@ -123,12 +124,18 @@ static void lookup_start(struct nsop *o) {
 /* Reply: I/O thread (the stat, or the symlink file's read); reconnect thread if it waited. */
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
+  if (o && inode_known_absent(o->fs, o->parent, o->name)) {
+    atomic_fetch_add(&o->fs->ctr.lookups_known_absent, 1);
+    nsop_finish_err(o, ENOENT);
+    return;
+  }
   if (o) nsop_run(o, lookup_start);
 }
 
 static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
-  o->sending = 0;      /* it left: never again */
+  o->sending = 0; /* it left: never again */
+  o->made_dir = !rc;
   if (rc || st->ino) { /* the CREATE's attributes, file id included: one round trip in all */
     entry_done(rc, st, o);
     return;
@@ -271,6 +278,7 @@ static void unlink_done(int rc, void *arg) {
     nsop_finish_err(o, 0);
     return;
   }
+  if (!rc) inode_known_del(o->fs, o->parent, o->name);
   if (!rc && o->victim) inode_detach(o->fs, o->victim);
   nsop_finish_smb(o, rc);
 }
@@ -299,6 +307,7 @@ static int start_silly(struct nsop *o, struct fs_inode *dir, const char *from, s
 /* The victim now has its hidden name (in the directory it was in). */
 static int silly_moved(struct nsop *o, struct fs_inode *dir, int rc, smb3_done_cb then) {
   if (rc) return rc;
+  inode_known_del(o->fs, dir, o->newname ? o->newname : o->name); /* the victim's name (rename: the target) */
   inode_move(o->fs, o->victim, dir, o->hidden);
   pthread_mutex_lock(&o->victim->lock);
   o->victim->unlinked = 1; /* its last close detaches it */
@@ -352,6 +361,8 @@ static void rename_done(int rc, void *arg) {
     nsop_finish_smb(o, rc);
     return;
   }
+  inode_known_del(o->fs, o->parent, o->name);
+  inode_known_add(o->fs, o->newparent, o->newname);
   if (o->victim && o->victim != o->in && !o->silly) inode_detach(o->fs, o->victim);
   if (o->in) inode_move(o->fs, o->in, o->newparent, o->newname);
   nsop_finish_err(o, 0);

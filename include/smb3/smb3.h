@@ -388,13 +388,14 @@ ssize_t smb3_readlink(smb3_client *c, const char *path, char *buf, size_t size);
  * mkdir_mode are smb3_open_async / smb3_mkdir_stat_async with the permission bits a new file or
  * directory gets on a POSIX share (mode is ignored elsewhere, and for a file that exists). */
 typedef void (*smb3_readlink_cb)(int rc, const char *target, void *arg);
-int smb3_chmod_async(smb3_client *c, const char *path, uint32_t mode, void (*cb)(int rc, void *arg), void *arg);
-int smb3_chown_async(smb3_client *c, const char *path, uint32_t uid, uint32_t gid, void (*cb)(int rc, void *arg),
+int smb3_chmod_async(smb3_client *c, const char *path, uint32_t mode, void (*cb)(int rc, void *arg),
                      void *arg);
+int smb3_chown_async(smb3_client *c, const char *path, uint32_t uid, uint32_t gid,
+                     void (*cb)(int rc, void *arg), void *arg);
 int smb3_symlink_async(smb3_client *c, const char *target, const char *path, void (*cb)(int rc, void *arg),
                        void *arg);
-int smb3_mknod_async(smb3_client *c, const char *path, uint32_t mode, uint64_t dev, void (*cb)(int rc, void *arg),
-                     void *arg);
+int smb3_mknod_async(smb3_client *c, const char *path, uint32_t mode, uint64_t dev,
+                     void (*cb)(int rc, void *arg), void *arg);
 int smb3_readlink_async(smb3_client *c, const char *path, smb3_readlink_cb cb, void *arg);
 int smb3_open_mode_async(smb3_client *c, const char *path, int flags, uint32_t mode,
                          void (*cb)(int rc, smb3_file *f, const struct smb3_stat *st, void *arg), void *arg);

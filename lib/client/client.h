@@ -18,7 +18,7 @@ struct smb3_client {
   uint32_t tree_id;
   uint32_t rsize, wsize; /* effective */
   int multi_credit;
-  int guest; /* a named user was logged on as guest */
+  int guest;     /* a named user was logged on as guest */
   int posix_neg; /* the SMB3 POSIX extensions were negotiated: every CREATE carries the POSIX context */
   int posix;     /* ... and the share answers it (POSIX information, names, chmod/chown) */
   pthread_mutex_t err_lock;
@@ -99,10 +99,10 @@ struct create_args {
   uint32_t access, share, disposition, options, attributes;
   uint8_t oplock;
   struct smb2_lease lease;
-  uint32_t mode;  /* POSIX context: the permission bits for a file this CREATE makes ... */
-  int mode_set;   /* ... when set; else 0644 (files) or 0755 (directories) */
-  int no_follow;  /* a metadata open: on a POSIX share, of a symlink or special file itself
-                   * (FILE_OPEN_REPARSE_POINT; Samba refuses a reparse point opened without it) */
+  uint32_t mode; /* POSIX context: the permission bits for a file this CREATE makes ... */
+  int mode_set;  /* ... when set; else 0644 (files) or 0755 (directories) */
+  int no_follow; /* a metadata open: on a POSIX share, of a symlink or special file itself
+                  * (FILE_OPEN_REPARSE_POINT; Samba refuses a reparse point opened without it) */
 };
 int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *a);
 int build_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, int postquery);

@@ -429,7 +429,8 @@ static int finish_eas(struct pathop *op, struct smb3_chain *ch) {
 /* The target of the reparse point FSCTL_GET_REPARSE_POINT returned (a symlink, or an NFS LNK). */
 static int finish_readlink(struct pathop *op, struct smb3_msg *m) {
   struct smb2_ioctl_rsp r;
-  if (smb2_ioctl_rsp_decode(m->rsp, m->rsp_len, &r) || fscc_reparse_decode(r.output, r.output_len, &op->reparse))
+  if (smb2_ioctl_rsp_decode(m->rsp, m->rsp_len, &r) ||
+      fscc_reparse_decode(r.output, r.output_len, &op->reparse))
     return client_fail(op->c, SMB3_EPROTO, 0, "readlink '%s': malformed reparse point", op->path);
   if (!op->reparse.target)
     return client_fail(op->c, SMB3_EINVAL, 0, "readlink '%s': not a symbolic link (reparse tag 0x%08x)",

@@ -72,7 +72,7 @@ struct pathop {
   struct smb3_ea *eas; /* OP_GET_EAS: the attributes (owned, pointing into ea_buf) */
   size_t neas;
   uint8_t *ea_buf;
-  char *target;       /* OP_READLINK (owned) */
+  char *target;                /* OP_READLINK (owned) */
   struct fscc_reparse reparse; /* OP_READLINK: what the reparse point is */
   /* async completion */
   union {

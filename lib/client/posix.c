@@ -16,8 +16,8 @@ int smb3_posix(const smb3_client *c) {
   return c ? c->posix : 0;
 }
 
-static struct pathop *op_begin(smb3_client *c, enum pathop_kind kind, const char *path, void (*cb)(int, void *),
-                               void *arg, int *rc) {
+static struct pathop *op_begin(smb3_client *c, enum pathop_kind kind, const char *path,
+                               void (*cb)(int, void *), void *arg, int *rc) {
   *rc = 0;
   if (!c || !path) {
     *rc = SMB3_EINVAL;
@@ -105,7 +105,8 @@ static int chown_run(smb3_client *c, const char *path, uint32_t uid, uint32_t gi
 int smb3_chown(smb3_client *c, const char *path, uint32_t uid, uint32_t gid) {
   return chown_run(c, path, uid, gid, NULL, NULL, 1);
 }
-int smb3_chown_async(smb3_client *c, const char *path, uint32_t uid, uint32_t gid, smb3_done_cb cb, void *arg) {
+int smb3_chown_async(smb3_client *c, const char *path, uint32_t uid, uint32_t gid, smb3_done_cb cb,
+                     void *arg) {
   return chown_run(c, path, uid, gid, cb, arg, 0);
 }
 
@@ -150,8 +151,8 @@ static uint64_t nfs_type(uint32_t mode) {
   }
 }
 
-static int mknod_run(smb3_client *c, const char *path, uint32_t mode, uint64_t dev, smb3_done_cb cb, void *arg,
-                     int sync) {
+static int mknod_run(smb3_client *c, const char *path, uint32_t mode, uint64_t dev, smb3_done_cb cb,
+                     void *arg, int sync) {
   int rc;
   uint64_t type = nfs_type(mode);
   if ((!sync && !cb) || !type) return SMB3_EINVAL;
@@ -169,7 +170,8 @@ static int mknod_run(smb3_client *c, const char *path, uint32_t mode, uint64_t d
 int smb3_mknod(smb3_client *c, const char *path, uint32_t mode, uint64_t dev) {
   return mknod_run(c, path, mode, dev, NULL, NULL, 1);
 }
-int smb3_mknod_async(smb3_client *c, const char *path, uint32_t mode, uint64_t dev, smb3_done_cb cb, void *arg) {
+int smb3_mknod_async(smb3_client *c, const char *path, uint32_t mode, uint64_t dev, smb3_done_cb cb,
+                     void *arg) {
   return mknod_run(c, path, mode, dev, cb, arg, 0);
 }
 

@@ -52,10 +52,10 @@ struct fscc_stat {
   int delete_pending;
   /* From POSIX information only (posix = 1; all 0 otherwise): */
   int posix;
-  uint32_t mode;          /* st_mode: S_IFMT type and the 07777 permission bits */
-  uint32_t uid, gid;      /* FSCC_NO_ID when the SID is not a Unix one (S-1-22-1-N / S-1-22-2-N) */
-  uint32_t device;        /* the server's st_dev */
-  uint32_t reparse_tag;   /* 0 unless a reparse point */
+  uint32_t mode;        /* st_mode: S_IFMT type and the 07777 permission bits */
+  uint32_t uid, gid;    /* FSCC_NO_ID when the SID is not a Unix one (S-1-22-1-N / S-1-22-2-N) */
+  uint32_t device;      /* the server's st_dev */
+  uint32_t reparse_tag; /* 0 unless a reparse point */
 };
 #define FSCC_NO_ID 0xFFFFFFFFu
 

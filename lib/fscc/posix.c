@@ -154,7 +154,8 @@ static void sd_header(uint8_t *out, uint16_t control, uint32_t owner, uint32_t g
 }
 
 int fscc_sd_mode_encode(uint8_t *out, size_t cap, uint32_t mode) {
-  struct fscc_sid sid = {.nsub = 3, .authority = SID_AUTH_NT, .sub = {SID_NFS_DOMAIN, SID_NFS_MODE, mode & 07777u}};
+  struct fscc_sid sid = {
+      .nsub = 3, .authority = SID_AUTH_NT, .sub = {SID_NFS_DOMAIN, SID_NFS_MODE, mode & 07777u}};
   size_t sid_len = SID_HDR + 4 * 3, ace_len = ACE_HDR + sid_len, acl_len = ACL_HDR + ace_len;
   if (cap < SD_HDR + acl_len) return SMB3_EINVAL;
   sd_header(out, SE_DACL_PRESENT, 0, 0, SD_HDR);
@@ -220,10 +221,10 @@ int fscc_reparse_symlink_encode(uint8_t *out, size_t cap, const char *target) {
     return SMB3_EINVAL;
   }
   uint8_t *d = out + REPARSE_HDR;
-  le16_put(d, 0);                  /* SubstituteNameOffset */
-  le16_put(d + 2, (uint16_t)n);    /* SubstituteNameLength */
-  le16_put(d + 4, (uint16_t)n);    /* PrintNameOffset */
-  le16_put(d + 6, (uint16_t)n);    /* PrintNameLength */
+  le16_put(d, 0);               /* SubstituteNameOffset */
+  le16_put(d + 2, (uint16_t)n); /* SubstituteNameLength */
+  le16_put(d + 4, (uint16_t)n); /* PrintNameOffset */
+  le16_put(d + 6, (uint16_t)n); /* PrintNameLength */
   le32_put(d + 8, target[0] == '/' ? 0 : FSCC_SYMLINK_FLAG_RELATIVE);
   memcpy(d + SYMLINK_FIXED, u, n);
   memcpy(d + SYMLINK_FIXED + n, u, n);

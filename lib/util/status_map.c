@@ -22,7 +22,7 @@ static const struct status_row status_table[] = {
     ROW(BUFFER_OVERFLOW, SMB3_EIO), /* accepted by READ/QUERY_INFO/IOCTL callers that check it */
     ROW(NO_MORE_FILES, SMB3_ENOENT),
     ROW(STOPPED_ON_SYMLINK, SMB3_ELOOP),
-    ROW(NOT_A_REPARSE_POINT, SMB3_EINVAL),         /* readlink of a file that is no link */
+    ROW(NOT_A_REPARSE_POINT, SMB3_EINVAL),       /* readlink of a file that is no link */
     ROW(MORE_PROCESSING_REQUIRED, SMB3_ESTATUS), /* only SESSION_SETUP expects it */
     /* logon */
     ROW(LOGON_FAILURE, SMB3_ELOGON),

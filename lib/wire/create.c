@@ -6,8 +6,8 @@
  * smb3_posix_cc_info, librpc/idl/smb3posix.idl, decoded by lib/fscc/posix.c). */
 #include <string.h>
 
-#include "smb3/smb3_errors.h"
 #include "fscc/fscc.h"
+#include "smb3/smb3_errors.h"
 #include "wire/wire_int.h"
 
 #define SMB2_CREATE_REQ_SIZE 57
@@ -16,7 +16,7 @@
 #define SMB2_CREATE_REQ_OFF_CTX 48
 #define SMB2_CREATE_RSP_FIXED 88
 #define CTX_HDR_LEN 16  /* Next, NameOffset, NameLength, Reserved, DataOffset, DataLength */
-#define CTX_NAME_LEN 4 /* the MS-SMB2 context names are 4 ASCII bytes; POSIX's is 16 */
+#define CTX_NAME_LEN 4  /* the MS-SMB2 context names are 4 ASCII bytes; POSIX's is 16 */
 #define POSIX_REQ_LEN 4 /* the mode; Samba refuses any other length (INVALID_PARAMETER) */
 #define LEASE_V1_LEN 32
 #define LEASE_V2_LEN 52
@@ -32,7 +32,8 @@ struct ctx_chain {
 
 /* 2.2.13.2: a context starts 8-byte aligned, and the previous one's Next is the distance to
  * it. Writes the header and the name; the caller writes dlen bytes of data after it. */
-static void ctx_begin_n(struct le_wr *w, struct ctx_chain *c, const void *name, uint16_t nlen, uint32_t dlen) {
+static void ctx_begin_n(struct le_wr *w, struct ctx_chain *c, const void *name, uint16_t nlen,
+                        uint32_t dlen) {
   le_put_align(w, 8);
   if (c->n++ == 0)
     c->first = w->off;

@@ -15,7 +15,7 @@
 #define WIRE_SIGN_HMAC_SHA256 0x0000 /* 2.2.3.1.7 SigningAlgorithm id on the wire */
 
 const uint8_t smb2_posix_tag[SMB2_POSIX_TAG_LEN] = {0x93, 0xAD, 0x25, 0x50, 0x9C, 0xB4, 0x11, 0xE7,
-                                                     0xB4, 0x23, 0x83, 0xDE, 0x96, 0x8B, 0xCD, 0x7C};
+                                                    0xB4, 0x23, 0x83, 0xDE, 0x96, 0x8B, 0xCD, 0x7C};
 
 static int offers_311(const struct smb2_negotiate_req *r) {
   for (int i = 0; i < r->dialect_count; i++)

@@ -499,8 +499,8 @@ int smb2_query_dir_rsp_decode(const uint8_t *msg, size_t len, struct smb2_query_
 #define SMB2_FSCTL_SET_ZERO_DATA 0x000980C8u          /* input: FILE_ZERO_DATA_INFORMATION (MS-FSCC 2.3.85) */
 #define SMB2_FSCTL_QUERY_ALLOCATED_RANGES 0x000940CFu /* MS-FSCC 2.3.37/2.3.38 */
 #define SMB2_FSCTL_SET_SPARSE 0x000900C4u             /* no input: SetSparse = TRUE (MS-FSCC 2.3.64) */
-#define SMB2_FSCTL_SET_REPARSE_POINT 0x000900A4u /* MS-FSCC 2.3.65: input a reparse data buffer */
-#define SMB2_FSCTL_GET_REPARSE_POINT 0x000900A8u /* MS-FSCC 2.3.29/2.3.30: output one */
+#define SMB2_FSCTL_SET_REPARSE_POINT 0x000900A4u      /* MS-FSCC 2.3.65: input a reparse data buffer */
+#define SMB2_FSCTL_GET_REPARSE_POINT 0x000900A8u      /* MS-FSCC 2.3.29/2.3.30: output one */
 #define SMB2_0_IOCTL_IS_FSCTL 0x00000001u
 struct smb2_ioctl_req {
   uint32_t ctl_code;

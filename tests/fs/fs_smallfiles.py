@@ -99,4 +99,40 @@ fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
 os.utime(fd, (MTIME, MTIME))
 os.close(fd)
 report("empty file's mtime on the server", int(os.stat(os.path.join(share, "small", "empty")).st_mtime), MTIME)
+
+# negative lookups in a directory we just made: answered here, and never against the server's word
+import errno, time
+d2 = os.path.join(top, "fresh")
+os.mkdir(d2)
+s0 = stats()
+missing = 0
+for i in range(10):
+    try:
+        os.stat(os.path.join(d2, "nope%d" % i))
+    except FileNotFoundError:
+        missing += 1
+s1 = stats()
+report("lookups of absent names in a directory we made: ENOENT", missing, 10)
+report("... without a round trip", s1["round_trips"] - s0["round_trips"], 0)
+# a second client creates a name there: an O_EXCL create of it fails (the server decides), and the
+# name is seen at once afterwards
+with open(os.path.join(share, "small", "fresh", "theirs"), "w") as f:
+    f.write("theirs\n")
+try:
+    os.close(os.open(os.path.join(d2, "theirs"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    got = "created"
+except OSError as e:
+    got = errno.errorcode[e.errno]
+report("O_EXCL create of a name another client made meanwhile", got, "EEXIST")
+with open(os.path.join(d2, "theirs")) as f:
+    report("... and that name is seen right after", f.read(), "theirs\n")
+# another name made by the other client: seen within actimeo (1 s by default; 10 s allowed here)
+with open(os.path.join(share, "small", "fresh", "later"), "w") as f:
+    f.write("later\n")
+seen, t0 = False, time.monotonic()
+while not seen and time.monotonic() - t0 < 10:
+    seen = os.path.exists(os.path.join(d2, "later"))
+    if not seen:
+        time.sleep(0.1)
+report("a name another client made is seen once the cached listing expired", seen, True)
 sys.exit(1 if failed else 0)

@@ -13,18 +13,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "crypto/crypto.h"
 #include "fscc/fscc.h"
 #include "smb3/smb3_errors.h"
 #include "util/le.h"
 #include "wire/wire.h"
-#include "crypto/crypto.h"
 #include "wire_test.h"
 
 /* S-1-22-1-1001 as Samba sends it */
 static const uint8_t sid_unix_user[] = {1, 2, 0, 0, 0, 0, 0, 22, 1, 0, 0, 0, 0xE9, 3, 0, 0};
 /* S-1-5-21-1-2-3-1000: a passdb user, not a Unix one */
-static const uint8_t sid_domain[] = {1, 5, 0, 0, 0, 0, 0, 5, 21, 0, 0, 0, 1, 0, 0, 0,
-                                     2, 0, 0, 0, 3, 0, 0, 0, 0xE8, 3, 0, 0};
+static const uint8_t sid_domain[] = {1, 5, 0, 0, 0, 0, 0, 5, 21, 0, 0,    0, 1, 0,
+                                     0, 0, 2, 0, 0, 0, 3, 0, 0,  0, 0xE8, 3, 0, 0};
 
 static size_t put_cc(uint8_t *p, uint32_t nlink, uint32_t tag, uint32_t wire_mode, const uint8_t *owner,
                      size_t olen, uint32_t gid) {
@@ -305,11 +305,11 @@ static void test_create_ctx(void **state) {
   const uint8_t *t = find(buf, w.off, smb2_posix_tag, 16);
   assert_non_null(t);
   const uint8_t *ctx = t - 16;
-  assert_int_equal(le16_at(ctx + 4), 16);                       /* NameOffset */
-  assert_int_equal(le16_at(ctx + 6), 16);                       /* NameLength */
-  assert_int_equal(le16_at(ctx + 10), 32);                      /* DataOffset, 8-aligned */
-  assert_int_equal(le32_at(ctx + 12), 4);                       /* DataLength */
-  assert_int_equal(le32_at(ctx + 32), 0640);                    /* the permission bits only */
+  assert_int_equal(le16_at(ctx + 4), 16);    /* NameOffset */
+  assert_int_equal(le16_at(ctx + 6), 16);    /* NameLength */
+  assert_int_equal(le16_at(ctx + 10), 32);   /* DataOffset, 8-aligned */
+  assert_int_equal(le32_at(ctx + 12), 4);    /* DataLength */
+  assert_int_equal(le32_at(ctx + 32), 0640); /* the permission bits only */
   assert_int_equal((size_t)(ctx - buf) % 8, 0);
 }
 
@@ -339,10 +339,11 @@ static void test_negotiate_rsp_posix(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sid),     cmocka_unit_test(test_mode),          cmocka_unit_test(test_cc),
-      cmocka_unit_test(test_info),    cmocka_unit_test(test_dir),           cmocka_unit_test(test_sd),
-      cmocka_unit_test(test_reparse), cmocka_unit_test(test_negotiate_ctx), cmocka_unit_test(test_create_ctx),
-      cmocka_unit_test(test_negotiate_rsp_posix),
+      cmocka_unit_test(test_sid),        cmocka_unit_test(test_mode),
+      cmocka_unit_test(test_cc),         cmocka_unit_test(test_info),
+      cmocka_unit_test(test_dir),        cmocka_unit_test(test_sd),
+      cmocka_unit_test(test_reparse),    cmocka_unit_test(test_negotiate_ctx),
+      cmocka_unit_test(test_create_ctx), cmocka_unit_test(test_negotiate_rsp_posix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,22 @@
+/* nameset.h - pure: the names of one directory, compared as the server compares them (without
+ * case). A directory whose every name the mount knows (one it made itself) answers lookups of
+ * other names without asking the server (inode.c: inode_known_absent). libc only. */
+#ifndef SMB3FS_NAMESET_H
+#define SMB3FS_NAMESET_H
+
+#include <stddef.h>
+
+struct nameset;
+struct nameset *nameset_new(void);
+void nameset_free(struct nameset *s);
+/* 0, or -1 on ENOMEM (the set is then no longer complete: the caller drops it). Adding a name
+ * already there (in any case) is a no-op. */
+int nameset_add(struct nameset *s, const char *name);
+void nameset_del(struct nameset *s, const char *name);
+/* 1 when a name equal to `name` without ASCII case is in the set, or when name has a byte the
+ * set cannot compare the way the server does (non-ASCII: the server folds Unicode case), so that
+ * the caller asks the server; 0 when it is certainly absent. */
+int nameset_may_have(const struct nameset *s, const char *name);
+size_t nameset_count(const struct nameset *s);
+
+#endif
