@@ -28,9 +28,13 @@ static const struct command {
   const char *summary;
   const char *details;
 } commands[] = {
-    {"ls", cmd_ls, 1, 1, "URL", "list a directory (or one file)",
+    {"ls", cmd_ls, 1, 1, "URL", "list a directory (or one file), or a server's shares",
      "One line per entry: type (d or -), w or r (the read-only attribute), size in bytes,\n"
-     "modification time (UTC) and name; directories end in '/'. A URL naming a file lists that file.\n"},
+     "modification time (UTC) and name; directories end in '/'. A URL naming a file lists that file.\n"
+     "A URL with no share (smb://HOST/) lists the server's shares, as smbclient -L does: name, type\n"
+     "(Disk, Printer, Device, IPC) and comment, one share a line under a header.\n"
+     "\n"
+     "-a, --all  also list hidden shares (names ending in '$', IPC$ among them).\n"},
     {"stat", cmd_stat, 1, 1, "URL", "show a file's attributes",
      "Name, type, size, allocation size, server file id, attributes (FILE_ATTRIBUTE_* in hex),\n"
      "link count, and access, modify, change and birth times (UTC).\n"},
@@ -100,6 +104,8 @@ static const struct command_option {
   size_t field; /* offsetof(struct cli, ...) */
 } command_options[] = {
     {"put", "--inplace", offsetof(struct cli, inplace)},
+    {"ls", "-a", offsetof(struct cli, all)},
+    {"ls", "--all", offsetof(struct cli, all)},
 };
 #define N_COMMAND_OPTIONS (sizeof command_options / sizeof command_options[0])
 
@@ -113,27 +119,34 @@ static const char *command_option_list(const struct command *c, char *buf, size_
   return buf;
 }
 
+/* The index of c's option a in command_options, or -1. */
+static int command_option_find(const struct command *c, const char *a) {
+  for (size_t j = 0; j < N_COMMAND_OPTIONS; j++)
+    if (!strcmp(command_options[j].cmd, c->name) && !strcmp(command_options[j].name, a)) return (int)j;
+  return -1;
+}
+
 /* Takes c's options out of args into cli: the operands end up first, in their order, and *nargs
  * becomes their count (args is only permuted: main() frees its elements). An argument that begins
- * with "--" before a "--" and is not one of c's options is a usage error. */
+ * with "--" before a "--" and is not one of c's options is a usage error; one that begins with a
+ * single '-' is an option when it is one of c's ("ls -a") and an operand otherwise (a LOCAL file
+ * named "-x"), as before commands had short options. */
+
 static int command_options_parse(struct cli *cli, const struct command *c, int *nargs, char **args) {
   int k = 0, ended = 0;
   for (int i = 0; i < *nargs; i++) {
     char *a = args[i];
-    if (ended || strncmp(a, "--", 2)) {
+    int j = ended ? -1 : command_option_find(c, a);
+    if (j < 0 && (ended || strncmp(a, "--", 2))) {
       memmove(args + k + 1, args + k, (size_t)(i - k) * sizeof *args); /* the taken ones move up */
       args[k++] = a;
       continue;
     }
-    if (!a[2]) {
+    if (j < 0 && !a[2]) { /* "--" */
       ended = 1;
       continue;
     }
-    size_t j = 0;
-    while (j < N_COMMAND_OPTIONS &&
-           (strcmp(command_options[j].cmd, c->name) || strcmp(command_options[j].name, a)))
-      j++;
-    if (j == N_COMMAND_OPTIONS)
+    if (j < 0)
       return cli_usage_error(c->name, "unknown option '%s' (see 'smb3 help %s')", a, c->name);
     *(int *)((char *)cli + command_options[j].field) = 1;
   }
@@ -216,11 +229,13 @@ int cli_fail(struct cli *cli, const char *cmd, int rc) {
   return cli_error(cmd, "%s", msg && msg[0] ? msg : smb3_strerror(rc));
 }
 
-int cli_parse(struct cli *cli, const char *cmd, const char *url) {
+static int parse_url(struct cli *cli, const char *cmd, const char *url, int server_only_ok) {
   char err[512];
   smb3_options_free(&cli->opts);
   smb3_options_init(&cli->opts);
-  if (smb3_url_parse(&cli->opts, url, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
+  int rc = server_only_ok ? smb3_url_parse_server(&cli->opts, url, err, sizeof err)
+                          : smb3_url_parse(&cli->opts, url, err, sizeof err);
+  if (rc) return cli_usage_error(cmd, "%s", err);
   if (cli->authfile && smb3_options_credentials_file(&cli->opts, cli->authfile, err, sizeof err))
     return cli_usage_error(cmd, "%s", err);
   if (smb3_options_parse(&cli->opts, cli->optstr, 0, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
@@ -228,6 +243,14 @@ int cli_parse(struct cli *cli, const char *cmd, const char *url) {
   if (!cli->opts.password && env && !(cli->opts.password = strdup(env)))
     return cli_error(cmd, "out of memory");
   return CLI_OK;
+}
+
+int cli_parse(struct cli *cli, const char *cmd, const char *url) {
+  return parse_url(cli, cmd, url, 0);
+}
+
+int cli_parse_server(struct cli *cli, const char *cmd, const char *url) {
+  return parse_url(cli, cmd, url, 1);
 }
 
 int cli_connect(struct cli *cli, const char *cmd) {
