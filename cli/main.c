@@ -162,8 +162,9 @@ static const struct command *command_find(const char *name) {
 
 static void command_usage(FILE *to, const struct command *c) {
   char opts[128];
-  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s%s %s\n\n%c%s.\n%s%s", c->name,
-          command_option_list(c, opts, sizeof opts), c->args, toupper((unsigned char)c->summary[0]),
+  /* The command's options after its operands ("ls URL [-a] [--all]"): they may stand anywhere. */
+  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s %s%s\n\n%c%s.\n%s%s", c->name, c->args,
+          command_option_list(c, opts, sizeof opts), toupper((unsigned char)c->summary[0]),
           c->summary + 1, c->details[0] ? "\n" : "", c->details);
 }
 
