@@ -17,6 +17,7 @@ struct cli {
   int inplace;          /* put --inplace */
   int long_list;        /* ls -l */
   int symlink;          /* ln -s */
+  int all;              /* ls -a: hidden shares too */
   smb3_client *client;  /* connected by cli_connect(); reported by --stats at exit */
   struct smb3_options opts;
 };
@@ -26,6 +27,8 @@ struct cli {
  * Commands check what else they need of their arguments after it and before cli_connect(), so that
  * a usage error never costs a connection. */
 int cli_parse(struct cli *cli, const char *cmd, const char *url);
+/* The same for a URL that may name only the server (smb://HOST/): cli->opts.share is NULL then. */
+int cli_parse_server(struct cli *cli, const char *cmd, const char *url);
 /* Connect with cli->opts (after cli_parse). CLI_FAILED, after the message, when the connection or
  * logon failed. */
 int cli_connect(struct cli *cli, const char *cmd);

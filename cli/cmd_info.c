@@ -74,10 +74,57 @@ static void print_long(smb3_client *c, const char *path, const char *name, const
          target[0] ? " -> " : "", target);
 }
 
+static const char *share_type(uint32_t type, char *buf, size_t n) {
+  switch (type & SMB3_SHARE_TYPE_MASK) {
+  case SMB3_SHARE_DISK:
+    return "Disk";
+  case SMB3_SHARE_PRINTQ:
+    return "Printer";
+  case SMB3_SHARE_DEVICE:
+    return "Device";
+  case SMB3_SHARE_IPC:
+    return "IPC";
+  default:
+    snprintf(buf, n, "0x%x", type);
+    return buf;
+  }
+}
+
+static int share_hidden(const struct smb3_share *s) {
+  size_t n = strlen(s->name);
+  return n && s->name[n - 1] == '$';
+}
+
+/* smb3 ls smb://HOST/: the server's shares under a header, as smbclient -L shows them. */
+static int list_shares(struct cli *cli) {
+  int rc = cli_connect(cli, "ls");
+  if (rc) return rc;
+  struct smb3_share *s;
+  int n = smb3_list_shares(cli->client, &s);
+  if (n < 0) return cli_fail(cli, "ls", n);
+  int w = 15;
+  for (int i = 0; i < n; i++)
+    if ((cli->all || !share_hidden(&s[i])) && (int)strlen(s[i].name) > w) w = (int)strlen(s[i].name);
+  printf("%-*s %-9s %s\n%-*s %-9s %s\n", w, "Sharename", "Type", "Comment", w, "---------", "----", "-------");
+  for (int i = 0; i < n; i++) {
+    char tb[16];
+    if (!cli->all && share_hidden(&s[i])) continue;
+    const char *t = share_type(s[i].type, tb, sizeof tb);
+    if (s[i].comment[0])
+      printf("%-*s %-9s %s\n", w, s[i].name, t, s[i].comment);
+    else
+      printf("%-*s %s\n", w, s[i].name, t); /* no trailing blanks */
+  }
+  smb3_shares_free(s);
+  return 0;
+}
+
 int cmd_ls(struct cli *cli, int argc, char **argv) {
   (void)argc;
-  int rc = cli_parse(cli, "ls", argv[0]);
-  if (rc || (rc = cli_connect(cli, "ls"))) return rc;
+  int rc = cli_parse_server(cli, "ls", argv[0]);
+  if (rc) return rc;
+  if (!cli->opts.share) return list_shares(cli);
+  if ((rc = cli_connect(cli, "ls"))) return rc;
   const char *path = cli->opts.path;
   struct smb3_stat st;
   if (path[0]) {

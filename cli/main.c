@@ -28,10 +28,13 @@ static const struct command {
   const char *summary;
   const char *details;
 } commands[] = {
-    {"ls", cmd_ls, 1, 1, "URL", "list a directory (or one file)",
+    {"ls", cmd_ls, 1, 1, "URL", "list a directory (or one file), or a server's shares",
      "One line per entry: type (d or -), w or r (the read-only attribute), size in bytes,\n"
      "modification time (UTC) and name; directories end in '/'. A URL naming a file lists that file.\n"
+     "A URL with no share (smb://HOST/) lists the server's shares, as smbclient -L does: name, type\n"
+     "(Disk, Printer, Device, IPC) and comment, one share a line under a header.\n"
      "\n"
+     "-a, --all  also list hidden shares (names ending in '$', IPC$ among them).\n"
      "-l  ls -l's columns: mode (type character and rwx bits), links, owner uid, group gid, size,\n"
      "    modification time (UTC), name, and ' -> TARGET' for a symbolic link. On a share without\n"
      "    the SMB3 POSIX extensions the mode is synthesised and the owner and group show as '?'.\n"},
@@ -116,46 +119,49 @@ static const struct command_option {
     {"put", "--inplace", offsetof(struct cli, inplace)},
     {"ls", "-l", offsetof(struct cli, long_list)},
     {"ln", "-s", offsetof(struct cli, symlink)},
+    {"ls", "-a", offsetof(struct cli, all)},
+    {"ls", "--all", offsetof(struct cli, all)},
 };
 #define N_COMMAND_OPTIONS (sizeof command_options / sizeof command_options[0])
 
-/* c's long (short = 0) or short options, " [--a] [--b]", into buf (empty when it has none). The
- * usage line shows the long ones before the arguments and the short ones (ls -l, ln -s) after them;
- * both are taken anywhere among the arguments. */
-static const char *command_option_list(const struct command *c, int short_ones, char *buf, size_t n) {
+/* c's options, " [-a] [--all]", into buf (empty when it has none): shown after the operands,
+ * taken anywhere among them. */
+static const char *command_option_list(const struct command *c, char *buf, size_t n) {
   size_t k = 0;
   buf[0] = 0;
   for (size_t i = 0; i < N_COMMAND_OPTIONS && k < n; i++)
-    if (!strcmp(command_options[i].cmd, c->name) && (command_options[i].name[1] != '-') == (short_ones != 0))
+    if (!strcmp(command_options[i].cmd, c->name))
       k += (size_t)snprintf(buf + k, n - k, " [%s]", command_options[i].name);
   return buf;
 }
 
+/* The index of c's option a in command_options, or -1. */
+static int command_option_find(const struct command *c, const char *a) {
+  for (size_t j = 0; j < N_COMMAND_OPTIONS; j++)
+    if (!strcmp(command_options[j].cmd, c->name) && !strcmp(command_options[j].name, a)) return (int)j;
+  return -1;
+}
+
 /* Takes c's options out of args into cli: the operands end up first, in their order, and *nargs
  * becomes their count (args is only permuted: main() frees its elements). An argument that begins
- * with "--" before a "--" and is not one of c's options is a usage error. */
+ * with "--" before a "--" and is not one of c's options is a usage error; one that begins with a
+ * single '-' is an option when it is one of c's ("ls -a") and an operand otherwise (a LOCAL file
+ * named "-x"), as before commands had short options. */
 static int command_options_parse(struct cli *cli, const struct command *c, int *nargs, char **args) {
   int k = 0, ended = 0;
   for (int i = 0; i < *nargs; i++) {
     char *a = args[i];
-    size_t j = 0;
-    while (j < N_COMMAND_OPTIONS &&
-           (strcmp(command_options[j].cmd, c->name) || strcmp(command_options[j].name, a)))
-      j++;
-    if (!ended && a[0] == '-' && a[1] != '-' && j < N_COMMAND_OPTIONS) { /* a short one: ls -l, ln -s */
-      *(int *)((char *)cli + command_options[j].field) = 1;
-      continue;
-    }
-    if (ended || strncmp(a, "--", 2)) {
+    int j = ended ? -1 : command_option_find(c, a);
+    if (j < 0 && (ended || strncmp(a, "--", 2))) {
       memmove(args + k + 1, args + k, (size_t)(i - k) * sizeof *args); /* the taken ones move up */
       args[k++] = a;
       continue;
     }
-    if (!a[2]) {
+    if (j < 0 && !a[2]) { /* "--" */
       ended = 1;
       continue;
     }
-    if (j == N_COMMAND_OPTIONS)
+    if (j < 0)
       return cli_usage_error(c->name, "unknown option '%s' (see 'smb3 help %s')", a, c->name);
     *(int *)((char *)cli + command_options[j].field) = 1;
   }
@@ -170,10 +176,10 @@ static const struct command *command_find(const char *name) {
 }
 
 static void command_usage(FILE *to, const struct command *c) {
-  char opts[128], short_opts[128];
-  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s%s %s%s\n\n%c%s.\n%s%s", c->name,
-          command_option_list(c, 0, opts, sizeof opts), c->args,
-          command_option_list(c, 1, short_opts, sizeof short_opts), toupper((unsigned char)c->summary[0]),
+  char opts[128];
+  /* The command's options after its operands ("ls URL [-a] [--all]"): they may stand anywhere. */
+  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s %s%s\n\n%c%s.\n%s%s", c->name, c->args,
+          command_option_list(c, opts, sizeof opts), toupper((unsigned char)c->summary[0]),
           c->summary + 1, c->details[0] ? "\n" : "", c->details);
 }
 
@@ -239,11 +245,13 @@ int cli_fail(struct cli *cli, const char *cmd, int rc) {
   return cli_error(cmd, "%s", msg && msg[0] ? msg : smb3_strerror(rc));
 }
 
-int cli_parse(struct cli *cli, const char *cmd, const char *url) {
+static int parse_url(struct cli *cli, const char *cmd, const char *url, int server_only_ok) {
   char err[512];
   smb3_options_free(&cli->opts);
   smb3_options_init(&cli->opts);
-  if (smb3_url_parse(&cli->opts, url, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
+  int rc = server_only_ok ? smb3_url_parse_server(&cli->opts, url, err, sizeof err)
+                          : smb3_url_parse(&cli->opts, url, err, sizeof err);
+  if (rc) return cli_usage_error(cmd, "%s", err);
   if (cli->authfile && smb3_options_credentials_file(&cli->opts, cli->authfile, err, sizeof err))
     return cli_usage_error(cmd, "%s", err);
   if (smb3_options_parse(&cli->opts, cli->optstr, 0, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
@@ -251,6 +259,14 @@ int cli_parse(struct cli *cli, const char *cmd, const char *url) {
   if (!cli->opts.password && env && !(cli->opts.password = strdup(env)))
     return cli_error(cmd, "out of memory");
   return CLI_OK;
+}
+
+int cli_parse(struct cli *cli, const char *cmd, const char *url) {
+  return parse_url(cli, cmd, url, 0);
+}
+
+int cli_parse_server(struct cli *cli, const char *cmd, const char *url) {
+  return parse_url(cli, cmd, url, 1);
 }
 
 int cli_connect(struct cli *cli, const char *cmd) {

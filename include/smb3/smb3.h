@@ -127,16 +127,23 @@ void smb3_argv_free(char **argv);
  * username, password, domain, port; %XX escapes decoded).
  * Errors: SMB3_EURL with a message in err (out of memory included). From a callback: yes. */
 int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t errlen);
+/* The same, but the share may be left out: smb://[USER@]HOST[:PORT] and smb://[USER@]HOST[:PORT]/
+ * name the server (o->share NULL, o->path ""), for smb3_connect without a share and
+ * smb3_list_shares. A URL with a share is parsed as smb3_url_parse does.
+ * Errors: SMB3_EURL with a message in err. From a callback: yes. */
+int smb3_url_parse_server(struct smb3_options *o, const char *url, char *err, size_t errlen);
 /* Read a credentials file (username=, password=, domain= lines, as mount.cifs/smbclient).
  * Errors: SMB3_EURL with a message in err (unreadable file, a line without '=', an unknown key),
  * SMB3_ENOMEM. From a callback: yes (it reads a local file). */
 int smb3_options_credentials_file(struct smb3_options *o, const char *path, char *err, size_t errlen);
 
 /* ---- connection ---- */
-/* Connect, negotiate, authenticate and connect the tree named in o (host, share required; o is
- * copied). Starts c's I/O thread and blocks for the whole handshake. On failure *out is NULL and,
- * if err is given, a one-line reason is written to it.
- * Errors: SMB3_EINVAL (no host or share), SMB3_ENOMEM, SMB3_ECONNECT (name not resolved, refused,
+/* Connect, negotiate, authenticate and connect the tree named in o (host required; o is copied).
+ * Starts c's I/O thread and blocks for the whole handshake. On failure *out is NULL and, if err is
+ * given, a one-line reason is written to it. Without a share (o->share NULL or "") the tree is
+ * the server's IPC$: such a client is for smb3_list_shares() and the counters; file and path
+ * calls on it fail with the server's answer for IPC$.
+ * Errors: SMB3_EINVAL (no host), SMB3_ENOMEM, SMB3_ECONNECT (name not resolved, refused,
  * unreachable), SMB3_ETIMEDOUT (connect_timeout_ms, or a handshake request's timeout_ms),
  * SMB3_EDIALECT (no common dialect), SMB3_ELOGON, SMB3_ENOSHARE, SMB3_EACCES, SMB3_ESIGNATURE
  * (signing required on a guest session, a bad signature, a VALIDATE_NEGOTIATE_INFO mismatch),
@@ -417,6 +424,42 @@ int smb3_opendir(smb3_client *c, const char *path, smb3_dir **out);
 int smb3_readdir(smb3_dir *d, struct smb3_dirent *e);
 /* Frees d. No I/O. Errors: SMB3_EBADF (d NULL). From a callback: yes. */
 int smb3_closedir(smb3_dir *d);
+
+/* ---- the server's shares (srvsvc NetrShareEnum level 1, MS-SRVS 3.1.4.8) ----
+ * DCE/RPC over the srvsvc named pipe of IPC$: a client on a share connects IPC$ for the call (and
+ * disconnects it after); a client made without a share (smb3_connect) is on IPC$ already. Round
+ * trips: [TREE_CONNECT +] CREATE + bind (one compound), the request (plus a READ per further
+ * piece of a long answer), CLOSE [+ TREE_DISCONNECT] (one compound); every request is in
+ * smb3_get_stats. Hidden shares (names ending in '$', IPC$ among them) are listed like the others:
+ * filtering is the caller's choice. */
+#define SMB3_SHARE_DISK 0u            /* STYPE_DISKTREE (MS-SRVS 2.2.2.4), in type & SMB3_SHARE_TYPE_MASK */
+#define SMB3_SHARE_PRINTQ 1u          /* STYPE_PRINTQ */
+#define SMB3_SHARE_DEVICE 2u          /* STYPE_DEVICE */
+#define SMB3_SHARE_IPC 3u             /* STYPE_IPC */
+#define SMB3_SHARE_TYPE_MASK 0x0FFFFFFFu
+#define SMB3_SHARE_TEMPORARY 0x40000000u /* STYPE_TEMPORARY */
+#define SMB3_SHARE_SPECIAL 0x80000000u   /* STYPE_SPECIAL: an administrative share (C$, IPC$...) */
+struct smb3_share {
+  const char *name;    /* UTF-8 */
+  const char *comment; /* UTF-8, "" when the server has none */
+  uint32_t type;       /* as the server sent it: SMB3_SHARE_* in the low bits, TEMPORARY, SPECIAL */
+};
+/* The shares in the server's order: *out (caller's; smb3_shares_free) holds the array and its
+ * strings in one block, NULL on failure or when there are none. Returns their count.
+ * Errors: SMB3_EINVAL (c or out NULL), CONN, STATUS (of the TREE_CONNECT to IPC$, the pipe's
+ * CREATE, the IOCTLs and READs: SMB3_EACCES, SMB3_ENOENT: no srvsvc pipe), SMB3_ENOTSUP (the
+ * server refused the srvsvc interface in its bind_ack), SMB3_EACCES (the call's WERROR
+ * ERROR_ACCESS_DENIED), SMB3_EIO (another WERROR, named in smb3_last_error), SMB3_EPROTO (a
+ * malformed DCE/RPC or NDR answer, or a fault PDU), SYNC. From a callback: no (SYNC). */
+int smb3_list_shares(smb3_client *c, struct smb3_share **out);
+/* Frees what smb3_list_shares returned (NULL: nothing). Errors: none. From a callback: yes. */
+void smb3_shares_free(struct smb3_share *s);
+/* The same in the background: cb(rc, shares, n, arg) with rc 0 and the n shares (valid during the
+ * call only; NULL when n is 0), or rc < 0 with shares NULL and n 0.
+ * Errors: the call: SMB3_EINVAL (c or cb NULL), SMB3_ENOMEM, CONN; cb: those of smb3_list_shares
+ * less SYNC. Callback: ASYNC. From a callback: yes. */
+typedef void (*smb3_shares_cb)(int rc, const struct smb3_share *shares, size_t n, void *arg);
+int smb3_list_shares_async(smb3_client *c, smb3_shares_cb cb, void *arg);
 
 /* ---- small whole-file helpers (CREATE+READ+CLOSE / CREATE+WRITE+CLOSE in one round trip when
  * the data fits one request) ---- */

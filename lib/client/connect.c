@@ -187,7 +187,10 @@ static int do_session_setup(smb3_client *c, const uint8_t *hint, size_t hint_len
 
 static int do_tree_connect(smb3_client *c) {
   char unc[1024];
-  if ((size_t)snprintf(unc, sizeof unc, "\\\\%s\\%s", c->opts.host, c->opts.share) >= sizeof unc)
+  /* No share: the session goes on IPC$, the share every server has for its named pipes, so that
+   * the connection is validated (VALIDATE_NEGOTIATE_INFO below) and smb3_list_shares works. */
+  const char *share = c->ipc ? "IPC$" : c->opts.share;
+  if ((size_t)snprintf(unc, sizeof unc, "\\\\%s\\%s", c->opts.host, share) >= sizeof unc)
     return client_fail(c, SMB3_ENAMETOOLONG, 0, "share name too long");
   struct smb2_tree_connect_req r = {.path = unc};
   struct smb3_chain *ch = chain_new(1);
@@ -201,19 +204,19 @@ static int do_tree_connect(smb3_client *c) {
   if (!rc && ch->msgs[0].status != NT_STATUS_SUCCESS) {
     char what[400];
     /* An unknown user may be logged on as guest ("map to guest = bad user"); say so. */
-    snprintf(what, sizeof what, "tree connect to share '%s'%s", c->opts.share,
+    snprintf(what, sizeof what, "tree connect to share '%s'%s", share,
              c->guest ? " (server logged user on as guest: unknown user name?)" : "");
     rc = client_msg_result(c, ch, 0, what);
   } else if (!rc && smb2_tree_connect_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &tr)) {
     rc = client_fail(c, SMB3_EPROTO, 0, "malformed TREE_CONNECT response");
   } else if (!rc) {
     c->tree_id = le32_at(ch->msgs[0].rsp + SMB2_HDR_OFF_TREEID);
-    if (tr.share_type != SMB2_SHARE_TYPE_DISK)
-      rc = client_fail(c, SMB3_ENOTSUP, 0, "share '%s' is not a disk share", c->opts.share);
+    if (tr.share_type != (c->ipc ? SMB2_SHARE_TYPE_PIPE : SMB2_SHARE_TYPE_DISK))
+      rc = client_fail(c, SMB3_ENOTSUP, 0, "share '%s' is not a %s share", share, c->ipc ? "pipe" : "disk");
     else if (tr.share_flags & SMB2_SHAREFLAG_ENCRYPT_DATA) {
       rc = with_core(c, (int (*)(struct smb3_core *, void *))(void *)core_require_encryption, NULL);
       if (rc)
-        client_fail(c, rc, 0, "share '%s' requires encryption, which this session cannot do", c->opts.share);
+        client_fail(c, rc, 0, "share '%s' requires encryption, which this session cannot do", share);
     }
   }
   chain_free(ch);
@@ -300,13 +303,14 @@ static int handshake(smb3_client *c) {
 int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, size_t errlen) {
   *out = NULL;
   if (err && errlen) err[0] = 0;
-  if (!o || !o->host || !o->share || !o->host[0] || !o->share[0]) {
-    if (err) snprintf(err, errlen, "no host or share given");
+  if (!o || !o->host || !o->host[0]) {
+    if (err) snprintf(err, errlen, "no host given");
     return SMB3_EINVAL;
   }
   smb3_client *c = calloc(1, sizeof *c);
   if (!c) return SMB3_ENOMEM;
   c->refs = 1;
+  c->ipc = !o->share || !o->share[0];
   pthread_mutex_init(&c->err_lock, NULL);
   pthread_mutex_init(&c->root_lock, NULL);
   pthread_mutex_init(&c->ol_lock, NULL);

@@ -96,7 +96,7 @@ static int parse_hostport(struct smb3_options *o, const char *s, size_t n) {
   return 0;
 }
 
-int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t errlen) {
+static int url_parse(struct smb3_options *o, const char *url, int share_optional, char *err, size_t errlen) {
   if (!url || strncasecmp(url, "smb://", 6))
     return fail(err, errlen, url ? url : "", "must start with smb://");
   const char *p = url + 6;
@@ -108,6 +108,11 @@ int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t er
   if (at && parse_userinfo(o, p, (size_t)(at - p))) return fail(err, errlen, url, "bad user information");
   const char *hp = at ? at + 1 : p;
   if (parse_hostport(o, hp, (size_t)(auth_end - hp))) return fail(err, errlen, url, "bad host or port");
+  if ((!slash || !slash[1]) && share_optional) { /* smb://HOST or smb://HOST/: the server itself */
+    free(o->share);
+    o->share = NULL;
+    return set(&o->path, "", 0) ? fail(err, errlen, url, "out of memory") : 0;
+  }
   if (!slash || !slash[1]) return fail(err, errlen, url, "no share name");
   const char *share = slash + 1;
   const char *rest = strchr(share, '/');
@@ -120,4 +125,12 @@ int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t er
   while (pl && o->path[pl - 1] == '/')
     o->path[--pl] = 0; /* "dir/" names "dir" */
   return 0;
+}
+
+int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t errlen) {
+  return url_parse(o, url, 0, err, errlen);
+}
+
+int smb3_url_parse_server(struct smb3_options *o, const char *url, char *err, size_t errlen) {
+  return url_parse(o, url, 1, err, errlen);
 }

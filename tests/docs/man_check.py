@@ -80,7 +80,7 @@ result(cmds and not missing, f"smb3.1 has an entry for every command ({len(cmds)
        (f": missing {', '.join(missing)}" if missing else ""))
 longopts = re.findall(r'\{"([a-z-]+)", (?:no|required)_argument', cli)
 check_all("long option of cli/main.c", "smb3.1", ["--" + o for o in longopts])
-cmdopts = re.findall(r'\{"[a-z]+", "(--[a-z-]+)", offsetof', cli)
+cmdopts = re.findall(r'\{"[a-z]+", "(--?[a-z-]+)", offsetof', cli)
 check_all("command option of cli/main.c (command_options)", "smb3.1", cmdopts)
 
 print(f"{failed} failed")
