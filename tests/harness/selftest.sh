@@ -2,6 +2,9 @@
 # selftest.sh: checks tests/harness/with-smbd against the real smbd with smbclient.
 #
 #   tests/harness/selftest.sh            run every case, print "N passed, N failed"
+#   tests/harness/selftest.sh --samba 4.22   the same against Samba 4.22 (with-smbd --samba 4.22),
+#                                        plus the SMB3 POSIX extensions share; a missing 4.22
+#                                        tree fails (it is not skipped)
 #
 # Each case runs in its own throwaway server: the script re-invokes itself as
 # `with-smbd [options] -- selftest.sh --inner CASE`. Results from all levels are
@@ -83,18 +86,87 @@ session_row() {
 	rm -f "$fifo" "$fifo.out"
 	printf '%s\n' "$row"
 }
+# samba_pids: the Samba server processes of this run (by comm, with a file of
+# SMB3_TEST_DIR open), as with-smbd finds them
+samba_pids() {
+	local d comm fd target
+	for d in /proc/[0-9]*; do
+		{ read -r comm <"$d/comm"; } 2>/dev/null || continue
+		case $comm in
+		smbd* | samba-dcerpcd | samba-bgqd | rpcd_* | nmbd* | winbindd*) ;;
+		*) continue ;;
+		esac
+		for fd in "$d"/fd/*; do
+			target=$(readlink "$fd" 2>/dev/null) || continue
+			if [[ $target == "$SMB3_TEST_DIR"/* ]]; then
+				echo "${d#/proc/}"
+				break
+			fi
+		done
+	done
+}
+
+# maps_of_4_22: while a session is open (so that a per-client smbd has done its
+# session setup, gensec modules loaded) and after -L (samba-dcerpcd, rpcd_*), no
+# Samba process of this run maps a library or module of the system's Samba 4.17
+# or a binary outside the tree: the wrappers' LD_LIBRARY_PATH and samba422-dirs.so
+# must cover every process, including those smbd and samba-dcerpcd start.
+maps_of_4_22() {
+	local fifo fd pid p comms="" bad="" i t
+	t=$(command -v smbd)
+	t=${t%/bin/smbd}
+	fifo=$scratch/maps.fifo
+	mkfifo "$fifo"
+	smbclient -s /dev/null -p "$SMB3_TEST_PORT" "//$SMB3_TEST_HOST/test" "${AUTH[@]}" <"$fifo" >/dev/null 2>&1 &
+	pid=$!
+	exec {fd}>"$fifo"
+	echo ls >&"$fd"
+	for ((i = 0; i < 100; i++)); do
+		smbstatus -s "$SMB3_TEST_CONF" -S 2>/dev/null | grep -q "^test " && break
+		sleep 0.1
+	done
+	for p in $(samba_pids); do
+		comms+=" $(cat "/proc/$p/comm" 2>/dev/null)"
+		if grep -qE " /usr/lib/x86_64-linux-gnu/(samba/|lib(talloc|tdb|tevent|ldb|wbclient|smbclient|samba-|smbconf|ndr|dcerpc))" "/proc/$p/maps" 2>/dev/null; then
+			bad+=" $p"
+		fi
+		[[ $(readlink "/proc/$p/exe") == "$t"/* ]] || bad+=" $p(exe)"
+	done
+	echo quit >&"$fd"
+	exec {fd}>&-
+	wait "$pid" || true
+	rm -f "$fifo"
+	echo "4.22 processes:$comms"
+	if [[ $comms == *"smbd["* && $comms == *rpcd_* && $comms == *samba-dcerpcd* && -z $bad ]]; then
+		ok "4.22: smbd (parent, client), samba-dcerpcd, rpcd_* map nothing of the system's Samba"
+	else
+		ko "4.22: smbd (parent, client), samba-dcerpcd, rpcd_* map nothing of the system's Samba" "seen:$comms; bad:$bad"
+	fi
+}
+
 # field N of a session row: 6 protocol, 7 encryption, 8 signing
 field() { awk -v n="$1" '{print $n}' <<<"$2"; }
 
-# still_running DIR: any process whose command line mentions DIR.
+# still_running DIR: any process whose command line mentions DIR, or a Samba
+# server process (Samba 4.22 rewrites its children's command lines) with a file
+# under DIR open (the log, even once deleted).
 still_running() {
-	local d p
+	local d p comm fd target
 	local -a argv
 	for d in /proc/[0-9]*; do
 		p=${d#/proc/}
 		[[ $p == "$$" || $p == "$BASHPID" ]] && continue
 		{ mapfile -d '' -t argv <"$d/cmdline"; } 2>/dev/null || continue
 		[[ " ${argv[*]} " == *"$1"* ]] && return 0
+		{ read -r comm <"$d/comm"; } 2>/dev/null || continue
+		case $comm in
+		smbd* | samba-dcerpcd | samba-bgqd | rpcd_* | nmbd* | winbindd*) ;;
+		*) continue ;;
+		esac
+		for fd in "$d"/fd/*; do
+			target=$(readlink "$fd" 2>/dev/null) || continue
+			[[ $target == "$1"/* ]] && return 0
+		done
 	done
 	return 1
 }
@@ -105,7 +177,7 @@ still_running() {
 case_basic() {
 	local v missing=""
 	for v in HOST PORT USER PASS DOMAIN SHARE SHARE_DIR URL GUEST_SHARE GUEST_DIR RO_SHARE RO_DIR \
-		SMBD_PID CONF LOG DIR; do
+		SMBD_PID CONF LOG DIR SAMBA SAMBA_VERSION SMBCLIENT; do
 		v=SMB3_TEST_$v
 		[[ -n ${!v:-} ]] || missing+=" $v"
 	done
@@ -118,6 +190,25 @@ case_basic() {
 	check "env: CONF names the running config" grep -q "smb ports = $SMB3_TEST_PORT" "$SMB3_TEST_CONF"
 	check "env: port is not 445" test "$SMB3_TEST_PORT" != 445
 	check "env: log file exists" test -f "$SMB3_TEST_LOG"
+	local smbd_path v
+	smbd_path=$(command -v smbd)
+	v=$(smbd -V)
+	check "env: SAMBA is '$SELFTEST_SAMBA'" test "${SMB3_TEST_SAMBA:-}" = "$SELFTEST_SAMBA"
+	check "env: SAMBA_VERSION ($SMB3_TEST_SAMBA_VERSION) is what smbd -V prints" test "Version $SMB3_TEST_SAMBA_VERSION" = "$v"
+	check "env: SMBCLIENT prints the same version" test "$("$SMB3_TEST_SMBCLIENT" -V 2>/dev/null)" = "$v"
+	if [[ $SELFTEST_SAMBA == 4.22 ]]; then
+		check "env: SAMBA_VERSION is 4.22.x" test "${SMB3_TEST_SAMBA_VERSION#4.22.}" != "$SMB3_TEST_SAMBA_VERSION"
+		local t=${smbd_path%/bin/smbd}
+		check "4.22: the running smbd is the tree's ($t/usr/sbin/smbd)" \
+			test "$(readlink "/proc/$SMB3_TEST_SMBD_PID/exe")" = "$t/usr/sbin/smbd"
+		check "4.22: smbd, smbclient, smbstatus, smbcontrol, testparm come from the tree" test \
+			"$(command -v smbd smbclient smbstatus smbcontrol testparm | tr '\n' ' ')" = \
+			"$t/bin/smbd $t/bin/smbclient $t/bin/smbstatus $t/bin/smbcontrol $t/bin/testparm "
+	else
+		check "system: the running smbd is $smbd_path" \
+			test "$(readlink "/proc/$SMB3_TEST_SMBD_PID/exe")" = "$(readlink -f "$smbd_path")"
+		check "env: SAMBA_VERSION is not 4.22 for the system Samba" test "${SMB3_TEST_SAMBA_VERSION#4.22.}" = "$SMB3_TEST_SAMBA_VERSION"
+	fi
 
 	# put / ls / get round trip
 	head -c 100000 /dev/urandom >"$scratch/up.bin"
@@ -159,6 +250,9 @@ case_basic() {
 	rc=0
 	out=$(smbclient -s /dev/null -p "$SMB3_TEST_PORT" -L "$SMB3_TEST_HOST" "${AUTH[@]}" 2>&1) || rc=$?
 	if [[ $out == *public* && $out == *ro* ]]; then ok "share list (-L, via samba-dcerpcd)"; else ko "share list (-L, via samba-dcerpcd)" "$out"; fi
+	if [[ $SELFTEST_SAMBA == 4.22 ]]; then
+		maps_of_4_22
+	fi
 
 	local row
 	row=$(session_row test "${AUTH[@]}")
@@ -232,6 +326,37 @@ case_tmpfs() {
 	check "--tmpfs: same bytes" cmp -s "$scratch/up.bin" "$SMB3_TEST_SHARE_DIR/up.bin"
 }
 
+# posix (4.22 only): with-smbd --global/--share "smb3 unix extensions = yes" and
+# --global "smb3 directory leases = yes"; 4.22's smbclient in "posix" mode gets
+# POSIX path names, case-sensitive names, FIFOs and dangling symlinks; without
+# "posix" the same session is a Windows one. (A directory lease itself is not
+# requested by smbclient: its grant is for the library's tests to show.)
+case_posix() {
+	check "posix: testparm: smb3 unix extensions = Yes on the test share" \
+		test "$(testparm -s --section-name=test --parameter-name="smb3 unix extensions" "$SMB3_TEST_CONF" 2>/dev/null)" = Yes
+	check "posix: testparm: smb3 directory leases = Yes" \
+		test "$(testparm -s --parameter-name="smb3 directory leases" "$SMB3_TEST_CONF" 2>/dev/null)" = Yes
+	touch "$SMB3_TEST_SHARE_DIR/abc" "$SMB3_TEST_SHARE_DIR/Abc"
+	mkfifo "$SMB3_TEST_SHARE_DIR/fifo"
+	ln -s no-such-target "$SMB3_TEST_SHARE_DIR/dangling"
+	chown -h "$SMB3_TEST_USER:" "$SMB3_TEST_SHARE_DIR"/{abc,Abc,fifo,dangling}
+	echo x >"$scratch/x"
+	expect_ok "posix: mkdir 'a:b' and put 'q?x' (POSIX path names)" test "${AUTH[@]}" -m SMB3_11 \
+		-c "posix; mkdir a:b; lcd $scratch; put x q?x"
+	check "  ... both are on the server's disk under those names" test -d "$SMB3_TEST_SHARE_DIR/a:b" -a -f "$SMB3_TEST_SHARE_DIR/q?x"
+	smbc test "${AUTH[@]}" -m SMB3_11 -c "posix; ls"
+	if [[ $out == *" abc "* && $out == *" Abc "* && $out == *" fifo "* && $out == *" dangling "* ]]; then
+		ok "posix: ls lists abc and Abc, the FIFO and the dangling symlink"
+	else
+		ko "posix: ls lists abc and Abc, the FIFO and the dangling symlink" "$out"
+	fi
+	expect_ok "posix: del abc" test "${AUTH[@]}" -m SMB3_11 -c "posix; del abc"
+	check "  ... removes abc only (case-sensitive)" test ! -e "$SMB3_TEST_SHARE_DIR/abc" -a -e "$SMB3_TEST_SHARE_DIR/Abc"
+	expect_fail "without posix: 'c:d' is an invalid name" NT_STATUS_OBJECT_NAME_INVALID test "${AUTH[@]}" -m SMB3_11 -c "mkdir c:d"
+	smbc test "${AUTH[@]}" -m SMB3_11 -c "ls"
+	if [[ $out != *" dangling "* ]]; then ok "without posix: the dangling symlink is not listed"; else ko "without posix: the dangling symlink is not listed" "$out"; fi
+}
+
 # parallel: used by the outer level, two of these at once
 case_parallel() {
 	echo "$SMB3_TEST_PORT" >"$SELFTEST_TMP/parallel.$1.port"
@@ -260,6 +385,21 @@ fi
 # ---------------------------------------------------------------------------
 # Outer level.
 
+SELFTEST_SAMBA=system
+if [[ ${1:-} == --samba ]]; then
+	SELFTEST_SAMBA=${2:-}
+	shift 2 || true
+fi
+case $SELFTEST_SAMBA in
+system | 4.22) ;;
+*)
+	echo "usage: selftest.sh [--samba system|4.22]" >&2
+	exit 2
+	;;
+esac
+export SELFTEST_SAMBA
+SAMBA_OPT=(--samba "$SELFTEST_SAMBA")
+
 if ((EUID != 0)); then
 	echo "selftest: SKIP: needs root (smbd)" >&2
 	exit 77
@@ -283,7 +423,7 @@ run_case() {
 	local name=$1 rc=0
 	shift
 	echo "=== $name: with-smbd $*"
-	"$WITH_SMBD" "$@" -- "$SELF" --inner "$name" || rc=$?
+	"$WITH_SMBD" "${SAMBA_OPT[@]}" "$@" -- "$SELF" --inner "$name" || rc=$?
 	if ((rc == 0)); then ok "$name: with-smbd exited 0"; else ko "$name: with-smbd exited $rc"; fi
 }
 
@@ -311,6 +451,15 @@ assert_cleaned() {
 	fi
 }
 
+if [[ $SELFTEST_SAMBA == 4.22 ]]; then
+	# no skip here: the tree is a dependency that make check installs
+	t=${SMB3_SAMBA422_DIR:-$HERE/../../build/samba-4.22}
+	if [[ ! -x $t/bin/smbd ]]; then
+		echo "selftest: FAIL: no Samba 4.22 tree in $t (scripts/samba422.sh makes it)" >&2
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+fi
 run_case basic
 run_case max_smb2_02 --global "server max protocol = SMB2_02"
 run_case min_smb3 --global "server min protocol = SMB3"
@@ -320,6 +469,10 @@ run_case share_opt --share "read only = yes" --global "smb2 max credits = 16"
 if [[ -d /dev/shm ]]; then
 	run_case tmpfs --tmpfs
 fi
+if [[ $SELFTEST_SAMBA == 4.22 ]]; then
+	run_case posix --global "smb3 unix extensions = yes" --share "smb3 unix extensions = yes" \
+		--global "smb3 directory leases = yes"
+fi
 
 while read -r d; do
 	assert_cleaned "after the cases" "$d"
@@ -327,27 +480,38 @@ done <"$SELFTEST_TMP/dirs"
 
 echo "=== harness behaviour"
 rc=0
-"$WITH_SMBD" -- sh -c 'exit 7' || rc=$?
+"$WITH_SMBD" "${SAMBA_OPT[@]}" -- sh -c 'exit 7' || rc=$?
 check "COMMAND's exit status is passed through (7)" test "$rc" = 7
 rc=0
-"$WITH_SMBD" --global "no such parameter = 1" -- true 2>/dev/null || rc=$?
+"$WITH_SMBD" "${SAMBA_OPT[@]}" --global "no such parameter = 1" -- true 2>/dev/null || rc=$?
 check "an unknown --global parameter fails setup with 125" test "$rc" = 125
 rc=0
-"$WITH_SMBD" --bogus -- true 2>/dev/null || rc=$?
+"$WITH_SMBD" "${SAMBA_OPT[@]}" --bogus -- true 2>/dev/null || rc=$?
 check "an unknown option fails with 125" test "$rc" = 125
 rc=0
-log_out=$("$WITH_SMBD" --keep-log -- true 2>&1) || rc=$?
+"$WITH_SMBD" --samba 4.21 -- true 2>/dev/null || rc=$?
+check "an unknown --samba fails with 125" test "$rc" = 125
+rc=0
+SMB3_SAMBA422_DIR=$SELFTEST_TMP/no-such-tree "$WITH_SMBD" --samba 4.22 -- true 2>/dev/null || rc=$?
+check "--samba 4.22 without a 4.22 tree fails with 125 (a failure in ctest, not a skip)" test "$rc" = 125
+if [[ $SELFTEST_SAMBA == system && $(smbd -V) == "Version 4.17."* ]]; then
+	rc=0
+	"$WITH_SMBD" --global "smb3 unix extensions = yes" -- true 2>/dev/null || rc=$?
+	check "4.17: 'smb3 unix extensions' is an unknown parameter (125)" test "$rc" = 125
+fi
+rc=0
+log_out=$("$WITH_SMBD" "${SAMBA_OPT[@]}" --keep-log -- true 2>&1) || rc=$?
 if ((rc == 0)) && [[ $log_out == *"smbd version"* ]]; then ok "--keep-log prints the smbd log"; else ko "--keep-log prints the smbd log" "rc=$rc"; fi
 rc=0
 # shellcheck disable=SC2016 # expanded by the inner shell
-echo "piped input" | "$WITH_SMBD" -- sh -c 'read -r l && test "$l" = "piped input"' || rc=$?
+echo "piped input" | "$WITH_SMBD" "${SAMBA_OPT[@]}" -- sh -c 'read -r l && test "$l" = "piped input"' || rc=$?
 check "COMMAND gets the harness' stdin" test "$rc" = 0
 
 echo "=== two instances in parallel"
 : >"$SELFTEST_TMP/dirs"
-"$WITH_SMBD" -- "$SELF" --inner parallel 1 &
+"$WITH_SMBD" "${SAMBA_OPT[@]}" -- "$SELF" --inner parallel 1 &
 p1=$!
-"$WITH_SMBD" -- "$SELF" --inner parallel 2 &
+"$WITH_SMBD" "${SAMBA_OPT[@]}" -- "$SELF" --inner parallel 2 &
 p2=$!
 rc1=0 rc2=0
 wait "$p1" || rc1=$?
@@ -376,7 +540,7 @@ for sig in TERM INT KILL; do
 	(
 		trap - INT
 		# shellcheck disable=SC2016 # expanded by the inner shell
-		exec "$WITH_SMBD" -- sh -c 'smbclient -s /dev/null -p "$SMB3_TEST_PORT" -L 127.0.0.1 -U "$SMB3_TEST_USER%$SMB3_TEST_PASS" >/dev/null 2>&1; exec "$0" --inner sleeper "$1"' "$SELF" "$sig"
+		exec "$WITH_SMBD" "${SAMBA_OPT[@]}" -- sh -c 'smbclient -s /dev/null -p "$SMB3_TEST_PORT" -L 127.0.0.1 -U "$SMB3_TEST_USER%$SMB3_TEST_PASS" >/dev/null 2>&1; exec "$0" --inner sleeper "$1"' "$SELF" "$sig"
 	) &
 	hp=$!
 	if ! wait_for "$SELFTEST_TMP/sleeper.$sig.dir"; then
