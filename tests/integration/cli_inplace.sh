@@ -75,7 +75,7 @@ check_put "unknown put option" 2 $SMB3 put --frobnicate "$WORK/old" "$U/f" &&
   { grep -q "^smb3: put: unknown option '--frobnicate'" "$WORK/err" && ok "unknown put option: $(cat "$WORK/err")" || bad "unknown put option: $(cat "$WORK/err")"; }
 check_put "--inplace is put's only" 2 $SMB3 get --inplace "$U/f" "$WORK/x" &&
   { grep -q "^smb3: get: unknown option '--inplace'" "$WORK/err" && ok "get --inplace: $(cat "$WORK/err")" || bad "get --inplace: $(cat "$WORK/err")"; }
-$SMB3 help put >"$WORK/out" && grep -q "put \[--inplace\] LOCAL URL" "$WORK/out" && grep -q "partly" "$WORK/out" &&
+$SMB3 help put >"$WORK/out" && grep -q "put LOCAL URL \[--inplace\]" "$WORK/out" && grep -q "partly" "$WORK/out" &&
   ok "smb3 help put describes --inplace" || bad "smb3 help put: $(head -3 "$WORK/out")"
 # nothing is written when the file cannot be opened for writing
 check_put "--inplace to a read-only share" 1 $SMB3 put --inplace "$WORK/old" "smb://$SMB3_TEST_USER:$SMB3_TEST_PASS@127.0.0.1:$P/$SMB3_TEST_RO_SHARE/hello.txt" &&
