@@ -1078,12 +1078,19 @@ static int serve(const struct config *cfg, int lfd, int sfd) {
   return 0;
 }
 
+/* The rules outlive main(): connection threads may still use them while the process exits. */
+static struct tamper *tamper_rules;
+
 int main(int argc, char **argv) {
   struct args a;
   struct config cfg;
   int rc = args_parse(argc, argv, &a);
-  if (rc >= 0) return rc;
-  if ((rc = config_make(&a, &cfg)) != 0) return rc;
+  if (rc < 0 && (rc = config_make(&a, &cfg)) == 0) rc = -1;
+  if (rc >= 0) {
+    tamper_free(a.tamper);
+    return rc;
+  }
+  tamper_rules = a.tamper;
 
   /* Block the stop signals in every thread (they inherit the mask) and take them via a signalfd. */
   sigset_t stop;

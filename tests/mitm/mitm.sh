@@ -15,7 +15,12 @@ stop_relay() {
     kill "$NS_PID" 2>/dev/null
     wait "$NS_PID" 2>/dev/null
     NS_PID=
+    # an ASan/UBSan build of netsim reports on its stderr as it exits
+    if grep -qE "ERROR: [A-Za-z]*Sanitizer|runtime error" "$WORK/relay.log"; then
+      bad "netsim sanitizer report: $(grep -m3 -E "Sanitizer|runtime error" "$WORK/relay.log")"
+    fi
   fi
+  return 0
 }
 trap 'stop_relay; rm -rf "$WORK"' EXIT
 

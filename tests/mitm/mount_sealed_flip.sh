@@ -8,8 +8,15 @@ source "$(dirname "$0")/../fs/lib.sh"
 NETSIM=${NETSIM:?NETSIM=path to netsim}
 [ -e /dev/fuse ] || { echo "no /dev/fuse"; exit 77; }
 NS_PID=
-stop_relay() { [ -n "$NS_PID" ] && { kill "$NS_PID" 2>/dev/null; wait "$NS_PID" 2>/dev/null; NS_PID=; }; }
-trap 'stop_relay; cleanup' EXIT
+stop_relay() {
+  if [ -n "$NS_PID" ]; then
+    kill "$NS_PID" 2>/dev/null
+    wait "$NS_PID" 2>/dev/null
+    NS_PID=
+  fi
+  return 0
+}
+trap 'st=$?; stop_relay; (exit $st); cleanup' EXIT # cleanup (fs/lib.sh) exits with the status it sees
 start_relay() { # PORT RULE...: sets RPORT
   local port=$1 args=() r i
   shift
