@@ -104,9 +104,12 @@ static void usage(FILE *to) {
   fprintf(to, "\nURL: smb://[DOMAIN;]USER[:PASSWORD]@HOST[:PORT]/SHARE[/PATH]\n"
               "password: from the URL, -o password=, -A FILE (username=/password=/domain= lines)\n"
               "          or the PASSWD environment variable\n"
-              "options (-o, comma-separated): vers=2.0|2.1|3.0|3.0.2|3.1.1, sign, seal, port=N, rsize=N,\n"
-              "          wsize=N, max_inflight=N, credits=N, nocompound, timeout=S, connect_timeout=S,\n"
-              "          echo_interval=S, posix, noposix, username=, password=, domain=, credentials=FILE\n"
+              "options (-o, comma-separated): vers=2.0|2.1|3.0|3.0.2|3.1.1, min_vers=VERSION, sign, seal,
+"
+              "          port=N, rsize=N, wsize=N, max_inflight=N, credits=N, nocompound, timeout=S, connect_timeout=S,
+"
+              "          echo_interval=S, posix, noposix, username=, password=, domain=, credentials=FILE
+"
               "exit status: 0 success, 1 the operation failed, 2 usage error. See smb3(1).\n");
 }
 

@@ -55,6 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tamper.h"
+
 #define NSEC_PER_SEC 1000000000LL
 #define READ_MAX ((size_t)1 << 20)  /* largest single read from a source */
 #define WRITE_MAX ((size_t)4 << 20) /* largest single write to a destination */
@@ -95,6 +97,8 @@ struct config {
   double max_seconds; /* 0 = run until a signal */
   int64_t spin_max_ns;
   bool quiet;
+  struct tamper *tamper; /* --rule: relay whole SMB2 messages through the rules (tamper.c) */
+  bool trace;            /* --trace: log every message of a --rule connection */
 };
 
 /* Command line as given; NAN / 0 mean "not given". */
@@ -104,7 +108,8 @@ struct args {
   double rate, rate_up, rate_down; /* bytes per second */
   size_t burst, queue;
   double max_seconds, spin_max_us;
-  bool quiet;
+  bool quiet, trace;
+  struct tamper *tamper;
 };
 
 struct unit {
@@ -162,6 +167,11 @@ static void usage(FILE *f) {
         "                      until it is (timer wake-ups here are 15-100+ us late); default 200,\n"
         "                      0 trades that accuracy for no spinning\n"
         "  --max-seconds N     exit by itself after N seconds (default: run until SIGTERM/SIGINT)\n"
+        "  --rule RULE         act on chosen SMB2 messages (repeatable; syntax in tools/README.md),\n"
+        "                      e.g. dir=s2c,cmd=negotiate,clear=secmode:0x2; the relay then passes\n"
+        "                      whole messages and takes no delay or rate options\n"
+        "  --trace             log every SMB2 message (direction, command, status, flags); implies\n"
+        "                      the message relay of --rule\n"
         "  --quiet             do not log connections on stderr\n"
         "  --help              show this help\n"
         "\n"
@@ -297,9 +307,12 @@ static int args_set(struct args *a, const struct arg_spec *spec, const char *v) 
 
 /* Returns -1 to go on, or the exit code (0 after --help, 2 on a bad command line). */
 static int args_parse(int argc, char **argv, struct args *a) {
-  struct option opts[N_ARG_SPECS + 3] = {{"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'}};
+  struct option opts[N_ARG_SPECS + 5] = {{"quiet", no_argument, NULL, 'q'},
+                                        {"help", no_argument, NULL, 'h'},
+                                        {"rule", required_argument, NULL, 'r'},
+                                        {"trace", no_argument, NULL, 't'}};
   for (size_t i = 0; i < N_ARG_SPECS; i++)
-    opts[i + 2] = (struct option){arg_specs[i].name, required_argument, NULL, ARG_VAL + (int)i};
+    opts[i + 4] = (struct option){arg_specs[i].name, required_argument, NULL, ARG_VAL + (int)i};
   *a = (struct args){.delay_ms = 0,
                      .delay_up_ms = NAN,
                      .delay_down_ms = NAN,
@@ -315,6 +328,17 @@ static int args_parse(int argc, char **argv, struct args *a) {
     case 'q':
       a->quiet = true;
       break;
+    case 't':
+      a->trace = true;
+      break;
+    case 'r': {
+      char err[512];
+      if (tamper_rule_add(&a->tamper, optarg, err, sizeof err) < 0) {
+        fprintf(stderr, "netsim: bad --rule: %s\n", err);
+        return 2;
+      }
+      break;
+    }
     case 'h':
       usage(stdout);
       return 0;
@@ -337,6 +361,15 @@ static int args_parse(int argc, char **argv, struct args *a) {
   }
   if (!a->listen || !a->to) {
     fprintf(stderr, "netsim: --listen and --to are required (see --help)\n");
+    return 2;
+  }
+  if (a->trace && !a->tamper && !(a->tamper = tamper_new())) {
+    fprintf(stderr, "netsim: out of memory\n");
+    return 1;
+  }
+  if (a->tamper && (a->delay_ms || !isnan(a->delay_up_ms) || !isnan(a->delay_down_ms) || a->rate ||
+                    !isnan(a->rate_up) || !isnan(a->rate_down))) {
+    fprintf(stderr, "netsim: --rule does not combine with delay or rate options\n");
     return 2;
   }
   return -1;
@@ -364,6 +397,8 @@ static int config_make(const struct args *a, struct config *cfg) {
   *cfg = (struct config){.to_text = a->to,
                          .max_seconds = a->max_seconds,
                          .quiet = a->quiet,
+                         .tamper = a->tamper,
+                         .trace = a->trace,
                          .spin_max_ns = (int64_t)(a->spin_max_us * 1e3)};
   if (parse_addr(a->listen, true, &cfg->listen_addr, &cfg->listen_len) < 0)
     return bad_arg("--listen", a->listen);
@@ -590,6 +625,7 @@ struct conn {
   atomic_int refs;    /* direction threads still running */
   atomic_bool failed; /* an error: both sides are being reset */
   struct dir up, down;
+  struct tamper_conn *tc; /* --rule connections */
 };
 
 static void conn_fail(struct conn *c) {
@@ -735,8 +771,90 @@ static int dir_wait(struct dir *d) {
   return 0;
 }
 
+/* ---- --rule: whole messages through tamper.c ---------------------------------------------------- */
+
+/* Waits until fd is ready for ev (the sockets are non-blocking; conn_fail's shutdown wakes it). */
+static int fd_wait(int fd, short ev) {
+  struct pollfd p = {.fd = fd, .events = ev};
+  while (poll(&p, 1, -1) < 0)
+    if (errno != EINTR) return -1;
+  return 0;
+}
+
+/* Reads exactly n bytes: n, 0 on EOF before the first byte, -1 on an error or EOF inside. */
+static ssize_t read_full(struct dir *d, uint8_t *p, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(d->src, p + got, n - got);
+    if (r > 0) {
+      got += (size_t)r;
+    } else if (r == 0) {
+      return got ? dir_error(d, "read", EPIPE) : 0;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (atomic_load(&d->conn->failed) || fd_wait(d->src, POLLIN) < 0) return -1;
+    } else if (errno != EINTR) {
+      return dir_error(d, "read", errno);
+    }
+  }
+  return (ssize_t)n;
+}
+
+static int write_full(struct dir *d, const uint8_t *p, size_t n) {
+  while (n) {
+    ssize_t w = write(d->dst, p, n);
+    if (w > 0) {
+      p += w, n -= (size_t)w;
+    } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (atomic_load(&d->conn->failed) || fd_wait(d->dst, POLLOUT) < 0) return -1;
+    } else if (w < 0 && errno != EINTR) {
+      return dir_error(d, "write", errno);
+    }
+  }
+  return 0;
+}
+
+/* Relays one direction message by message (MS-SMB2 2.1 framing: a zero byte, a 24-bit length),
+ * each through the rules, until EOF (0) or an error (-1). */
+static int dir_run_msgs(struct dir *d) {
+  size_t cap = 64 << 10;
+  uint8_t *buf = malloc(cap);
+  int rc = buf ? 0 : dir_error(d, "malloc", ENOMEM);
+  enum tamper_dir td = d == &d->conn->up ? TAMPER_C2S : TAMPER_S2C;
+  while (!rc && !atomic_load(&d->conn->failed)) {
+    ssize_t r = read_full(d, buf, 4);
+    if (r == 0) {
+      if (shutdown(d->dst, SHUT_WR) < 0 && errno != ENOTCONN) rc = dir_error(d, "shutdown", errno);
+      break;
+    }
+    size_t n = (size_t)buf[1] << 16 | (size_t)buf[2] << 8 | buf[3];
+    if (r < 0) {
+      rc = -1;
+      break;
+    }
+    if (n + 4 > cap) {
+      uint8_t *nb = realloc(buf, n + 4);
+      if (!nb) {
+        rc = dir_error(d, "malloc", ENOMEM);
+        break;
+      }
+      buf = nb, cap = n + 4;
+    }
+    if (n && read_full(d, buf + 4, n) != (ssize_t)n) {
+      rc = -1;
+      break;
+    }
+    size_t len = n + 4;
+    int keep = tamper_apply(d->conn->tc, td, &buf, &len, &cap);
+    if (keep < 0) rc = dir_error(d, "tamper", ENOMEM);
+    if (keep > 0) rc = write_full(d, buf, len);
+  }
+  free(buf);
+  return rc;
+}
+
 /* Relays one direction until EOF has been passed on (0) or an error (-1). */
 static int dir_run(struct dir *d) {
+  if (d->conn->cfg->tamper) return dir_run_msgs(d);
   for (;;) {
     if (atomic_load(&d->conn->failed)) return -1;
     int64_t now = mono_ns();
@@ -798,6 +916,7 @@ static void conn_destroy(struct conn *c) {
   close_fd(c->server, reset);
   close_fd(c->up.timer, false);
   close_fd(c->down.timer, false);
+  tamper_conn_free(c->tc);
   queue_free(&c->up.q);
   queue_free(&c->down.q);
   free(c);
@@ -848,6 +967,11 @@ static int conn_connect(struct conn *c) {
 static void *conn_main(void *arg) {
   struct conn *c = arg;
   const struct config *cfg = c->cfg;
+  if (cfg->tamper && !(c->tc = tamper_conn_new(cfg->tamper, c->id, cfg->quiet ? NULL : stderr, cfg->trace))) {
+    atomic_store(&c->failed, true);
+    conn_destroy(c);
+    return NULL;
+  }
   if (conn_connect(c) < 0 || dir_init(&c->up, c, "up", c->client, c->server, &cfg->up) < 0 ||
       dir_init(&c->down, c, "down", c->server, c->client, &cfg->down) < 0) {
     atomic_store(&c->failed, true);
@@ -954,12 +1078,19 @@ static int serve(const struct config *cfg, int lfd, int sfd) {
   return 0;
 }
 
+/* The rules outlive main(): connection threads may still use them while the process exits. */
+static struct tamper *tamper_rules;
+
 int main(int argc, char **argv) {
   struct args a;
   struct config cfg;
   int rc = args_parse(argc, argv, &a);
-  if (rc >= 0) return rc;
-  if ((rc = config_make(&a, &cfg)) != 0) return rc;
+  if (rc < 0 && (rc = config_make(&a, &cfg)) == 0) rc = -1;
+  if (rc >= 0) {
+    tamper_free(a.tamper);
+    return rc;
+  }
+  tamper_rules = a.tamper;
 
   /* Block the stop signals in every thread (they inherit the mask) and take them via a signalfd. */
   sigset_t stop;

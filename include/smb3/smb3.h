@@ -78,7 +78,8 @@ struct smb3_options {
   char *password;
   char *domain;
   int port;                    /* default 445 */
-  uint16_t vers_min, vers_max; /* dialect range, default 0x0202..0x0311; vers=3.1.1 pins */
+  uint16_t vers_min, vers_max; /* dialect range, default 0x0202..0x0311; vers=3.1.1 pins, min_vers=3.0
+                                * raises the lowest */
   int sign;                    /* require signing */
   int seal;                    /* require encryption (SMB 3.x) */
   uint32_t rsize, wsize;       /* wire READ/WRITE size, default 4 MiB, capped by the server */

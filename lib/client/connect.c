@@ -28,8 +28,13 @@ static int with_core(smb3_client *c, int (*fn)(struct smb3_core *, void *), void
   return cc.rc;
 }
 
-static int apply_negotiate(struct smb3_core *core, void *ch) {
-  return core_apply_negotiate(core, ch);
+struct negotiate_arg {
+  struct smb3_chain *ch;
+  const char *why;
+};
+static int apply_negotiate(struct smb3_core *core, void *p) {
+  struct negotiate_arg *a = p;
+  return core_apply_negotiate(core, a->ch, &a->why);
 }
 
 static const char *dialect_name(uint16_t d) {
@@ -73,11 +78,12 @@ static int do_negotiate(smb3_client *c) {
   else if (!rc && ch->msgs[0].status != NT_STATUS_SUCCESS)
     rc = client_msg_result(c, ch, 0, "negotiate");
   if (!rc) {
-    rc = with_core(c, apply_negotiate, ch);
+    struct negotiate_arg na = {ch, NULL};
+    rc = with_core(c, apply_negotiate, &na);
     if (rc == SMB3_EDIALECT)
       client_fail(c, rc, 0, "server chose a dialect that was not offered");
     else if (rc)
-      client_fail(c, rc, 0, "bad NEGOTIATE response: %s", smb3_strerror(rc));
+      client_fail(c, rc, 0, "bad NEGOTIATE response: %s", na.why ? na.why : smb3_strerror(rc));
   }
   chain_free(ch);
   return rc;
@@ -227,8 +233,7 @@ static int do_tree_connect(smb3_client *c) {
 static int do_validate_negotiate(smb3_client *c) {
   const struct core_negotiated *n = core_negotiated(c->core);
   if (n->dialect != SMB2_DIALECT_300 && n->dialect != SMB2_DIALECT_302) return 0;
-  if (!core_signing_active(c->core) && !core_encryption_active(c->core))
-    return 0; /* cannot be trusted unsigned */
+  if (core_session_anonymous(c->core)) return 0; /* no key: its answer could not be trusted */
   struct smb2_validate_negotiate v;
   core_validate_negotiate_info(c->core, &v);
   uint8_t in[128];
@@ -240,6 +245,9 @@ static int do_validate_negotiate(smb3_client *c) {
   if (!rc)
     rc = build_ioctl(c, &ch->msgs[0], (struct smb2_file_id){UINT64_MAX, UINT64_MAX},
                      SMB2_FSCTL_VALIDATE_NEGOTIATE_INFO, in, (uint32_t)iw.off, 24);
+  /* Signed even on a session that does not sign otherwise (3.2.4.2.4), so the answer must be signed
+   * too: an unsigned one (a forged NOT_SUPPORTED included) is refused by the core. */
+  ch->must_sign = 1;
   if (!rc) rc = client_run(c, ch);
   struct smb2_ioctl_rsp ir;
   struct smb2_validate_negotiate got;

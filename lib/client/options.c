@@ -111,6 +111,13 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
     NEED_V();
     return parse_vers(v, &o->vers_min, &o->vers_max);
   }
+  if (!strcmp(k, "min_vers")) { /* the lowest dialect offered and accepted; vers= may pin or cap */
+    uint16_t lo, hi;
+    NEED_V();
+    if (parse_vers(v, &lo, &hi)) return -1;
+    o->vers_min = lo;
+    return 0;
+  }
   if (!strcmp(k, "sign")) return flag ? (o->sign = 1, 0) : -1;
   if (!strcmp(k, "seal")) return flag ? (o->seal = 1, 0) : -1;
   if (!strcmp(k, "nocompound")) return flag ? (o->nocompound = 1, 0) : -1;

@@ -240,7 +240,7 @@ size_t out_frame_len(const struct out_frame *f, int from) {
  * session (MS-SMB2 3.2.4.1.1). Encrypted messages are not signed (the transform authenticates). */
 static int msg_must_sign(const struct smb3_core *c, const struct smb3_chain *ch, const struct smb3_msg *m) {
   if (!c->established || ch->no_session || c->sealing || c->anon) return 0;
-  return c->signing || (c->neg.dialect == SMB2_DIALECT_311 && m->command == SMB2_TREE_CONNECT);
+  return c->signing || ch->must_sign || (c->neg.dialect == SMB2_DIALECT_311 && m->command == SMB2_TREE_CONNECT);
 }
 
 /* Build headers, sign, and lay the chain out as one frame. */
@@ -258,6 +258,7 @@ static int chain_frame(struct smb3_core *c, struct smb3_chain *ch, struct out_fr
     if (m->payload_in_fd && (sign || (c->sealing && !ch->no_session) || f->has_file || m->payload))
       return SMB3_EINVAL;
     if (sign && (rc = msg_sign(c, m))) return rc;
+    m->sign_req = sign;
     frame_add(f, m->hdr, SMB2_HDR_LEN);
     frame_add(f, m->body, m->body_len);
     if (m->payload_in_fd && m->payload_len) {
@@ -508,6 +509,11 @@ static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int enc
   if (!encrypted) {
     struct iovec iov = {(void *)msg, len};
     if ((rc = core_verify(c, &iov, 1, &h))) return rc;
+    /* A signed request gets a signed answer (3.3.4.1.1): the TREE_CONNECT of 3.1.1 and
+     * VALIDATE_NEGOTIATE_INFO are signed on sessions that do not sign otherwise, and someone on the
+     * path must not be able to strip the signature from their answers. */
+    if (!(h.flags & SMB2_FLAGS_SIGNED) && (p->msg->sign_req || core_setup_must_be_signed(c, msg, &h)))
+      return SMB3_ESIGNATURE;
   }
   struct smb3_msg *m = p->msg;
   /* A READ with a destination keeps only header + fixed part: the data goes to the caller. */

@@ -51,6 +51,7 @@ struct smb3_msg {
   uint32_t expect_rsp_len; /* largest response payload expected (READ length, QUERY output) */
   uint16_t credit_charge;
   uint64_t msg_id;
+  int sign_req; /* sent signed: its final response must be signed too (MS-SMB2 3.3.4.1.1) */
   uint64_t async_id;
   int got_interim;
   /* response */
@@ -88,6 +89,7 @@ struct smb3_chain {
   int error;      /* transport-level failure (SMB3_E*), 0 otherwise */
   int queued;     /* submitted to the core */
   int no_session; /* NEGOTIATE: no session/tree; SESSION_SETUP: no signing */
+  int must_sign;  /* signed even when the session does not sign (VALIDATE_NEGOTIATE_INFO, 3.2.4.2.4) */
   smb3_chain_cb cb;
   void *arg;
   struct smb3_chain *next, *prev; /* core-internal list links */
@@ -195,8 +197,9 @@ struct core_negotiated {
 };
 /* Build the NEGOTIATE request for the configured dialects into chain message 0. */
 int core_build_negotiate(struct smb3_core *c, struct smb3_chain *ch);
-/* Apply a NEGOTIATE response (message 0 of the completed chain). */
-int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch);
+/* Apply a NEGOTIATE response (message 0 of the completed chain). On failure *why (if not NULL)
+ * names what was wrong with it (a static string). */
+int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch, const char **why);
 const struct core_negotiated *core_negotiated(const struct smb3_core *c);
 /* The request that VALIDATE_NEGOTIATE_INFO must echo (3.0/3.0.2). */
 void core_validate_negotiate_info(const struct smb3_core *c, struct smb2_validate_negotiate *v);
@@ -213,6 +216,7 @@ int core_session_established(struct smb3_core *c, uint16_t session_flags);
 /* Require encryption from now on (share flag ENCRYPT_DATA). */
 int core_require_encryption(struct smb3_core *c);
 int core_signing_active(const struct smb3_core *c);
+int core_session_anonymous(const struct smb3_core *c); /* guest or anonymous: no keys */
 int core_encryption_active(const struct smb3_core *c);
 
 /* Counters (exact, for --stats). */

@@ -86,6 +86,8 @@ int core_session_on_send(struct smb3_core *c, struct smb3_msg *m);
 int core_session_on_recv(struct smb3_core *c, struct smb3_msg *m, const uint8_t *msg, size_t len,
                          const struct smb2_hdr *h);
 int core_verify(struct smb3_core *c, const struct iovec *iov, int iovcnt, const struct smb2_hdr *h);
+/* Is msg (len >= header + fixed part) a final SESSION_SETUP response that must be signed? */
+int core_setup_must_be_signed(const struct smb3_core *c, const uint8_t *msg, const struct smb2_hdr *h);
 int core_seal_frame(struct smb3_core *c, struct out_frame *f);
 /* A buffer of at least len bytes (a spare one if there is one big enough); *cap its size. */
 uint8_t *core_buf_get(struct smb3_core *c, size_t len, size_t *cap);

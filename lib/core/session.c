@@ -47,7 +47,19 @@ int core_build_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
   return rc;
 }
 
-int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
+static int offered(const uint16_t *list, int n, uint16_t v) {
+  for (int i = 0; i < n; i++)
+    if (list[i] == v) return 1;
+  return 0;
+}
+
+int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch, const char **why) {
+  static const uint16_t ciphers[] = {SMB3_CIPHER_AES128_GCM, SMB3_CIPHER_AES128_CCM, SMB3_CIPHER_AES256_GCM,
+                                     SMB3_CIPHER_AES256_CCM};
+  static const uint16_t sign_algs[] = {SMB3_SIGN_AES_GMAC, SMB3_SIGN_AES_CMAC};
+  const char *dummy;
+  if (!why) why = &dummy;
+  *why = "malformed";
   struct smb3_msg *m = &ch->msgs[0];
   if (ch->error) return ch->error;
   if (m->status != NT_STATUS_SUCCESS) return smb3_status_to_err(m->status);
@@ -57,7 +69,7 @@ int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
   int known = 0;
   for (int i = 0; i < c->ndialects; i++)
     known |= c->dialects[i] == r.dialect;
-  if (!known) return SMB3_EDIALECT; /* the server picked something we did not offer */
+  if (!known) return *why = "server chose a dialect that was not offered", SMB3_EDIALECT;
   c->neg.dialect = r.dialect;
   c->neg.security_mode = r.security_mode;
   c->neg.capabilities = r.capabilities;
@@ -66,7 +78,15 @@ int core_apply_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
   c->neg.max_transact = r.max_transact_size;
   memcpy(c->neg.server_guid, r.server_guid, 16);
   if (r.dialect == SMB2_DIALECT_311) {
-    if (r.preauth_hash_alg != SMB2_PREAUTH_SHA512) return SMB3_EPROTO; /* 3.2.5.2: MUST be present */
+    /* 3.2.5.2: exactly the preauth hash, cipher and signing algorithm offered (someone on the path
+     * may have rewritten them; the preauth hash only catches that once the session is signed). */
+    if (!r.preauth_hash_alg) return *why = "3.1.1 response without a preauth integrity context", SMB3_EPROTO;
+    if (r.preauth_hash_alg != SMB2_PREAUTH_SHA512)
+      return *why = "server chose a preauth hash algorithm that was not offered", SMB3_EPROTO;
+    if (r.cipher && !offered(ciphers, 4, r.cipher))
+      return *why = "server chose a cipher that was not offered", SMB3_EPROTO;
+    if (r.sign_alg != 0xFFFF && !offered(sign_algs, 2, r.sign_alg))
+      return *why = "server chose a signing algorithm that was not offered", SMB3_EPROTO;
     c->neg.cipher = r.cipher;
     c->neg.sign_alg = r.sign_alg == SMB3_SIGN_AES_GMAC ? SMB3_SIGN_AES_GMAC : SMB3_SIGN_AES_CMAC;
     c->neg.posix = c->cfg.posix_wanted && r.posix; /* an answer we did not ask for is ignored */
@@ -192,6 +212,18 @@ int core_verify(struct smb3_core *c, const struct iovec *iov, int iovcnt, const 
   return memcmp(sig, h->signature, 16) ? SMB3_ESIGNATURE : 0;
 }
 
+/* 3.2.5.3.1: the final SESSION_SETUP response of a session that is neither guest nor anonymous is
+ * signed on 3.1.1, and whenever the session will sign; unsigned, someone on the path may have
+ * changed its SessionFlags (ENCRYPT_DATA) or, on 3.1.1, the NEGOTIATE response before it. */
+int core_setup_must_be_signed(const struct smb3_core *c, const uint8_t *msg, const struct smb2_hdr *h) {
+  if (h->command != SMB2_SESSION_SETUP || h->status != NT_STATUS_SUCCESS || !c->have_key || c->established)
+    return 0;
+  uint16_t flags = le16_at(msg + SMB2_HDR_LEN + 2);
+  if (flags & (SMB2_SESSION_FLAG_IS_GUEST | SMB2_SESSION_FLAG_IS_NULL)) return 0;
+  return c->neg.dialect == SMB2_DIALECT_311 || c->cfg.sign_wanted ||
+         (c->neg.security_mode & SMB2_NEGOTIATE_SIGNING_REQUIRED);
+}
+
 int core_session_established(struct smb3_core *c, uint16_t session_flags) {
   c->established = 1;
   c->preauth_active = 0;
@@ -205,13 +237,16 @@ int core_session_established(struct smb3_core *c, uint16_t session_flags) {
 }
 
 int core_require_encryption(struct smb3_core *c) {
-  if (!c->have_key || c->neg.dialect < SMB2_DIALECT_300 || !c->neg.cipher) return SMB3_ENCRYPT;
+  if (!c->have_key || c->anon || c->neg.dialect < SMB2_DIALECT_300 || !c->neg.cipher) return SMB3_ENCRYPT;
   c->sealing = 1;
   return 0;
 }
 
 int core_signing_active(const struct smb3_core *c) {
   return c->signing;
+}
+int core_session_anonymous(const struct smb3_core *c) {
+  return c->anon;
 }
 int core_encryption_active(const struct smb3_core *c) {
   return c->sealing;

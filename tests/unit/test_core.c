@@ -456,7 +456,7 @@ static struct smb3_core *core_21_signing(uint16_t grant, int sign) {
   feed_ok(c, m, n);
   pump(c);
   assert_int_equal(r.calls, 1);
-  assert_int_equal(core_apply_negotiate(c, ch), 0);
+  assert_int_equal(core_apply_negotiate(c, ch, NULL), 0);
   assert_int_equal(core_negotiated(c)->dialect, 0x0210);
   chain_free(ch);
   return c;

@@ -100,7 +100,7 @@ static void options_bad(void **state) {
   (void)state;
   const char *bad[] = {"vers=4",      "rsize=abc",     "rsize=1k", "rsize=64M", "port=0", "port=70000",
                        "cache=maybe", "file_mode=999", "sign=1",   "nosuch",    "uid=-1", "actimeo=x",
-                       NULL};
+                       "min_vers",    "min_vers=4",    NULL};
   for (int i = 0; bad[i]; i++) {
     struct smb3_options o;
     char err[256] = "";
@@ -113,6 +113,20 @@ static void options_bad(void **state) {
   smb3_options_init(&o);
   assert_int_equal(smb3_options_parse(&o, "allow_other,vers=2.1", 1, NULL, 0), 0); /* unknown ones skipped */
   assert_int_equal(o.vers_max, 0x0210);
+  smb3_options_free(&o);
+}
+
+/* min_vers= raises the lowest dialect and keeps the highest that vers= (or the default) allows. */
+static void options_min_vers(void **state) {
+  (void)state;
+  struct smb3_options o;
+  smb3_options_init(&o);
+  assert_int_equal(smb3_options_parse(&o, "min_vers=3.0", 0, NULL, 0), 0);
+  assert_int_equal(o.vers_min, 0x0300);
+  assert_int_equal(o.vers_max, 0x0311);
+  assert_int_equal(smb3_options_parse(&o, "vers=3.0.2,min_vers=3.1.1", 0, NULL, 0), 0);
+  assert_int_equal(o.vers_min, 0x0311); /* an empty range: smb3_connect says "no SMB dialect" */
+  assert_int_equal(o.vers_max, 0x0302);
   smb3_options_free(&o);
 }
 
@@ -225,6 +239,7 @@ int main(void) {
                                      cmocka_unit_test(url_bad),
                                      cmocka_unit_test(options_values),
                                      cmocka_unit_test(options_bad),
+                                     cmocka_unit_test(options_min_vers),
                                      cmocka_unit_test(credentials_file),
                                      cmocka_unit_test(argv_secrets_hidden)};
   return cmocka_run_group_tests(tests, NULL, NULL);
