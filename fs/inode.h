@@ -61,6 +61,7 @@ struct fs_inode {
   uint64_t cached_size;
   int cached_valid;
   int opened_ever;    /* opened through this mount (cache_pages_kept) */
+  int lock_used;      /* a byte-range lock went to the server for it: never a deferred close (atomic) */
   int direct_writers; /* cache=strict: open files written with direct I/O (cache_open_mode) */
   /* mfsymlinks (symlink.c): whether this version (size, mtime) of the file is a symlink file */
   int lnk;          /* 1 = a link to lnk_target, -1 = not one, 0 = not read */

@@ -77,6 +77,7 @@ static void flush_data(struct fs_ctx *fs, struct fs_inode *in) {
 static int srv_lock(struct fs_file *fh, uint64_t start, uint64_t end, int type) {
   smb3_file *f = current_handle(fh);
   if (!f) return SMB3_ECLOSED;
+  __atomic_store_n(&fh->in->lock_used, 1, __ATOMIC_RELEASE); /* its handles are closed at once (closeq.h) */
   return smb3_lock(f, start, end - start, type);
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "closeq.h"
 #include "inode.h"
 #include "locks.h"
 #include "memtrim.h"
@@ -266,11 +267,14 @@ static int run(int argc, char **argv) {
     notifier_stop(&fs);
     goto out;
   }
+  if (closeq_start(&fs)) /* without it every handle is closed at once: slower, not wrong */
+    fprintf(stderr, "smb3fs: cannot start the close thread (each file is closed on its own)\n");
   if (memtrim_start(&fs)) /* without it the daemon keeps its peak memory: not a reason to fail */
     fprintf(stderr, "smb3fs: cannot start the memory trim thread (memory stays at its peak)\n");
   report(&wfd, 0);
   if (!a.foreground) detach_stdio();
   status = run_loop(se) ? 1 : 0;
+  closeq_stop(&fs); /* no release comes any more: send what waits */
   fuse_session_unmount(se);
   locks_stop(&fs);     /* before the reconnect thread: a waiting lock may wait for a reopen */
   reconnect_stop(&fs); /* fs.c stays as it is from here on */
@@ -283,6 +287,7 @@ out:
    * callback replies to its request) while the session is still valid. */
   smb3_disconnect(fs.c);
   memtrim_stop(&fs); /* after the last callback: completions release budget */
+  closeq_free(&fs);
   reconnect_free(&fs);
   if (se) {
     fuse_remove_signal_handlers(se);

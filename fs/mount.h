@@ -32,6 +32,7 @@ struct fs_counters {
   atomic_uint_fast64_t wb_throttled;         /* FUSE writes whose reply waited for the dirty bound */
   atomic_uint_fast64_t wb_errors;            /* failed wire WRITEs */
   atomic_uint_fast64_t lookups_known_absent; /* negative lookups answered from a directory we made */
+  atomic_uint_fast64_t closes_batched;       /* read-only handles closed several to a compound (closeq.c) */
   atomic_uint_fast64_t open_reads;           /* opens that read the file's first bytes in their compound */
   atomic_uint_fast64_t times_deferred;       /* setattr of times sent with the write-back (wb_set_times) */
   atomic_uint_fast64_t direct_wr_opens;      /* cache=strict opens that write with direct I/O */
@@ -55,6 +56,7 @@ struct notifier;
 struct reconn;
 struct conn;
 struct memtrim;
+struct closeq;
 
 /* One per mount: the FUSE userdata. Immutable after init except where noted. */
 struct fs_ctx {
@@ -64,8 +66,9 @@ struct fs_ctx {
   struct smb3_options o;
   struct fuse_session *se;
   uint32_t rsize, wsize;
-  struct budget mem;    /* read-ahead buffers and write-back extents of all files (budget.h) */
-  struct memtrim *trim; /* memtrim.c */
+  struct budget mem;     /* read-ahead buffers and write-back extents of all files (budget.h) */
+  struct memtrim *trim;  /* memtrim.c */
+  struct closeq *closeq; /* closeq.c */
   uid_t uid;
   gid_t gid;
   mode_t file_mode, dir_mode;

@@ -11,6 +11,7 @@
 
 #include "budget.h"
 #include "cache.h"
+#include "closeq.h"
 #include "conn.h"
 #include "file.h"
 #include "inode.h"
@@ -253,8 +254,17 @@ static void open_go(int err, void *arg) {
   if (rc && !fs_park_once(o->fs, &o->retry, rc, open_resume, o)) fop_fail(o, rc);
 }
 
-/* Reply: I/O thread (the CREATE); reconnect thread if it waited (for a new connection, or for the
- * write-back flush of an O_TRUNC open that ended there: ops.h). */
+static void open_drained(void *arg) {
+  struct fop *o = arg;
+  if (o->flags & O_TRUNC) /* our unsent data must not land after the truncation */
+    wb_flush(o->fs, o->in, 0, open_go, o);
+  else
+    open_go(0, o);
+}
+
+/* Reply: I/O thread (the CREATE, or the closes it waited for: closeq_conflict); reconnect thread if
+ * it waited (for a new connection, or for the write-back flush of an O_TRUNC open that ended there:
+ * ops.h). */
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct fop *o = fop_new(req, fi);
   if (!o) return;
@@ -273,10 +283,10 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   /* O_TRUNC reaches us with FUSE_CAP_ATOMIC_O_TRUNC and is done by the CREATE (OVERWRITE). */
   o->asked = fi->flags & O_ACCMODE;
   o->flags = server_flags(o->fs, fi->flags & (O_ACCMODE | O_TRUNC));
-  if (o->flags & O_TRUNC) /* our unsent data must not land after the truncation */
-    wb_flush(o->fs, o->in, 0, open_go, o);
+  if (closeq_conflict(o->fs, o->in, o->path))
+    closeq_drain(o->fs, open_drained, o);
   else
-    open_go(0, o);
+    open_drained(o);
 }
 
 /* ---- create ---- */
@@ -470,6 +480,11 @@ static void release_closed_stat(int rc, const struct smb3_stat *st, void *arg) {
 static void release_drained(struct fs_file *fh) {
   smb3_file *f = file_closing(fh);
   fh->close_asked = fs_now();
+  if ((fh->flags & O_ACCMODE) == O_RDONLY && !__atomic_load_n(&fh->in->lock_used, __ATOMIC_ACQUIRE) &&
+      !closeq_add(fh, f)) { /* closed with others, soon */
+    fuse_reply_err(fh->release_req, 0);
+    return;
+  }
   int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY
                ? smb3_close_stat_async(f, release_closed_stat, fh)
                : smb3_close_async(f, release_closed, fh);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "closeq.h"
 #include "conn.h"
 #include "inode.h"
 #include "nsop.h"
@@ -332,16 +333,23 @@ static void remove_start(struct nsop *o) {
   nsop_submitted(o, send(o->retry.conn, o->path, unlink_done, o));
 }
 
+/* After the handles waiting to be closed are closed (closeq_drain): a file still open on the server
+ * would only become delete-pending, and keep its directory from being empty. */
+static void remove_go(void *arg) {
+  struct nsop *o = arg;
+  if (!o->rmdir && victim_open(o->victim)) {
+    nsop_submitted(o, start_silly(o, o->parent, o->path, unlink_silly_done));
+    return;
+  }
+  nsop_run_unsent(o, remove_start);
+}
+
 static void entry_remove(fuse_req_t req, fuse_ino_t parent, const char *name, int rmdir) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
   if (!o) return;
   o->victim = inode_find_child(o->fs, o->parent, name);
   o->rmdir = rmdir;
-  if (!rmdir && victim_open(o->victim)) {
-    nsop_submitted(o, start_silly(o, o->parent, o->path, unlink_silly_done));
-    return;
-  }
-  nsop_run_unsent(o, remove_start);
+  closeq_drain(o->fs, remove_go, o);
 }
 
 /* Reply: I/O thread (the delete, or an open file's hidden rename + delete); reconnect thread if it waited. */
@@ -395,6 +403,15 @@ static void rename_flushed(int err, void *arg) {
 
 /* Reply: I/O thread (the rename, after the write-back flush and moving an open target away); what fails
  * at once after the flush: the thread that ended it (this worker, I/O or reconnect thread: ops.h). */
+/* The server should see the data under the old name before the name changes. */
+static void rename_go_flush(void *arg) {
+  struct nsop *o = arg;
+  if (o->in)
+    wb_flush(o->fs, o->in, 0, rename_flushed, o);
+  else
+    rename_flushed(0, o);
+}
+
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags) {
   if (flags & ~RENAME_NOREPLACE) { /* RENAME_EXCHANGE / WHITEOUT have no SMB equivalent */
@@ -417,11 +434,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
   o->replace = !(flags & RENAME_NOREPLACE);
   o->in = inode_find_child(o->fs, o->parent, name);
   o->victim = inode_find_child(o->fs, o->newparent, newname);
-  /* The server should see the data under the old name before the name changes. */
-  if (o->in)
-    wb_flush(o->fs, o->in, 0, rename_flushed, o);
-  else
-    rename_flushed(0, o);
+  closeq_drain(o->fs, rename_go_flush, o); /* Samba refuses to rename a directory with open files below */
 }
 
 void ops_ns_fill(struct fuse_lowlevel_ops *op) {

@@ -521,6 +521,14 @@ int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg);
  * POSTQUERY_ATTRIB: sizes, times and attributes; st->ino is 0), or st = NULL with rc = 0 when the
  * server closed the file but sent no attributes. */
 int smb3_close_stat_async(smb3_file *f, smb3_stat_cb cb, void *arg);
+/* Close n handles (1..SMB3_CLOSE_MANY_MAX) of the same client in one round trip: one compound
+ * of unrelated CLOSEs (one request each with nocompound). Every handle is freed, whatever the
+ * outcome. cb(rc): 0, or the first failure.
+ * Errors: the call: SMB3_EINVAL (files NULL, n out of range, a NULL handle, handles of different
+ * clients, cb NULL: nothing is freed), SMB3_ENOMEM, CONN (the handles are freed); cb: CONN,
+ * STATUS. Callback: ASYNC. From a callback: yes. */
+#define SMB3_CLOSE_MANY_MAX 8
+int smb3_close_many_async(smb3_file *const *files, int n, smb3_done_cb cb, void *arg);
 int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg);
 /* Byte-range locks (SMB2 LOCK). The server enforces them: while f holds [off, off+len), other
  * handles' conflicting READs and WRITEs of it fail (SMB3_EAGAIN), and so do their conflicting

@@ -1,6 +1,7 @@
 /* paths.c - the public metadata API, synchronous and asynchronous, over pathop.c (one
  * description per operation; the sync form runs it and waits). */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -463,6 +464,88 @@ int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg) {
   struct pathop *op = NULL;
   int rc = handle_async(f, OP_CLOSE, cb, arg, &op);
   return close_async(f, op, rc);
+}
+
+/* ---- several handles closed in one round trip: an unrelated compound of CLOSEs (MS-SMB2
+ * 3.2.4.1.4), or one request each with nocompound ---- */
+struct close_many {
+  smb3_done_cb cb;
+  void *arg;
+  int left, rc;
+  smb3_file **files; /* the compound's, freed when it completes */
+  pthread_mutex_t lock;
+};
+
+static void close_many_end(struct close_many *x, int rc) {
+  pthread_mutex_lock(&x->lock);
+  if (rc && !x->rc) x->rc = rc;
+  int last = --x->left == 0;
+  pthread_mutex_unlock(&x->lock);
+  if (!last) return;
+  smb3_done_cb cb = x->cb;
+  void *arg = x->arg;
+  rc = x->rc;
+  pthread_mutex_destroy(&x->lock);
+  free(x);
+  cb(rc, arg);
+}
+
+static void close_many_one(int rc, void *arg) {
+  close_many_end(arg, rc);
+}
+
+static void close_many_done(struct smb3_chain *ch, void *arg) {
+  int rc = ch->error;
+  for (int i = 0; !rc && i < ch->n; i++)
+    if (ch->msgs[i].status != NT_STATUS_SUCCESS) rc = smb3_status_to_err(ch->msgs[i].status);
+  struct close_many *x = arg;
+  for (int i = 0; i < ch->n; i++)
+    file_free(x->files[i]);
+  free(x->files);
+  chain_free(ch);
+  close_many_end(arg, rc ? rc : 0);
+}
+
+int smb3_close_many_async(smb3_file *const *files, int n, smb3_done_cb cb, void *arg) {
+  if (!files || n < 1 || n > SMB3_CLOSE_MANY_MAX || !cb) return SMB3_EINVAL;
+  for (int i = 0; i < n; i++)
+    if (!files[i] || files[i]->c != files[0]->c) return SMB3_EINVAL;
+  smb3_client *c = files[0]->c;
+  struct close_many *x = calloc(1, sizeof *x);
+  if (!x) return SMB3_ENOMEM;
+  *x = (struct close_many){.cb = cb, .arg = arg};
+  pthread_mutex_init(&x->lock, NULL);
+  if (c->opts.nocompound || n == 1) {
+    x->left = n + 1; /* +1: ours, so that nothing finishes x while we submit */
+    for (int i = 0; i < n; i++) {
+      int rc = smb3_close_async(files[i], close_many_one, x); /* frees the file even when not sent */
+      if (rc) close_many_end(x, rc);
+    }
+    close_many_end(x, 0);
+    return 0;
+  }
+  x->left = 1;
+  struct smb3_chain *ch = chain_new(n);
+  smb3_file **keep = malloc(sizeof *keep * (size_t)n);
+  int rc = ch && keep ? 0 : SMB3_ENOMEM;
+  for (int i = 0; i < n && !rc; i++)
+    rc = build_close(c, &ch->msgs[i], files[i]->fid, 0);
+  if (!rc) {
+    memcpy(keep, files, sizeof *keep * (size_t)n);
+    x->files = keep;
+    ch->cb = close_many_done;
+    ch->arg = x;
+    rc = client_submit(c, ch);
+  }
+  if (rc) {
+    chain_free(ch);
+    free(keep);
+    pthread_mutex_destroy(&x->lock);
+    free(x);
+    for (int i = 0; i < n; i++) /* the handles go with their connection or were never reached */
+      file_free(files[i]);
+  }
+  return rc;
 }
 
 int smb3_close_stat_async(smb3_file *f, smb3_stat_cb cb, void *arg) {

@@ -135,4 +135,34 @@ while not seen and time.monotonic() - t0 < 10:
     if not seen:
         time.sleep(0.1)
 report("a name another client made is seen once the cached listing expired", seen, True)
+
+# read-only handles are closed several to a compound, a moment later: a rename of their directory
+# and an rm -rf right after reading must still find nothing open on the server
+import shutil
+d3 = os.path.join(top, "readme")
+os.mkdir(d3)
+for i in range(12):
+    with open(os.path.join(d3, "r%d" % i), "wb") as f:
+        f.write(content(i))
+b0 = stats()["closes_batched"]
+for i in range(12):
+    with open(os.path.join(d3, "r%d" % i), "rb") as f:
+        f.read()
+try:
+    os.rename(d3, d3 + ".moved")
+    got = "ok"
+except OSError as e:
+    got = errno.errorcode[e.errno]
+report("rename of a directory right after reading its files", got, "ok")
+for i in range(12):
+    with open(os.path.join(d3 + ".moved", "r%d" % i), "rb") as f:
+        f.read()
+try:
+    shutil.rmtree(d3 + ".moved")
+    got = "ok"
+except OSError as e:
+    got = errno.errorcode[e.errno]
+report("rm -rf right after reading every file", got, "ok")
+report("... and nothing is left on the server", os.path.exists(os.path.join(share, "small", "readme.moved")), False)
+report("read-only handles closed in batches", stats()["closes_batched"] - b0 >= 12, True)
 sys.exit(1 if failed else 0)

@@ -1,0 +1,220 @@
+/* closeq.c - read-only handles closed together (see closeq.h). One thread sends the batches;
+ * their completions (I/O thread) drop the files and run the drains that waited for them. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "closeq.h"
+#include "inode.h"
+#include "util.h"
+
+struct cq_item {
+  struct cq_item *next;
+  struct fs_file *fh;
+  smb3_file *f;
+  char *path; /* the name it was opened by (NULL: unknown) */
+};
+
+struct cq_wait {
+  struct cq_wait *next;
+  void (*then)(void *);
+  void *arg;
+};
+
+struct closeq {
+  pthread_mutex_t lock;
+  pthread_cond_t cond; /* monotonic */
+  pthread_t thread;
+  struct cq_item *head, **tail;
+  int n;
+  double due;   /* when the oldest queued handle must go */
+  int inflight; /* batches sent, not completed */
+  int urgent;   /* a drain waits: send everything now */
+  int stop;
+  struct cq_wait *waiters;
+};
+
+struct cq_batch {
+  struct fs_ctx *fs;
+  int n;
+  struct fs_file *fh[SMB3_CLOSE_MANY_MAX];
+};
+
+/* Waiters to run once nothing is queued or in flight (q->lock held). */
+static struct cq_wait *take_waiters(struct closeq *q) {
+  if (q->n || q->inflight) return NULL;
+  struct cq_wait *w = q->waiters;
+  q->waiters = NULL;
+  q->urgent = 0;
+  return w;
+}
+
+static void run_waiters(struct cq_wait *w) {
+  while (w) {
+    struct cq_wait *n = w->next;
+    w->then(w->arg);
+    free(w);
+    w = n;
+  }
+}
+
+static void batch_done(int rc, void *arg) {
+  (void)rc; /* a read-only handle: nothing was the application's to lose */
+  struct cq_batch *b = arg;
+  struct closeq *q = b->fs->closeq;
+  for (int i = 0; i < b->n; i++)
+    file_put(b->fh[i]);
+  atomic_fetch_add(&b->fs->ctr.closes_batched, (uint64_t)b->n);
+  pthread_mutex_lock(&q->lock);
+  q->inflight--;
+  struct cq_wait *w = take_waiters(q);
+  pthread_mutex_unlock(&q->lock);
+  free(b);
+  run_waiters(w);
+}
+
+/* Take up to SMB3_CLOSE_MANY_MAX handles of the first one's connection (q->lock held). */
+static struct cq_batch *take_batch(struct closeq *q, struct fs_ctx *fs, smb3_file **files) {
+  struct cq_batch *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->fs = fs;
+  smb3_client *c = smb3_file_client(q->head->f);
+  for (struct cq_item **pp = &q->head; *pp && b->n < SMB3_CLOSE_MANY_MAX;) {
+    struct cq_item *it = *pp;
+    if (smb3_file_client(it->f) != c) {
+      pp = &it->next;
+      continue;
+    }
+    *pp = it->next;
+    files[b->n] = it->f;
+    b->fh[b->n++] = it->fh;
+    free(it->path);
+    free(it);
+    q->n--;
+  }
+  q->tail = &q->head;
+  while (*q->tail)
+    q->tail = &(*q->tail)->next;
+  q->inflight++;
+  return b;
+}
+
+static void *closeq_thread(void *arg) {
+  struct fs_ctx *fs = arg;
+  struct closeq *q = fs->closeq;
+  pthread_mutex_lock(&q->lock);
+  for (;;) {
+    if (!q->n) {
+      if (q->stop) break;
+      pthread_cond_wait(&q->cond, &q->lock);
+      continue;
+    }
+    if (!q->stop && !q->urgent && q->n < SMB3_CLOSE_MANY_MAX && fs_now() < q->due) {
+      struct timespec until = fs_timespec_of(q->due);
+      pthread_cond_timedwait(&q->cond, &q->lock, &until);
+      continue;
+    }
+    smb3_file *files[SMB3_CLOSE_MANY_MAX];
+    struct cq_batch *b = take_batch(q, fs, files);
+    if (q->n) q->due = fs_now(); /* the rest was queued meanwhile: it is due too */
+    pthread_mutex_unlock(&q->lock);
+    if (!b) { /* ENOMEM: try again in a moment */
+      pthread_mutex_lock(&q->lock);
+      struct timespec until = fs_timespec_of(fs_now() + 0.01);
+      pthread_cond_timedwait(&q->cond, &q->lock, &until);
+      continue;
+    }
+    if (smb3_close_many_async(files, b->n, batch_done, b)) batch_done(0, b); /* the handles are freed */
+    pthread_mutex_lock(&q->lock);
+  }
+  pthread_mutex_unlock(&q->lock);
+  return NULL;
+}
+
+int closeq_start(struct fs_ctx *fs) {
+  struct closeq *q = calloc(1, sizeof *q);
+  if (!q) return -ENOMEM;
+  pthread_mutex_init(&q->lock, NULL);
+  fs_cond_init_mono(&q->cond);
+  q->tail = &q->head;
+  fs->closeq = q;
+  int rc = pthread_create(&q->thread, NULL, closeq_thread, fs);
+  if (rc) {
+    fs->closeq = NULL;
+    pthread_cond_destroy(&q->cond);
+    pthread_mutex_destroy(&q->lock);
+    free(q);
+    return -rc;
+  }
+  return 0;
+}
+
+void closeq_stop(struct fs_ctx *fs) {
+  struct closeq *q = fs->closeq;
+  if (!q) return;
+  pthread_mutex_lock(&q->lock);
+  q->stop = 1;
+  pthread_cond_signal(&q->cond);
+  pthread_mutex_unlock(&q->lock);
+  pthread_join(q->thread, NULL); /* it sends everything queued before it ends */
+}
+
+void closeq_free(struct fs_ctx *fs) {
+  struct closeq *q = fs->closeq;
+  if (!q) return;
+  fs->closeq = NULL;
+  pthread_cond_destroy(&q->cond);
+  pthread_mutex_destroy(&q->lock);
+  free(q);
+}
+
+int closeq_add(struct fs_file *fh, smb3_file *f) {
+  struct closeq *q = fh->fs->closeq;
+  if (!q) return -1;
+  struct cq_item *it = malloc(sizeof *it);
+  if (!it) return -1;
+  *it = (struct cq_item){NULL, fh, f, inode_path(fh->fs, fh->in)};
+  pthread_mutex_lock(&q->lock);
+  if (q->stop) {
+    pthread_mutex_unlock(&q->lock);
+    free(it->path);
+    free(it);
+    return -1;
+  }
+  if (!q->n) q->due = fs_now() + CLOSEQ_DELAY;
+  *q->tail = it;
+  q->tail = &it->next;
+  q->n++;
+  if (q->n == 1 || q->n >= SMB3_CLOSE_MANY_MAX || q->urgent) pthread_cond_signal(&q->cond);
+  pthread_mutex_unlock(&q->lock);
+  return 0;
+}
+
+int closeq_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path) {
+  struct closeq *q = fs->closeq;
+  if (!q) return 0;
+  int clash = 0;
+  pthread_mutex_lock(&q->lock);
+  for (struct cq_item *it = q->head; it && !clash; it = it->next)
+    clash = it->fh->in == in && (!it->path || !path || strcmp(it->path, path));
+  pthread_mutex_unlock(&q->lock);
+  return clash;
+}
+
+void closeq_drain(struct fs_ctx *fs, void (*then)(void *), void *arg) {
+  struct closeq *q = fs->closeq;
+  struct cq_wait *w = q ? malloc(sizeof *w) : NULL;
+  if (q) pthread_mutex_lock(&q->lock);
+  if (!q || (!q->n && !q->inflight) || !w) {
+    if (q) pthread_mutex_unlock(&q->lock);
+    free(w);
+    then(arg); /* (out of memory: go on; the server answers what it answers) */
+    return;
+  }
+  *w = (struct cq_wait){q->waiters, then, arg};
+  q->waiters = w;
+  q->urgent = 1;
+  pthread_cond_signal(&q->cond);
+  pthread_mutex_unlock(&q->lock);
+}

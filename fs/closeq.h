@@ -1,0 +1,35 @@
+/* closeq.h - read-only handles closed together (closeq.c).
+ *
+ * A program that reads a tree of small files closes one file per round trip it spends opening the
+ * next; the kernel's RELEASE does not wait for our CLOSE, so the CLOSEs can wait a moment and go
+ * several in one compound (smb3_close_many_async): up to SMB3_CLOSE_MANY_MAX at once, at most
+ * CLOSEQ_DELAY after the first of them. Only handles opened for reading: a handle that wrote has
+ * its CLOSE sent at once, because the server sets the file's modification time when it closes a
+ * handle that wrote (a CLOSE later would move the time a program saw right after its close), and
+ * never one of a file byte-range locks were taken on (a CLOSE drops what the handle held).
+ * A namespace operation (unlink, rmdir, rename, link) first waits for the queue (closeq_drain):
+ * a file still open on the server would stay delete-pending, and its directory would not be empty. */
+#ifndef SMB3FS_CLOSEQ_H
+#define SMB3FS_CLOSEQ_H
+
+#include "file.h"
+
+#define CLOSEQ_DELAY 0.02 /* seconds */
+
+int closeq_start(struct fs_ctx *fs); /* 0 or -errno */
+/* Send what is queued and stop taking more (what comes after is closed at once); before the
+ * session is disconnected, which completes them. */
+void closeq_stop(struct fs_ctx *fs);
+void closeq_free(struct fs_ctx *fs); /* after the disconnect: nothing can complete any more */
+/* Close f (the handle of fh, from file_closing) with others; file_put(fh) once it is closed. 0 when
+ * queued, -1 when the caller must close it itself (no queue). */
+int closeq_add(struct fs_file *fh, smb3_file *f);
+/* 1 when a handle of in opened by another name than path waits to be closed: a CREATE with the
+ * inode's lease key by that other name (a hard link) would be refused while it is open (a lease
+ * key belongs to one name, MS-SMB2 3.3.5.9.8), so the open drains the queue first. */
+int closeq_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path);
+/* then(arg) once nothing queued before this call is still open: at once when the queue is
+ * empty, else on the I/O thread. */
+void closeq_drain(struct fs_ctx *fs, void (*then)(void *arg), void *arg);
+
+#endif
