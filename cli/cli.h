@@ -14,6 +14,7 @@ struct cli {
   const char *authfile; /* -A */
   int stats;            /* --stats */
   int quiet;            /* -q */
+  int kerberos;         /* -k, --kerberos: sec=krb5 */
   int inplace;          /* put --inplace */
   smb3_client *client;  /* connected by cli_connect(); reported by --stats at exit */
   struct smb3_options opts;
