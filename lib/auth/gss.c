@@ -174,8 +174,12 @@ static void describe(const struct gss_krb5 *k, const struct gss_krb5_params *p, 
     break;
   case KRB5KDC_ERR_PREAUTH_FAILED:
   case KRB5KRB_AP_ERR_BAD_INTEGRITY:
-    snprintf(err, errlen, "Kerberos: the key in keytab %s is wrong for %s (password changed?)", kt,
-             p->principal ? p->principal : "the principal");
+    if (p->keytab)
+      snprintf(err, errlen, "Kerberos: the key in keytab %s is wrong for %s (password changed?)", kt,
+               p->principal ? p->principal : "the principal");
+    else
+      snprintf(err, errlen, "Kerberos: the KDC cannot decrypt the ticket in the cache (from another KDC, or "
+                            "the account's keys changed): run kinit");
     return;
   default:
     break;

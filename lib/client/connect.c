@@ -222,20 +222,18 @@ static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, s
   return client_fail(c, SMB3_EPROTO, 0, "session setup did not finish after %d rounds", SETUP_ROUNDS_MAX);
 }
 
-/* cruid=UID: that user's credential cache, as the kernel client's cifs.upcall finds it:
- * KRB5CCNAME if the mounting environment gives one, else MIT's default FILE:/tmp/krb5cc_UID.
- * A cache file must belong to UID: cruid must not lend one user's tickets to another. */
+/* cruid=UID: that user's credential cache, not the mounting one's (KRB5CCNAME is the caller's):
+ * MIT's default for the uid, FILE:/tmp/krb5cc_UID, as the kernel client's cifs.upcall finds it.
+ * It must exist and belong to UID: cruid must not lend one user's tickets to another. */
 static int cruid_ccache(smb3_client *c, char *out, size_t outlen) {
-  const char *env = getenv("KRB5CCNAME");
-  if (env && env[0])
-    snprintf(out, outlen, "%s", env);
-  else
-    snprintf(out, outlen, "FILE:/tmp/krb5cc_%d", c->opts.cruid);
-  const char *path = !strncmp(out, "FILE:", 5) ? out + 5 : strchr(out, ':') ? NULL : out;
+  snprintf(out, outlen, "FILE:/tmp/krb5cc_%d", c->opts.cruid);
   struct stat st;
-  if (path && stat(path, &st) == 0 && st.st_uid != (uid_t)c->opts.cruid)
-    return client_fail(c, SMB3_ELOGON, 0, "cruid=%d: credential cache %s belongs to uid %d, not to %d",
-                       c->opts.cruid, path, (int)st.st_uid, c->opts.cruid);
+  if (lstat(out + 5, &st) != 0)
+    return client_fail(c, SMB3_ELOGON, 0, "cruid=%d: no Kerberos ticket: %s does not exist (run kinit as uid %d)",
+                       c->opts.cruid, out + 5, c->opts.cruid);
+  if (!S_ISREG(st.st_mode) || st.st_uid != (uid_t)c->opts.cruid)
+    return client_fail(c, SMB3_ELOGON, 0, "cruid=%d: credential cache %s is not a file of uid %d (owner %d)",
+                       c->opts.cruid, out + 5, c->opts.cruid, (int)st.st_uid);
   return 0;
 }
 

@@ -120,6 +120,31 @@ kdestroy
 check_fails "destroyed ticket (kdestroy)" "no Kerberos ticket for SMB3TEST.LAN: run kinit" \
   "$SMB3" -k -o "$O" ls "$URL/"
 
+# ---- cruid=UID: that user's default cache (/tmp/krb5cc_UID), not the caller's -------------
+CRUID=$((3999900 + ${SMB3_TEST_IP##*.})) # one per DC: parallel runs must not share the file
+CRCC=/tmp/krb5cc_$CRUID
+if [ -e "$CRCC" ]; then
+  bad "cruid: $CRCC exists already (not ours): cruid cases not run"
+elif [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
+  trap 'rm -f "$CRCC"; cleanup' EXIT
+  KRB5CCNAME=FILE:$CRCC kinit_user
+  chown "$CRUID" "$CRCC"
+  kdestroy 2>/dev/null # the caller's own cache is empty: only cruid's can work
+  if mount_krb M "//$SMB3_TEST_HOST/$SMB3_TEST_SHARE" "$O,sec=krb5,cruid=$CRUID"; then
+    if cmp -s "$WORK/data" "$M/k.bin"; then ok "cruid mount: read with uid $CRUID's ticket"; else bad "cruid: read"; fi
+    check "umount (cruid)" umount_krb "$M"
+  fi
+  if KRB5CCNAME=FILE:$CRCC klist 2>/dev/null | grep -q "cifs/$SMB3_TEST_HOST"; then
+    ok "cruid: the service ticket went into uid $CRUID's cache"
+  else bad "cruid: no service ticket in $CRCC"; fi
+  chown 0 "$CRCC"
+  check_fails "cruid: a cache that is not the uid's is refused" "not a file of uid $CRUID" \
+    "$SMB3" -o "$O,sec=krb5,cruid=$CRUID" ls "$URL/"
+  rm -f "$CRCC"
+  check_fails "cruid: no cache for the uid" "cruid=$CRUID: no Kerberos ticket" \
+    "$SMB3" -o "$O,sec=krb5,cruid=$CRUID" ls "$URL/"
+fi
+
 # ---- keytab (no ticket in any cache) ------------------------------------------------------
 check "smb3 with krb5_keytab= and username=" \
   "$SMB3" -o "$O,krb5_keytab=$SMB3_TEST_KEYTAB,username=$SMB3_TEST_PRINCIPAL" cat "$URL/k.bin"
