@@ -14,6 +14,7 @@ struct cli {
   const char *authfile; /* -A */
   int stats;            /* --stats */
   int quiet;            /* -q */
+  int kerberos;         /* -k, --kerberos: sec=krb5 */
   int inplace;          /* put --inplace */
   int long_list;        /* ls -l */
   int symlink;          /* ln -s */

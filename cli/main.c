@@ -91,7 +91,7 @@ static const struct command {
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
-static const char global_usage[] = "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] COMMAND ARGS...\n"
+static const char global_usage[] = "usage: smb3 [-o OPTIONS] [-A FILE] [-k] [--stats] [-q] COMMAND ARGS...\n"
                                    "       smb3 --help | --version | help COMMAND\n";
 
 static void usage(FILE *to) {
@@ -104,12 +104,11 @@ static void usage(FILE *to) {
   fprintf(to, "\nURL: smb://[DOMAIN;]USER[:PASSWORD]@HOST[:PORT]/SHARE[/PATH]\n"
               "password: from the URL, -o password=, -A FILE (username=/password=/domain= lines)\n"
               "          or the PASSWD environment variable\n"
-              "options (-o, comma-separated): vers=2.0|2.1|3.0|3.0.2|3.1.1, min_vers=VERSION, sign, seal,
-"
-              "          port=N, rsize=N, wsize=N, max_inflight=N, credits=N, nocompound, timeout=S, connect_timeout=S,
-"
-              "          echo_interval=S, posix, noposix, username=, password=, domain=, credentials=FILE
-"
+              "options (-o, comma-separated): vers=2.0|2.1|3.0|3.0.2|3.1.1, min_vers=VERSION, sign, seal,\n"
+              "          port=N, rsize=N, wsize=N, max_inflight=N, credits=N, nocompound, timeout=S, connect_timeout=S,\n"
+              "          echo_interval=S, posix, noposix, username=, password=, domain=, credentials=FILE,\n"
+              "          sec=krb5|ntlmssp, ip=ADDR (connect there, HOST names the server), krb5_keytab=FILE\n"
+              "-k, --kerberos: log on with the Kerberos ticket in the credential cache (kinit; sec=krb5)\n"
               "exit status: 0 success, 1 the operation failed, 2 usage error. See smb3(1).\n");
 }
 
@@ -181,7 +180,7 @@ static const struct command *command_find(const char *name) {
 static void command_usage(FILE *to, const struct command *c) {
   char opts[128];
   /* The command's options after its operands ("ls URL [-a] [--all]"): they may stand anywhere. */
-  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [--stats] [-q] %s %s%s\n\n%c%s.\n%s%s", c->name, c->args,
+  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [-k] [--stats] [-q] %s %s%s\n\n%c%s.\n%s%s", c->name, c->args,
           command_option_list(c, opts, sizeof opts), toupper((unsigned char)c->summary[0]),
           c->summary + 1, c->details[0] ? "\n" : "", c->details);
 }
@@ -258,6 +257,7 @@ static int parse_url(struct cli *cli, const char *cmd, const char *url, int serv
   if (cli->authfile && smb3_options_credentials_file(&cli->opts, cli->authfile, err, sizeof err))
     return cli_usage_error(cmd, "%s", err);
   if (smb3_options_parse(&cli->opts, cli->optstr, 0, err, sizeof err)) return cli_usage_error(cmd, "%s", err);
+  if (cli->kerberos) cli->opts.sec = 2; /* -k: Kerberos required, as smbclient's */
   const char *env = getenv("PASSWD");
   if (!cli->opts.password && env && !(cli->opts.password = strdup(env)))
     return cli_error(cmd, "out of memory");
@@ -329,6 +329,7 @@ static int run(int argc, char **argv) {
   static const struct option longopts[] = {{"options", required_argument, 0, 'o'},
                                            {"authentication-file", required_argument, 0, 'A'},
                                            {"stats", no_argument, 0, 'S'},
+                                           {"kerberos", no_argument, 0, 'k'},
                                            {"quiet", no_argument, 0, 'q'},
                                            {"help", no_argument, 0, 'h'},
                                            {"version", no_argument, 0, 'V'},
@@ -336,7 +337,7 @@ static int run(int argc, char **argv) {
   int ch;
   opterr = 0; /* our own one-line messages */
   /* '+': options end at the command name; ':' first: a missing value is reported as ':' */
-  while ((ch = getopt_long(argc, argv, "+:o:A:qhV", longopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "+:o:A:kqhV", longopts, NULL)) != -1) {
     switch (ch) {
     case 'o':
       cli.optstr = optarg;
@@ -349,6 +350,9 @@ static int run(int argc, char **argv) {
       break;
     case 'q':
       cli.quiet = 1;
+      break;
+    case 'k':
+      cli.kerberos = 1;
       break;
     case 'h':
       usage(stdout);

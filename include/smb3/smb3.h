@@ -100,6 +100,13 @@ struct smb3_options {
   int nobrl;      /* fcntl/flock locks stay on this machine, not sent to the server (as mount.cifs's) */
   int noposix;    /* 'noposix': do not offer the SMB3 POSIX extensions; 'posix' (default): use them
                    * when the server (SMB 3.1.1, e.g. Samba with 'smb3 unix extensions') offers them */
+  /* authentication (sec=, as mount.cifs): SMB3_SEC_AUTO (0, default: Kerberos when the server
+   * offers it and the credential cache holds a ticket, else NTLMSSP), NTLMSSP (1), KRB5 (2) */
+  int sec;
+  char *ip;          /* ip=ADDR: connect there; host still names the server (the SPN cifs/host) */
+  char *krb5_keytab; /* krb5_keytab=FILE: tickets from this keytab for username= (unattended) */
+  char *krb5_ccache; /* credential cache to use (NULL: KRB5CCNAME or the default) */
+  int cruid;         /* cruid=UID: that user's credential cache; -1 (default) none */
 };
 
 /* None of these do network I/O: all may be called from a callback. */

@@ -20,6 +20,31 @@ struct smb3_auth *smb3_auth_new(const char *user, const char *password, const ch
                                 const char *workstation);
 void smb3_auth_free(struct smb3_auth *a);
 
+/* Which mechanism (the sec= option). */
+enum { SMB3_SEC_AUTO = 0, SMB3_SEC_NTLMSSP = 1, SMB3_SEC_KRB5 = 2 };
+
+/* Kerberos settings; strings copied. host: the server's name (the target is cifs@host). ccache:
+ * NULL for KRB5CCNAME / the default. keytab: get tickets from it for `user` (the principal). */
+struct smb3_auth_sec {
+  int sec; /* SMB3_SEC_AUTO: Kerberos when the server offers it and the cache has a ticket */
+  const char *host, *ccache, *keytab;
+};
+
+/* smb3_auth_new with a choice of mechanism. smb3_auth_new is this with SMB3_SEC_NTLMSSP. */
+struct smb3_auth *smb3_auth_new_sec(const char *user, const char *password, const char *domain,
+                                    const char *workstation, const struct smb3_auth_sec *sec);
+
+/* The one-line reason of the last failure, "" if there is none (then the return code says it).
+ * Lives in a. */
+const char *smb3_auth_error(const struct smb3_auth *a);
+
+/* True once the first step chose Kerberos. Its session key is only known after
+ * smb3_auth_finish (the server's AP-REP): verify the final response's signature then. */
+int smb3_auth_is_kerberos(const struct smb3_auth *a);
+
+/* True when the server's NEGOTIATE hint listed its mechanisms without NTLMSSP. */
+int smb3_auth_server_lacks_ntlm(const struct smb3_auth *a);
+
 /* One round. in/inlen: the server's SPNEGO token (NULL/0 for the first call). On success *out is
  * malloc'd (caller frees) with *outlen bytes to put in the SESSION_SETUP security buffer.
  * Returns 0, SMB3_EPROTO for a malformed/unsupported server token, SMB3_ENOMEM. */

@@ -8,20 +8,34 @@
  * The mechListMIC is the NTLMSSP signature (MS-NLMP 3.4.4.2, sequence number 0) over the DER
  * MechTypeList we sent (RFC 4178 5). We always send one because our AUTHENTICATE carries a MIC
  * (MS-SPNG 3.1.5.1); Samba then requires it and answers with its own, which we verify.
+ *
+ * Kerberos (sec=krb5, or by default when the server offers it and the credential cache holds a
+ * ticket): NegTokenInit { mechTypes {krb5}, mechToken AP-REQ from GSSAPI (gss.c) }; the server
+ * answers accept-completed with the AP-REP, which completes the GSS context (mutual
+ * authentication). Only then is the session key known, so the caller verifies the signature of
+ * the final SESSION_SETUP response after smb3_auth_finish (MS-SMB2 3.2.5.3).
  */
 #include "auth/spnego.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth/asn1.h"
 #include "auth/auth.h"
+#include "auth/gss.h"
 #include "auth/ntlmssp.h"
 #include "smb3/smb3_errors.h"
 
 /* OID contents (X.690 8.19): 1.3.6.1.5.5.2 and 1.3.6.1.4.1.311.2.2.10. */
 static const uint8_t oid_spnego[] = {0x2b, 0x06, 0x01, 0x05, 0x05, 0x02};
 static const uint8_t oid_ntlmssp[] = {0x2b, 0x06, 0x01, 0x04, 0x01, 0x82, 0x37, 0x02, 0x02, 0x0a};
+/* 1.2.840.113554.1.2.2 (RFC 1964) and Microsoft's 1.2.840.48018.1.2.2 (MS-SPNG 2.2). */
+static const uint8_t oid_krb5[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02};
+static const uint8_t oid_ms_krb5[] = {0x2a, 0x86, 0x48, 0x82, 0xf7, 0x12, 0x01, 0x02, 0x02};
+/* MechTypeList holding only krb5. */
+static const uint8_t krb5_mech_types[] = {0x30, 0x0b, 0x06, 0x09, 0x2a, 0x86, 0x48,
+                                          0x86, 0xf7, 0x12, 0x01, 0x02, 0x02};
 /* MechTypeList ::= SEQUENCE OF MechType, holding only NTLMSSP. */
 static const uint8_t our_mech_types[] = {0x30, 0x0c, 0x06, 0x0a, 0x2b, 0x06, 0x01,
                                          0x04, 0x01, 0x82, 0x37, 0x02, 0x02, 0x0a};
@@ -35,6 +49,10 @@ const uint8_t *spnego_our_mech_types(size_t *len) {
 
 static int is_oid(const uint8_t *v, size_t n, const uint8_t *oid, size_t oidlen) {
   return n == oidlen && memcmp(v, oid, n) == 0;
+}
+
+static int is_krb5_oid(const uint8_t *v, size_t n) {
+  return is_oid(v, n, oid_krb5, sizeof oid_krb5) || is_oid(v, n, oid_ms_krb5, sizeof oid_ms_krb5);
 }
 
 /* ---- Decoding ----------------------------------------------------------------------------- */
@@ -64,6 +82,7 @@ static int parse_mech_types(const uint8_t *v, size_t n, struct spnego_init *out)
   while (!asn1_rd_done(&seq)) {
     if (read_tagged(&seq, ASN1_OID, &oid, &oidlen) < 0 || oidlen == 0) return SMB3_EPROTO;
     if (is_oid(oid, oidlen, oid_ntlmssp, sizeof oid_ntlmssp)) out->offers_ntlmssp = 1;
+    if (is_krb5_oid(oid, oidlen)) out->offers_krb5 = 1;
   }
   out->mech_types = v;
   out->mech_types_len = n;
@@ -157,6 +176,7 @@ static int resp_field_cb(uint8_t tag, const uint8_t *v, size_t n, void *arg) {
     if (read_explicit(v, n, ASN1_OID, &x, &xn) < 0 || xn == 0) return SMB3_EPROTO;
     out->has_supported_mech = 1;
     out->supported_mech_is_ntlmssp = is_oid(x, xn, oid_ntlmssp, sizeof oid_ntlmssp);
+    out->supported_mech_is_krb5 = is_krb5_oid(x, xn);
     return 0;
   case ASN1_CONTEXT(2): /* responseToken */
     out->has_response_token = 1;
@@ -194,7 +214,8 @@ static int wr_finish(struct asn1_wr *w, uint8_t *buf, uint8_t **out, size_t *out
   return 0;
 }
 
-int spnego_encode_init(const uint8_t *mech_token, size_t len, uint8_t **out, size_t *outlen) {
+static int encode_init(const uint8_t *types, size_t typeslen, const uint8_t *mech_token, size_t len,
+                       uint8_t **out, size_t *outlen) {
   struct asn1_wr w;
   *out = NULL;
   *outlen = 0;
@@ -205,13 +226,21 @@ int spnego_encode_init(const uint8_t *mech_token, size_t len, uint8_t **out, siz
   asn1_put_prim(&w, ASN1_OCTET_STRING, mech_token, len);
   asn1_put_wrap(&w, ASN1_CONTEXT(2), 0); /* mechToken */
   size_t m = asn1_wr_len(&w);
-  asn1_put_bytes(&w, our_mech_types, sizeof our_mech_types);
+  asn1_put_bytes(&w, types, typeslen);
   asn1_put_wrap(&w, ASN1_CONTEXT(0), m); /* mechTypes */
   asn1_put_wrap(&w, ASN1_SEQUENCE, 0);   /* NegTokenInit */
   asn1_put_wrap(&w, ASN1_CONTEXT(0), 0); /* NegotiationToken.negTokenInit */
   asn1_put_prim(&w, ASN1_OID, oid_spnego, sizeof oid_spnego);
   asn1_put_wrap(&w, ASN1_APPLICATION(0), 0); /* InitialContextToken, RFC 2743 3.1 */
   return wr_finish(&w, buf, out, outlen);
+}
+
+int spnego_encode_init(const uint8_t *mech_token, size_t len, uint8_t **out, size_t *outlen) {
+  return encode_init(our_mech_types, sizeof our_mech_types, mech_token, len, out, outlen);
+}
+
+int spnego_encode_init_krb5(const uint8_t *mech_token, size_t len, uint8_t **out, size_t *outlen) {
+  return encode_init(krb5_mech_types, sizeof krb5_mech_types, mech_token, len, out, outlen);
 }
 
 /* Prepend [tag] { prim_tag val }. */
@@ -247,19 +276,31 @@ int spnego_encode_resp(int neg_state, int with_mech, const uint8_t *tok, size_t 
 
 /* ---- smb3_auth (auth.h) ---------------------------------------------------------------------- */
 
-enum auth_state { AUTH_START, AUTH_NEGOTIATE_SENT, AUTH_AUTHENTICATE_SENT, AUTH_DONE, AUTH_FAILED };
+enum auth_state { AUTH_START, AUTH_NEGOTIATE_SENT, AUTH_AUTHENTICATE_SENT, AUTH_KRB5_SENT, AUTH_DONE, AUTH_FAILED };
 
 struct smb3_auth {
   struct ntlmssp ntlm;
   enum auth_state state;
+  int sec;     /* SMB3_SEC_* asked for */
+  int use_krb; /* the mechanism chosen: Kerberos */
+  struct gss_krb5 *krb;
+  int hint_lacks_ntlm; /* the NEGOTIATE hint listed mechanisms, NTLMSSP not among them */
+  char *host, *ccache, *keytab, *principal;
+  char err[512];
 };
 
 struct ntlmssp *spnego_auth_ntlmssp(struct smb3_auth *a) {
   return &a->ntlm;
 }
 
-struct smb3_auth *smb3_auth_new(const char *user, const char *password, const char *domain,
-                                const char *workstation) {
+static int dup_opt(char **dst, const char *s) {
+  if (!s) return 0;
+  *dst = strdup(s);
+  return *dst ? 0 : SMB3_ENOMEM;
+}
+
+struct smb3_auth *smb3_auth_new_sec(const char *user, const char *password, const char *domain,
+                                    const char *workstation, const struct smb3_auth_sec *sec) {
   struct smb3_auth *a = calloc(1, sizeof *a);
   if (!a) return NULL;
   if (ntlmssp_init(&a->ntlm, user, password, domain, workstation) < 0) {
@@ -267,23 +308,93 @@ struct smb3_auth *smb3_auth_new(const char *user, const char *password, const ch
     return NULL;
   }
   a->state = AUTH_START;
+  if (sec) {
+    a->sec = sec->sec;
+    if (dup_opt(&a->host, sec->host) || dup_opt(&a->ccache, sec->ccache) || dup_opt(&a->keytab, sec->keytab) ||
+        (sec->keytab && dup_opt(&a->principal, user))) {
+      smb3_auth_free(a);
+      return NULL;
+    }
+  }
   return a;
+}
+
+struct smb3_auth *smb3_auth_new(const char *user, const char *password, const char *domain,
+                                const char *workstation) {
+  struct smb3_auth_sec sec = {.sec = SMB3_SEC_NTLMSSP};
+  return smb3_auth_new_sec(user, password, domain, workstation, &sec);
 }
 
 void smb3_auth_free(struct smb3_auth *a) {
   if (!a) return;
   ntlmssp_clear(&a->ntlm);
+  gss_krb5_free(a->krb);
+  free(a->host);
+  free(a->ccache);
+  free(a->keytab);
+  free(a->principal);
   free(a);
 }
 
+const char *smb3_auth_error(const struct smb3_auth *a) {
+  return a ? a->err : "";
+}
+
+int smb3_auth_server_lacks_ntlm(const struct smb3_auth *a) {
+  return a && a->hint_lacks_ntlm;
+}
+
+int smb3_auth_is_kerberos(const struct smb3_auth *a) {
+  return a && a->use_krb;
+}
+
+static void krb_params(const struct smb3_auth *a, struct gss_krb5_params *p) {
+  *p = (struct gss_krb5_params){
+      .host = a->host, .ccache = a->ccache, .keytab = a->keytab, .principal = a->principal};
+}
+
+/* Round 1 with Kerberos: the AP-REQ in a NegTokenInit. */
+static int step_krb5_start(struct smb3_auth *a, uint8_t **out, size_t *outlen) {
+  struct gss_krb5_params p;
+  uint8_t *tok = NULL;
+  size_t toklen = 0;
+  krb_params(a, &p);
+  int rc = gss_krb5_start(&p, &a->krb, &tok, &toklen, a->err, sizeof a->err);
+  if (rc == 0) rc = spnego_encode_init_krb5(tok, toklen, out, outlen);
+  free(tok);
+  if (rc == 0) a->state = AUTH_KRB5_SENT;
+  return rc;
+}
+
+/* Kerberos by default (SMB3_SEC_AUTO) only when the server lists it in its NEGOTIATE hint and the
+ * credential cache holds a live ticket; otherwise NTLMSSP as before. */
+static int want_krb5(struct smb3_auth *a, const struct spnego_init *hint, int have_hint) {
+  struct gss_krb5_params p;
+  if (a->sec == SMB3_SEC_KRB5) return 1;
+  if (a->sec != SMB3_SEC_AUTO || !have_hint || !hint->offers_krb5) return 0;
+  krb_params(a, &p);
+  return gss_krb5_have_ticket(&p);
+}
+
 /* Round 1: an optional NegTokenInit2 hint from the NEGOTIATE response is only sanity-checked
- * (MS-SMB2 3.2.5.2 lets the client ignore it); we answer with NTLMSSP NEGOTIATE. */
+ * (MS-SMB2 3.2.5.2 lets the client ignore it) and tells whether Kerberos is offered; with NTLM
+ * we answer with NTLMSSP NEGOTIATE. */
 static int step_negotiate(struct smb3_auth *a, const uint8_t *in, size_t inlen, uint8_t **out,
                           size_t *outlen) {
   struct spnego_init hint;
   uint8_t *neg = NULL;
   size_t neglen = 0;
+  memset(&hint, 0, sizeof hint);
   if (inlen && spnego_decode_init(in, inlen, &hint) < 0) return SMB3_EPROTO;
+  a->hint_lacks_ntlm = inlen && !hint.offers_ntlmssp;
+  if (want_krb5(a, &hint, inlen > 0)) {
+    a->use_krb = 1;
+    int rc = step_krb5_start(a, out, outlen);
+    if (rc == 0 || a->sec == SMB3_SEC_KRB5 || rc == SMB3_ENOMEM) return rc;
+    /* SMB3_SEC_AUTO: the ticket did not get us a service ticket; NTLM may still work. */
+    a->use_krb = 0;
+    a->err[0] = 0;
+  }
   int rc = ntlmssp_negotiate(&a->ntlm, &neg, &neglen);
   if (rc == 0) rc = spnego_encode_init(neg, neglen, out, outlen);
   free(neg);
@@ -313,6 +424,39 @@ static int step_authenticate(struct smb3_auth *a, const uint8_t *in, size_t inle
   return rc;
 }
 
+/* A server token on the Kerberos path: negState must not be reject, the mechanism must be ours,
+ * and its responseToken goes to GSSAPI. */
+static int krb5_feed(struct smb3_auth *a, const uint8_t *in, size_t inlen, uint8_t **tok, size_t *toklen,
+                     struct spnego_resp *resp) {
+  int complete = 0;
+  *tok = NULL;
+  *toklen = 0;
+  if (spnego_decode_resp(in, inlen, resp) < 0) return SMB3_EPROTO;
+  if (resp->neg_state == SPNEGO_REJECT) {
+    snprintf(a->err, sizeof a->err, "the server rejected Kerberos for cifs/%s", a->host ? a->host : "?");
+    return SMB3_ELOGON;
+  }
+  if (resp->has_supported_mech && !resp->supported_mech_is_krb5) {
+    snprintf(a->err, sizeof a->err, "the server chose a mechanism other than Kerberos");
+    return SMB3_EPROTO;
+  }
+  if (!resp->has_response_token) return 0;
+  return gss_krb5_step(a->krb, resp->response_token, resp->response_token_len, tok, toklen, &complete, a->err,
+                       sizeof a->err);
+}
+
+/* A further Kerberos round (MORE_PROCESSING_REQUIRED after the AP-REQ; rare). */
+static int step_krb5_more(struct smb3_auth *a, const uint8_t *in, size_t inlen, uint8_t **out,
+                          size_t *outlen) {
+  struct spnego_resp resp;
+  uint8_t *tok;
+  size_t toklen;
+  int rc = krb5_feed(a, in, inlen, &tok, &toklen, &resp);
+  if (rc == 0) rc = spnego_encode_resp(SPNEGO_NEGSTATE_ABSENT, 0, tok, toklen, NULL, 0, out, outlen);
+  free(tok);
+  return rc;
+}
+
 int smb3_auth_step(struct smb3_auth *a, const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen) {
   if (!a || !out || !outlen || (!in && inlen)) return SMB3_EINVAL;
   *out = NULL;
@@ -324,6 +468,9 @@ int smb3_auth_step(struct smb3_auth *a, const uint8_t *in, size_t inlen, uint8_t
     break;
   case AUTH_NEGOTIATE_SENT:
     rc = step_authenticate(a, in, inlen, out, outlen);
+    break;
+  case AUTH_KRB5_SENT:
+    rc = step_krb5_more(a, in, inlen, out, outlen);
     break;
   default: /* NTLMSSP has exactly two client legs; a third request is a protocol error */
     rc = SMB3_EPROTO;
@@ -349,27 +496,57 @@ static int finish_check(struct smb3_auth *a, const uint8_t *in, size_t inlen) {
   return ntlmssp_verify_first(&a->ntlm, mt, mtlen, resp.mech_list_mic, resp.mech_list_mic_len);
 }
 
+/* Kerberos: the final token carries the AP-REP; the context must complete with it (we asked for
+ * mutual authentication). A mechListMIC, if sent, is the GSS MIC over our mechTypes. */
+static int finish_krb5(struct smb3_auth *a, const uint8_t *in, size_t inlen) {
+  struct spnego_resp resp;
+  uint8_t *tok = NULL;
+  size_t toklen = 0;
+  int rc = inlen ? krb5_feed(a, in, inlen, &tok, &toklen, &resp) : 0;
+  free(tok);
+  if (rc) return rc;
+  if (inlen && resp.neg_state != SPNEGO_NEGSTATE_ABSENT && resp.neg_state != SPNEGO_ACCEPT_COMPLETED)
+    return SMB3_EPROTO;
+  uint8_t key[16];
+  if (gss_krb5_session_key(a->krb, key) < 0) {
+    snprintf(a->err, sizeof a->err,
+             "Kerberos: %s accepted the logon without authenticating itself (no AP-REP): refused",
+             a->host ? a->host : "the server");
+    return SMB3_ESIGNATURE;
+  }
+  memset(key, 0, sizeof key);
+  if (inlen && resp.has_mech_list_mic &&
+      gss_krb5_verify_mic(a->krb, krb5_mech_types, sizeof krb5_mech_types, resp.mech_list_mic,
+                          resp.mech_list_mic_len) < 0) {
+    snprintf(a->err, sizeof a->err, "Kerberos: the server's SPNEGO mechListMIC does not verify");
+    return SMB3_ESIGNATURE;
+  }
+  return 0;
+}
+
 int smb3_auth_finish(struct smb3_auth *a, const uint8_t *in, size_t inlen) {
   if (!a || (!in && inlen)) return SMB3_EINVAL;
-  if (a->state != AUTH_AUTHENTICATE_SENT) {
+  if (a->state != AUTH_AUTHENTICATE_SENT && a->state != AUTH_KRB5_SENT) {
     a->state = AUTH_FAILED;
     return SMB3_EPROTO;
   }
-  int rc = finish_check(a, in, inlen);
+  int rc = a->state == AUTH_KRB5_SENT ? finish_krb5(a, in, inlen) : finish_check(a, in, inlen);
   a->state = rc < 0 ? AUTH_FAILED : AUTH_DONE;
   return rc;
 }
 
-/* The key exists once AUTHENTICATE is built: the caller needs it to check the signature of the
- * final SESSION_SETUP response (MS-SMB2 3.2.5.3.1) before it calls smb3_auth_finish. A failed
+/* NTLM: the key exists once AUTHENTICATE is built: the caller needs it to check the signature of
+ * the final SESSION_SETUP response (MS-SMB2 3.2.5.3.1) before it calls smb3_auth_finish.
+ * Kerberos: only once smb3_auth_finish processed the AP-REP (the acceptor's subkey). A failed
  * step or finish makes it unavailable (AUTH_FAILED). */
 int smb3_auth_session_key(const struct smb3_auth *a, uint8_t key[16]) {
-  if (!a || !key || (a->state != AUTH_DONE && a->state != AUTH_AUTHENTICATE_SENT) || !a->ntlm.have_key)
-    return SMB3_EINVAL;
+  if (!a || !key) return SMB3_EINVAL;
+  if (a->use_krb) return a->state == AUTH_DONE ? gss_krb5_session_key(a->krb, key) : SMB3_EINVAL;
+  if ((a->state != AUTH_DONE && a->state != AUTH_AUTHENTICATE_SENT) || !a->ntlm.have_key) return SMB3_EINVAL;
   memcpy(key, a->ntlm.session_key, 16);
   return 0;
 }
 
 int smb3_auth_is_anonymous(const struct smb3_auth *a) {
-  return a && a->ntlm.anonymous;
+  return a && !a->use_krb && a->ntlm.anonymous;
 }

@@ -26,6 +26,7 @@ struct spnego_init {
   const uint8_t *mech_types; /* whole DER MechTypeList (SEQUENCE OF OID), as hashed by the MIC */
   size_t mech_types_len;
   int offers_ntlmssp; /* NTLMSSP is among mechTypes */
+  int offers_krb5;    /* Kerberos 5 (either OID) is among mechTypes */
   int has_mech_token;
   const uint8_t *mech_token;
   size_t mech_token_len;
@@ -36,6 +37,7 @@ struct spnego_resp {
   int neg_state; /* SPNEGO_* or SPNEGO_NEGSTATE_ABSENT */
   int has_supported_mech;
   int supported_mech_is_ntlmssp;
+  int supported_mech_is_krb5;
   int has_response_token;
   const uint8_t *response_token;
   size_t response_token_len;
@@ -57,6 +59,9 @@ const uint8_t *spnego_our_mech_types(size_t *len);
 /* Our first token: InitialContextToken with NegTokenInit { mechTypes, mechToken }.
  * *out malloc'd. Returns 0, SMB3_EINVAL (token too big) or SMB3_ENOMEM. */
 int spnego_encode_init(const uint8_t *mech_token, size_t len, uint8_t **out, size_t *outlen);
+
+/* The same with mechTypes {krb5} around a GSSAPI krb5 token (the AP-REQ). */
+int spnego_encode_init_krb5(const uint8_t *mech_token, size_t len, uint8_t **out, size_t *outlen);
 
 /* NegTokenResp { negState (omitted if SPNEGO_NEGSTATE_ABSENT), supportedMech NTLMSSP if
  * with_mech, responseToken if tok != NULL, mechListMIC if mic != NULL }. *out malloc'd. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,7 +55,19 @@ static const char *dialect_name(uint16_t d) {
   }
 }
 
-static int do_negotiate(smb3_client *c) {
+/* A copy of the SPNEGO hint in the NEGOTIATE response (MS-SMB2 2.2.4), which tells whether the
+ * server offers Kerberos. *hint NULL when there is none. */
+static int keep_hint(const struct smb3_chain *ch, uint8_t **hint, size_t *len) {
+  struct smb2_negotiate_rsp r;
+  if (smb2_negotiate_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &r) || !r.sec_buf || !r.sec_len) return 0;
+  *hint = malloc(r.sec_len);
+  if (!*hint) return SMB3_ENOMEM;
+  memcpy(*hint, r.sec_buf, r.sec_len);
+  *len = r.sec_len;
+  return 0;
+}
+
+static int do_negotiate(smb3_client *c, uint8_t **hint, size_t *hint_len) {
   struct smb3_chain *ch = chain_new(1);
   if (!ch) return SMB3_ENOMEM;
   int rc = core_build_negotiate(c->core, ch);
@@ -85,6 +98,7 @@ static int do_negotiate(smb3_client *c) {
     else if (rc)
       client_fail(c, rc, 0, "bad NEGOTIATE response: %s", na.why ? na.why : smb3_strerror(rc));
   }
+  if (!rc) rc = keep_hint(ch, hint, hint_len);
   chain_free(ch);
   return rc;
 }
@@ -98,6 +112,14 @@ static int set_key(struct smb3_core *core, void *p) {
 }
 static int established(struct smb3_core *core, void *p) {
   return core_session_established(core, *(uint16_t *)p);
+}
+struct late_arg {
+  const uint8_t *key;
+  const struct smb3_msg *m;
+};
+static int verify_late(struct smb3_core *core, void *p) {
+  struct late_arg *la = p;
+  return core_session_verify_final(core, la->key, la->m->rsp, la->m->rsp_len);
 }
 
 /* One SESSION_SETUP round trip with the given token; returns the completed chain. */
@@ -124,6 +146,20 @@ static int setup_round(smb3_client *c, const uint8_t *tok, size_t len, struct sm
   return 0;
 }
 
+/* A refused SESSION_SETUP, named for the mechanism: NTLM refused by a server that allows only
+ * Kerberos, a Kerberos ticket the server did not accept. */
+static int setup_failed(smb3_client *c, struct smb3_auth *a, struct smb3_chain *ch) {
+  uint32_t st = ch->msgs[0].status;
+  if (!smb3_auth_is_kerberos(a) &&
+      (st == NT_STATUS_NTLM_BLOCKED || (st == NT_STATUS_LOGON_FAILURE && smb3_auth_server_lacks_ntlm(a))))
+    return client_fail(c, SMB3_ELOGON, st,
+                       "the server refuses NTLM authentication (NTLM disabled?): use Kerberos (kinit, then "
+                       "-k or sec=krb5)");
+  if (smb3_auth_is_kerberos(a))
+    return client_msg_result(c, ch, 0, "Kerberos session setup (the server did not accept the ticket)");
+  return client_msg_result(c, ch, 0, "session setup");
+}
+
 static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, size_t hint_len) {
   const uint8_t *in = hint;
   size_t inlen = hint_len;
@@ -135,6 +171,7 @@ static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, s
     rc = smb3_auth_step(a, in, inlen, &tok, &toklen);
     chain_free(prev);
     prev = NULL;
+    if (rc && smb3_auth_error(a)[0]) return client_fail(c, rc, 0, "%s", smb3_auth_error(a));
     if (rc) return client_fail(c, rc, 0, "authentication: cannot process the server's security token");
     uint8_t key[16];
     struct key_arg ka = {smb3_auth_session_key(a, key) == 0 ? key : NULL};
@@ -154,7 +191,19 @@ static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, s
     }
     if (m->status == NT_STATUS_SUCCESS) {
       rc = smb3_auth_finish(a, r.sec_buf, r.sec_len);
+      if (!rc && !ka.key && smb3_auth_session_key(a, key) == 0) {
+        /* Kerberos: the key came with the AP-REP in this very response, which the core could
+         * not verify on arrival; derive the keys and check its signature now (3.2.5.3.1). */
+        struct late_arg la = {key, m};
+        rc = with_core(c, verify_late, &la);
+        memset(key, 0, sizeof key);
+        if (rc) {
+          chain_free(ch);
+          return client_fail(c, rc, 0, "session setup: bad signature from server");
+        }
+      }
       chain_free(ch);
+      if (rc && smb3_auth_error(a)[0]) return client_fail(c, rc, 0, "%s", smb3_auth_error(a));
       if (rc) return client_fail(c, rc, 0, "authentication: server's final token failed verification");
       uint16_t flags = r.session_flags;
       if (smb3_auth_is_anonymous(a) && !(flags & (SMB2_SESSION_FLAG_IS_GUEST | SMB2_SESSION_FLAG_IS_NULL)))
@@ -167,7 +216,7 @@ static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, s
       return 0;
     }
     if (m->status != NT_STATUS_MORE_PROCESSING_REQUIRED) {
-      rc = client_msg_result(c, ch, 0, "session setup");
+      rc = setup_failed(c, a, ch);
       chain_free(ch);
       return rc;
     }
@@ -179,12 +228,37 @@ static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, s
   return client_fail(c, SMB3_EPROTO, 0, "session setup did not finish after %d rounds", SETUP_ROUNDS_MAX);
 }
 
+/* cruid=UID: that user's credential cache, not the mounting one's (KRB5CCNAME is the caller's):
+ * MIT's default for the uid, FILE:/tmp/krb5cc_UID, as the kernel client's cifs.upcall finds it.
+ * It must exist and belong to UID: cruid must not lend one user's tickets to another. */
+static int cruid_ccache(smb3_client *c, char *out, size_t outlen) {
+  snprintf(out, outlen, "FILE:/tmp/krb5cc_%d", c->opts.cruid);
+  struct stat st;
+  if (lstat(out + 5, &st) != 0)
+    return client_fail(c, SMB3_ELOGON, 0, "cruid=%d: no Kerberos ticket: %s does not exist (run kinit as uid %d)",
+                       c->opts.cruid, out + 5, c->opts.cruid);
+  if (!S_ISREG(st.st_mode) || st.st_uid != (uid_t)c->opts.cruid)
+    return client_fail(c, SMB3_ELOGON, 0, "cruid=%d: credential cache %s is not a file of uid %d (owner %d)",
+                       c->opts.cruid, out + 5, c->opts.cruid, (int)st.st_uid);
+  return 0;
+}
+
 static int do_session_setup(smb3_client *c, const uint8_t *hint, size_t hint_len) {
-  char host[256];
+  char host[256], cc[512];
   if (gethostname(host, sizeof host)) snprintf(host, sizeof host, "smb3fs");
   host[sizeof host - 1] = 0;
-  struct smb3_auth *a =
-      smb3_auth_new(c->opts.username, c->opts.password ? c->opts.password : "", c->opts.domain, host);
+  struct smb3_auth_sec sec = {.sec = c->opts.sec, .host = c->opts.host, .keytab = c->opts.krb5_keytab,
+                              .ccache = c->opts.krb5_ccache};
+  if (!sec.ccache && c->opts.cruid >= 0) {
+    int rc = cruid_ccache(c, cc, sizeof cc);
+    if (rc) return rc;
+    sec.ccache = cc;
+  }
+  if (sec.keytab && (!c->opts.username || !c->opts.username[0]))
+    return client_fail(c, SMB3_EINVAL, 0, "krb5_keytab= needs username= (the principal to log on as)");
+  if (sec.keytab && sec.sec == SMB3_SEC_AUTO) sec.sec = SMB3_SEC_KRB5; /* a keytab is for Kerberos */
+  struct smb3_auth *a = smb3_auth_new_sec(c->opts.username, c->opts.password ? c->opts.password : "",
+                                          c->opts.domain, host, &sec);
   if (!a) return client_fail(c, SMB3_ENOMEM, 0, "out of memory");
   int rc = auth_loop(c, a, hint, hint_len);
   smb3_auth_free(a);
@@ -288,19 +362,27 @@ static int copy_opt(char **dst, const char *src) {
 static int copy_options(struct smb3_options *d, const struct smb3_options *s) {
   *d = *s;
   d->host = d->share = d->path = d->username = d->password = d->domain = NULL;
+  d->ip = d->krb5_keytab = d->krb5_ccache = NULL;
   if (copy_opt(&d->host, s->host) || copy_opt(&d->share, s->share) || copy_opt(&d->path, s->path) ||
       copy_opt(&d->username, s->username) || copy_opt(&d->password, s->password) ||
-      copy_opt(&d->domain, s->domain))
+      copy_opt(&d->domain, s->domain) || copy_opt(&d->ip, s->ip) || copy_opt(&d->krb5_keytab, s->krb5_keytab) ||
+      copy_opt(&d->krb5_ccache, s->krb5_ccache))
     return SMB3_ENOMEM;
   return 0;
 }
 
 static int handshake(smb3_client *c) {
-  int rc = do_negotiate(c);
-  if (rc) return rc;
+  uint8_t *hint = NULL;
+  size_t hint_len = 0;
+  int rc = do_negotiate(c, &hint, &hint_len);
+  if (rc) {
+    free(hint);
+    return rc;
+  }
   sizes_from_negotiate(c);
-  /* The SPNEGO hint in the NEGOTIATE response is optional; NTLMSSP does not need it. */
-  rc = do_session_setup(c, NULL, 0);
+  /* The SPNEGO hint in the NEGOTIATE response says whether the server offers Kerberos. */
+  rc = do_session_setup(c, hint, hint_len);
+  free(hint);
   if (!rc) rc = do_tree_connect(c);
   if (!rc) rc = do_validate_negotiate(c);
   c->posix_neg = core_negotiated(c->core)->posix;
@@ -337,7 +419,7 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
                                     : 24u << 20; /* bulk.c's write window, the larger one */
   size_t sockbuf = 2 * inflight;
   if (!rc)
-    rc = transport_connect(o->host, o->port, (int)o->connect_timeout_ms, sockbuf, c->core, &c->tr,
+    rc = transport_connect(o->ip ? o->ip : o->host, o->port, (int)o->connect_timeout_ms, sockbuf, c->core, &c->tr,
                            c->last_error, sizeof c->last_error);
   if (!rc) {
     c->io_thread = transport_thread(c->tr);

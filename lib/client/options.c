@@ -23,6 +23,7 @@ void smb3_options_init(struct smb3_options *o) {
   o->actimeo = 1.0;
   o->uid = o->gid = -1;
   o->file_mode = o->dir_mode = -1;
+  o->cruid = -1;
 }
 
 void smb3_options_free(struct smb3_options *o) {
@@ -33,7 +34,11 @@ void smb3_options_free(struct smb3_options *o) {
   if (o->password) memset(o->password, 0, strlen(o->password));
   free(o->password);
   free(o->domain);
+  free(o->ip);
+  free(o->krb5_keytab);
+  free(o->krb5_ccache);
   o->host = o->share = o->path = o->username = o->password = o->domain = NULL;
+  o->ip = o->krb5_keytab = o->krb5_ccache = NULL;
 }
 
 static int set_str(char **dst, const char *v) {
@@ -211,6 +216,34 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
     NEED_V();
     if (parse_uint(v, 0x7fffffff, &n)) return -1;
     *(k[0] == 'u' ? &o->uid : &o->gid) = (int)n;
+    return 0;
+  }
+  if (!strcmp(k, "sec")) {
+    NEED_V();
+    /* mount.cifs's names; the "i" forms also ask for signing */
+    if (!strcmp(v, "krb5") || !strcmp(v, "krb5i"))
+      o->sec = 2;
+    else if (!strcmp(v, "ntlmssp") || !strcmp(v, "ntlmsspi") || !strcmp(v, "ntlmv2") || !strcmp(v, "ntlmv2i"))
+      o->sec = 1;
+    else if (!strcmp(v, "auto"))
+      o->sec = 0;
+    else
+      return -1;
+    if (v[strlen(v) - 1] == 'i') o->sign = 1;
+    return 0;
+  }
+  if (!strcmp(k, "ip") || !strcmp(k, "addr")) {
+    NEED_V();
+    return *v ? apply_str(&o->ip, v) : -1;
+  }
+  if (!strcmp(k, "krb5_keytab")) {
+    NEED_V();
+    return *v ? apply_str(&o->krb5_keytab, v) : -1;
+  }
+  if (!strcmp(k, "cruid")) {
+    NEED_V();
+    if (parse_uint(v, 0x7fffffff, &n)) return -1;
+    o->cruid = (int)n;
     return 0;
   }
   if (!strcmp(k, "file_mode")) {

@@ -213,6 +213,10 @@ void core_set_session_key(struct smb3_core *c, const uint8_t *key);
 /* The session is up: session_flags from the final response. Turns on signing/encryption as the
  * negotiated state and the options require. Returns SMB3_ENCRYPT if sealing is required but not possible. */
 int core_session_established(struct smb3_core *c, uint16_t session_flags);
+/* Kerberos: the key is known only once the final SESSION_SETUP response (rsp: header + body, as
+ * received) has been read. Set it, derive the keys from it and verify that response's
+ * signature as core_verify would have on arrival. 0, SMB3_ESIGNATURE, SMB3_EINVAL. */
+int core_session_verify_final(struct smb3_core *c, const uint8_t *key, const uint8_t *rsp, size_t len);
 /* Require encryption from now on (share flag ENCRYPT_DATA). */
 int core_require_encryption(struct smb3_core *c);
 int core_signing_active(const struct smb3_core *c);

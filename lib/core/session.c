@@ -224,6 +224,17 @@ int core_setup_must_be_signed(const struct smb3_core *c, const uint8_t *msg, con
          (c->neg.security_mode & SMB2_NEGOTIATE_SIGNING_REQUIRED);
 }
 
+int core_session_verify_final(struct smb3_core *c, const uint8_t *key, const uint8_t *rsp, size_t len) {
+  struct smb2_hdr h;
+  if (c->established || smb2_hdr_decode(rsp, len, &h) || h.command != SMB2_SESSION_SETUP) return SMB3_EINVAL;
+  core_set_session_key(c, key);
+  if (!c->session_id) c->session_id = h.session_id;
+  int rc = derive_keys(c);
+  struct iovec iov = {(void *)rsp, len};
+  if (!rc) rc = core_verify(c, &iov, 1, &h);
+  return rc;
+}
+
 int core_session_established(struct smb3_core *c, uint16_t session_flags) {
   c->established = 1;
   c->preauth_active = 0;

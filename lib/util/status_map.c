@@ -26,6 +26,7 @@ static const struct status_row status_table[] = {
     ROW(MORE_PROCESSING_REQUIRED, SMB3_ESTATUS), /* only SESSION_SETUP expects it */
     /* logon */
     ROW(LOGON_FAILURE, SMB3_ELOGON),
+    ROW(NTLM_BLOCKED, SMB3_ELOGON), /* the server allows only Kerberos */
     ROW(WRONG_PASSWORD, SMB3_ELOGON),
     ROW(NO_SUCH_USER, SMB3_ELOGON),
     ROW(ACCOUNT_DISABLED, SMB3_ELOGON),

@@ -96,6 +96,36 @@ static void options_values(void **state) {
   smb3_options_free(&o);
 }
 
+/* sec=, ip=, krb5_keytab=, cruid= (Kerberos; names as mount.cifs's). */
+static void options_kerberos(void **state) {
+  (void)state;
+  struct smb3_options o;
+  char err[256];
+  smb3_options_init(&o);
+  assert_int_equal(o.sec, 0);
+  assert_int_equal(o.cruid, -1);
+  assert_int_equal(smb3_options_parse(&o, "sec=krb5,ip=10.0.0.5,krb5_keytab=/etc/k.keytab,cruid=1000", 0, err,
+                                      sizeof err),
+                   0);
+  assert_int_equal(o.sec, 2);
+  assert_false(o.sign);
+  assert_string_equal(o.ip, "10.0.0.5");
+  assert_string_equal(o.krb5_keytab, "/etc/k.keytab");
+  assert_int_equal(o.cruid, 1000);
+  assert_int_equal(smb3_options_parse(&o, "sec=ntlmsspi,addr=::1", 0, err, sizeof err), 0);
+  assert_int_equal(o.sec, 1);
+  assert_true(o.sign);
+  assert_string_equal(o.ip, "::1");
+  assert_int_equal(smb3_options_parse(&o, "sec=auto", 0, err, sizeof err), 0);
+  assert_int_equal(o.sec, 0);
+  const char *bad[] = {"sec=kerberos", "sec", "ip=", "ip", "cruid=-1", "cruid=x", "krb5_keytab="};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(smb3_options_parse(&o, bad[i], 0, err, sizeof err), SMB3_EURL);
+  smb3_options_free(&o);
+  assert_null(o.ip);
+  assert_null(o.krb5_keytab);
+}
+
 static void options_bad(void **state) {
   (void)state;
   const char *bad[] = {"vers=4",      "rsize=abc",     "rsize=1k", "rsize=64M", "port=0", "port=70000",
@@ -238,6 +268,7 @@ int main(void) {
                                      cmocka_unit_test(url_minimal_and_ipv6),
                                      cmocka_unit_test(url_bad),
                                      cmocka_unit_test(options_values),
+                                     cmocka_unit_test(options_kerberos),
                                      cmocka_unit_test(options_bad),
                                      cmocka_unit_test(options_min_vers),
                                      cmocka_unit_test(credentials_file),

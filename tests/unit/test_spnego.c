@@ -86,6 +86,65 @@ static void test_init_encoding(void **state) {
   free(out);
 }
 
+/* Our Kerberos NegTokenInit: mechTypes {1.2.840.113554.1.2.2} and the GSS token as mechToken. */
+static void test_init_krb5_encoding(void **state) {
+  (void)state;
+  uint8_t tok[300], *out;
+  size_t outlen;
+  memset(tok, 0x6e, sizeof tok);
+  assert_int_equal(spnego_encode_init_krb5(tok, sizeof tok, &out, &outlen), 0);
+  struct spnego_init in;
+  assert_int_equal(spnego_decode_init(out, outlen, &in), 0);
+  assert_true(in.offers_krb5);
+  assert_false(in.offers_ntlmssp);
+  static const uint8_t types[] = {0x30, 0x0b, 0x06, 0x09, 0x2a, 0x86, 0x48,
+                                  0x86, 0xf7, 0x12, 0x01, 0x02, 0x02};
+  assert_int_equal(in.mech_types_len, sizeof types);
+  assert_memory_equal(in.mech_types, types, sizeof types);
+  assert_int_equal(in.mech_token_len, sizeof tok);
+  assert_memory_equal(in.mech_token, tok, sizeof tok);
+  free(out);
+  /* An NTLM-only init does not offer Kerberos. */
+  assert_int_equal(spnego_encode_init(tok, 8, &out, &outlen), 0);
+  assert_int_equal(spnego_decode_init(out, outlen, &in), 0);
+  assert_false(in.offers_krb5);
+  free(out);
+}
+
+/* The mechanism choice: the default takes NTLM when the cache has no ticket, even when the
+ * server offers Kerberos; sec=krb5 fails the first step with one line that says kinit. */
+static void test_sec_choice_without_ticket(void **state) {
+  (void)state;
+  setenv("KRB5CCNAME", "FILE:/nonexistent/smb3-test-cc", 1);
+  setenv("KRB5_CONFIG", "/dev/null", 1);
+  uint8_t *out;
+  size_t outlen;
+  struct smb3_auth_sec sec = {.sec = SMB3_SEC_AUTO, .host = "srv.example.com"};
+  struct smb3_auth *a = smb3_auth_new_sec("User", "Password", "Domain", NULL, &sec);
+  assert_int_equal(smb3_auth_step(a, samba_hint, sizeof samba_hint, &out, &outlen), 0);
+  assert_false(smb3_auth_is_kerberos(a));
+  assert_false(smb3_auth_server_lacks_ntlm(a));
+  struct spnego_init in;
+  assert_int_equal(spnego_decode_init(out, outlen, &in), 0);
+  assert_true(in.offers_ntlmssp);
+  assert_memory_equal(in.mech_token, "NTLMSSP", 8);
+  free(out);
+  smb3_auth_free(a);
+  sec.sec = SMB3_SEC_KRB5;
+  a = smb3_auth_new_sec("User", "Password", "Domain", NULL, &sec);
+  assert_int_equal(smb3_auth_step(a, samba_hint, sizeof samba_hint, &out, &outlen), SMB3_ELOGON);
+  assert_null(out);
+  assert_true(smb3_auth_is_kerberos(a));
+  assert_non_null(strstr(smb3_auth_error(a), "no Kerberos ticket for"));
+  assert_non_null(strstr(smb3_auth_error(a), "run kinit"));
+  assert_null(strchr(smb3_auth_error(a), '\n'));
+  uint8_t key[16];
+  assert_int_equal(smb3_auth_session_key(a, key), SMB3_EINVAL);
+  smb3_auth_free(a);
+  unsetenv("KRB5CCNAME");
+  unsetenv("KRB5_CONFIG");
+}
+
 static void test_init_long_token(void **state) {
   (void)state;
   size_t n = 1000; /* needs two-octet lengths at every level */
@@ -108,6 +167,7 @@ static void test_samba_hint(void **state) {
   struct spnego_init in;
   assert_int_equal(spnego_decode_init(samba_hint, sizeof samba_hint, &in), 0);
   assert_true(in.offers_ntlmssp);
+  assert_true(in.offers_krb5);
   assert_false(in.has_mech_token);
   assert_int_equal(in.mech_types_len, 0x24);
   for (size_t n = 0; n < sizeof samba_hint; n++)
@@ -490,6 +550,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_init_encoding),
       cmocka_unit_test(test_init_long_token),
+      cmocka_unit_test(test_init_krb5_encoding),
+      cmocka_unit_test(test_sec_choice_without_ticket),
       cmocka_unit_test(test_samba_hint),
       cmocka_unit_test(test_resp_roundtrip),
       cmocka_unit_test(test_resp_malformed),
