@@ -99,6 +99,8 @@ struct smb3_options {
   int nobrl;      /* fcntl/flock locks stay on this machine, not sent to the server (as mount.cifs's) */
   int noposix;    /* 'noposix': do not offer the SMB3 POSIX extensions; 'posix' (default): use them
                    * when the server (SMB 3.1.1, e.g. Samba with 'smb3 unix extensions') offers them */
+  int credentials_exposed; /* set when a credentials file that group or others may read was read: the
+                            * front end warns (smb3_options_credentials_file) */
 };
 
 /* None of these do network I/O: all may be called from a callback. */
@@ -132,7 +134,9 @@ int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t er
  * smb3_list_shares. A URL with a share is parsed as smb3_url_parse does.
  * Errors: SMB3_EURL with a message in err. From a callback: yes. */
 int smb3_url_parse_server(struct smb3_options *o, const char *url, char *err, size_t errlen);
-/* Read a credentials file (username=, password=, domain= lines, as mount.cifs/smbclient).
+/* Read a credentials file (username=, password=, domain= lines, as mount.cifs/smbclient). A file
+ * that its group or others may read is still read, and sets o->credentials_exposed, so that the
+ * program can warn (the library prints nothing).
  * Errors: SMB3_EURL with a message in err (unreadable file, a line without '=', an unknown key),
  * SMB3_ENOMEM. From a callback: yes (it reads a local file). */
 int smb3_options_credentials_file(struct smb3_options *o, const char *path, char *err, size_t errlen);
