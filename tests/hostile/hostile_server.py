@@ -65,6 +65,8 @@ def save_corpus(target, data):
     """The hostile message into CORPUSDIR/<target>/hostile-<case> (the decoder's input)."""
     if not CORPUS:
         return
+    if target == "fuzz_core":  # its records: [flags:1][length:3, big-endian][frame] (fuzz_core.c)
+        data = b"\0" + struct.pack(">I", len(data))[1:] + data
     d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "hostile-" + CASE), "wb") as f:
@@ -165,11 +167,11 @@ def query_dir_body(buf, off=None, length=None):
     return struct.pack("<HHI", 9, 72 if off is None else off, len(buf) if length is None else length) + (buf or b"\0")
 
 
-def all_info(size=5, attrs=0x20):
+def all_info(size=5, attrs=0x20, file_id=42):
     """FileAllInformation (MS-FSCC 2.4.2) with an empty name."""
     basic = file_times() + struct.pack("<II", attrs, 0)
     std = struct.pack("<QQIBBH", size, size, 1, 0, 1 if attrs & 0x10 else 0, 0)
-    return basic + std + struct.pack("<Q", 42) + struct.pack("<I", 0) + struct.pack("<I", 0x1F01FF) + \
+    return basic + std + struct.pack("<Q", file_id) + struct.pack("<I", 0) + struct.pack("<I", 0x1F01FF) + \
         struct.pack("<Q", 0) + struct.pack("<I", 0) + struct.pack("<I", 0) + struct.pack("<I", 0)
 
 
@@ -199,6 +201,8 @@ class Conn:
         self.files = {}
         self.qdir_done = False
         self.dup = None
+        self.last_attrs = 0x10
+        self.last_id = 5
 
     def send(self, msg):
         self.s.sendall(nbss(msg))
@@ -249,7 +253,7 @@ class Conn:
             credits = 0
         if CASE == "nbss_4g":  # a frame length of 2^32 - 1 bytes: the client must not believe it
             self.s.sendall(b"\xff\xff\xff\xff" + hdr(NEGOTIATE, mid) + body)
-            save_corpus("fuzz_core", b"\xff\xff\xff\xff" + hdr(NEGOTIATE, mid) + body)
+            save_corpus("fuzz_core", hdr(NEGOTIATE, mid) + body + b"\xff\xff\xff\xff")
             return
         self.reply(NEGOTIATE, mid, body, credits=credits)
 
@@ -257,6 +261,8 @@ class Conn:
         cmd, = struct.unpack_from("<H", m, 12)
         mid, = struct.unpack_from("<Q", m, 24)
         credits = 0 if CASE == "zero_credits" else 32
+        if os.environ.get("HOSTILE_TRACE"):
+            sys.stderr.write("req cmd %d mid %d len %d %s\n" % (cmd, mid, len(m), m[64:64 + 8].hex()))
         if cmd == NEGOTIATE:
             return self.reply_negotiate(mid, m)
         if cmd == SESSION_SETUP:
@@ -307,6 +313,8 @@ class Conn:
         name = self.create_name(m)
         is_dir = name == "" or name.endswith("dir")
         attrs = 0x10 if is_dir else 0x20
+        self.last_attrs = attrs  # what a following (compounded) QUERY_INFO describes
+        self.last_id = 5 if name == "" else 42  # the root and 'file' (the entry's FileId in listings)
         if CASE == "pending_forever":  # an interim response, then nothing, ever
             self.reply(CREATE, mid, error_body(), PENDING, async_id=77)
             return
@@ -377,7 +385,8 @@ class Conn:
                 return self.reply(QUERY_INFO, mid, body)
             return self.reply(QUERY_INFO, mid, error_body(), 0xC0000051)  # STATUS_NO_EAS_ON_FILE
         if info_type == 1 and cls in (18, 34):  # FileAllInformation / FileNetworkOpenInformation
-            buf = all_info() if cls == 18 else file_times() + struct.pack("<QQII", 5, 5, 0x20, 0)
+            a = self.last_attrs
+            buf = all_info(attrs=a, size=0 if a & 0x10 else 5, file_id=self.last_id) if cls == 18 else file_times() + struct.pack("<QQII", 5, 5, a, 0)
             body = query_info_body(buf)
             if CASE == "query_info_oob":
                 body = query_info_body(buf, off=0xFFF0)
