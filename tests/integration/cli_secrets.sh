@@ -26,6 +26,7 @@ watch_secret() {
   done
   args=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
   [ -n "$args" ] || { bad "$name: process gone before it could be looked at"; return; }
+  case $args in *smb3*get*) ;; *) bad "$name: pid $pid is not smb3 get: $args"; return ;; esac
   if grep -qF -- "$PW" <<<"$args"; then bad "$name: password in /proc/$pid/cmdline: $args"
   else ok "$name: /proc/PID/cmdline is '$args'"; fi
   uid=$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")
@@ -35,16 +36,17 @@ watch_secret() {
   else bad "$name: dumpable (uid $uid, /proc/PID/status owned by $owner)"; fi
 }
 
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+# setpriv execs smb3: $! is smb3's own pid (a shell function would put a subshell there)
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
 
-as_nobody "$SMB3" get "smb://$SMB3_TEST_USER:$PW@127.0.0.1:$np/$S/big" "$WORK/dl" 9>&- 2>"$WORK/get.err" &
+"${NOBODY[@]}" "$SMB3" get "smb://$SMB3_TEST_USER:$PW@127.0.0.1:$np/$S/big" "$WORK/dl" 9>&- 2>"$WORK/get.err" &
 g=$!
 watch_secret "get with USER:PASSWORD@ in the URL" "$g"
 wait $g && ok "the download finished" || bad "download failed: $(cat "$WORK/get.err")"
 cmp -s "$WORK/dl" "$SMB3_TEST_SHARE_DIR/big" && ok "downloaded intact" || bad "download differs"
 rm -f "$WORK/dl"
 
-as_nobody "$SMB3" -o "password=$PW,timeout=60" get "smb://$SMB3_TEST_USER@127.0.0.1:$np/$S/big" "$WORK/dl" 9>&- 2>"$WORK/get.err" &
+"${NOBODY[@]}" "$SMB3" -o "password=$PW,timeout=60" get "smb://$SMB3_TEST_USER@127.0.0.1:$np/$S/big" "$WORK/dl" 9>&- 2>"$WORK/get.err" &
 g=$!
 watch_secret "get with -o password=" "$g"
 wait $g && ok "the download finished" || bad "download failed: $(cat "$WORK/get.err")"
