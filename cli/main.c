@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,7 +212,14 @@ static int options_check(const struct cli *cli, const char *cmd) {
   smb3_options_init(&o);
   int rc = 0;
   if (cli->authfile) rc = smb3_options_credentials_file(&o, cli->authfile, err, sizeof err);
+  int exposed = o.credentials_exposed;
   if (!rc) rc = smb3_options_parse(&o, cli->optstr, 0, err, sizeof err);
+  /* once, here: cli_parse() reads the files again for every URL */
+  if (!rc && exposed)
+    fprintf(stderr, "smb3: warning: credentials file '%s' is readable by group or others (chmod 600 it)\n",
+            cli->authfile);
+  else if (!rc && o.credentials_exposed)
+    fprintf(stderr, "smb3: warning: the credentials= file is readable by group or others (chmod 600 it)\n");
   smb3_options_free(&o);
   return rc ? cli_usage_error(cmd, "%s", err[0] ? err : smb3_strerror(rc)) : CLI_OK;
 }
@@ -261,6 +269,9 @@ static int parse_url(struct cli *cli, const char *cmd, const char *url, int serv
   const char *env = getenv("PASSWD");
   if (!cli->opts.password && env && !(cli->opts.password = strdup(env)))
     return cli_error(cmd, "out of memory");
+  /* Holding a password: no core dump, and no ptrace or /proc/PID/mem by other processes of the
+   * same user (as the kernel does for setuid programs). */
+  if (cli->opts.password && cli->opts.password[0]) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   return CLI_OK;
 }
 

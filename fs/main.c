@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -219,6 +220,11 @@ static int run(int argc, char **argv) {
     smb3_options_free(&fs.o);
     return st;
   }
+  if (fs.o.credentials_exposed)
+    fprintf(stderr, "smb3fs: warning: the credentials file is readable by group or others (chmod 600 it)\n");
+  /* The daemon holds the password for the life of the mount (reconnects): no core dump, and no
+   * ptrace or /proc/PID/mem by other processes of the same user. Inherited across the fork below. */
+  if (fs.o.password && fs.o.password[0]) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   settings_init(&fs);
   fs.debug = a.debug;
   salt_init(&fs);

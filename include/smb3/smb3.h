@@ -107,6 +107,8 @@ struct smb3_options {
   char *krb5_keytab; /* krb5_keytab=FILE: tickets from this keytab for username= (unattended) */
   char *krb5_ccache; /* credential cache to use (NULL: KRB5CCNAME or the default) */
   int cruid;         /* cruid=UID: that user's credential cache; -1 (default) none */
+  int credentials_exposed; /* set when a credentials file that group or others may read was read: the
+                            * front end warns (smb3_options_credentials_file) */
 };
 
 /* None of these do network I/O: all may be called from a callback. */
@@ -140,7 +142,9 @@ int smb3_url_parse(struct smb3_options *o, const char *url, char *err, size_t er
  * smb3_list_shares. A URL with a share is parsed as smb3_url_parse does.
  * Errors: SMB3_EURL with a message in err. From a callback: yes. */
 int smb3_url_parse_server(struct smb3_options *o, const char *url, char *err, size_t errlen);
-/* Read a credentials file (username=, password=, domain= lines, as mount.cifs/smbclient).
+/* Read a credentials file (username=, password=, domain= lines, as mount.cifs/smbclient). A file
+ * that its group or others may read is still read, and sets o->credentials_exposed, so that the
+ * program can warn (the library prints nothing).
  * Errors: SMB3_EURL with a message in err (unreadable file, a line without '=', an unknown key),
  * SMB3_ENOMEM. From a callback: yes (it reads a local file). */
 int smb3_options_credentials_file(struct smb3_options *o, const char *path, char *err, size_t errlen);

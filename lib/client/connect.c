@@ -176,6 +176,7 @@ static int auth_loop(smb3_client *c, struct smb3_auth *a, const uint8_t *hint, s
     uint8_t key[16];
     struct key_arg ka = {smb3_auth_session_key(a, key) == 0 ? key : NULL};
     with_core(c, set_key, &ka);
+    explicit_bzero(key, sizeof key); /* the core has its copy */
     struct smb3_chain *ch;
     rc = setup_round(c, tok, toklen, &ch);
     free(tok);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "smb3/smb3.h"
 
@@ -31,7 +32,7 @@ void smb3_options_free(struct smb3_options *o) {
   free(o->share);
   free(o->path);
   free(o->username);
-  if (o->password) memset(o->password, 0, strlen(o->password));
+  if (o->password) explicit_bzero(o->password, strlen(o->password));
   free(o->password);
   free(o->domain);
   free(o->ip);
@@ -44,6 +45,7 @@ void smb3_options_free(struct smb3_options *o) {
 static int set_str(char **dst, const char *v) {
   char *s = strdup(v);
   if (!s) return SMB3_ENOMEM;
+  if (*dst) explicit_bzero(*dst, strlen(*dst)); /* the value replaced may be a password */
   free(*dst);
   *dst = s;
   return 0;
@@ -285,7 +287,7 @@ int smb3_options_parse(struct smb3_options *o, const char *s, int allow_unknown,
       rc = SMB3_ENOMEM;
     }
   }
-  if (copy) memset(copy, 0, strlen(s));
+  if (copy) explicit_bzero(copy, strlen(s)); /* may hold a password */
   free(copy);
   return rc;
 }
@@ -296,6 +298,8 @@ int smb3_options_credentials_file(struct smb3_options *o, const char *path, char
     if (err) snprintf(err, errlen, "cannot read credentials file '%s': %s", path, strerror(errno));
     return SMB3_EURL;
   }
+  struct stat st;
+  if (!fstat(fileno(f), &st) && (st.st_mode & (S_IRWXG | S_IRWXO))) o->credentials_exposed = 1;
   char line[1024];
   int rc = 0, lineno = 0;
   while (!rc && fgets(line, sizeof line, f)) {
@@ -332,7 +336,7 @@ int smb3_options_credentials_file(struct smb3_options *o, const char *path, char
       rc = SMB3_EURL;
     }
   }
-  memset(line, 0, sizeof line);
+  explicit_bzero(line, sizeof line); /* a memset before the buffer dies may be optimized away */
   fclose(f);
   return rc;
 }

@@ -57,6 +57,7 @@ void core_free(struct smb3_core *c) {
     c->ev_head = e->next;
     core_event_free(e);
   }
+  OPENSSL_cleanse(c, sizeof *c); /* the session key and the keys derived from it */
   free(c);
 }
 
@@ -349,6 +350,7 @@ int core_submit(struct smb3_core *c, struct smb3_chain *ch, uint64_t now_ns) {
   ch->queued = 1;
   ch->error = 0;
   ch->deadline_ns = c->cfg.timeout_ms ? now_ns + (uint64_t)c->cfg.timeout_ms * 1000000u : UINT64_MAX;
+  ch->deadline_extended = 0;
   ch->next = NULL;
   if (c->wait_tail)
     c->wait_tail->next = ch;
@@ -500,7 +502,16 @@ static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int enc
   if (interim) { /* 3.2.5.1.5: remember AsyncId, keep waiting (no signature check on interim) */
     p->msg->async_id = h.async_id;
     p->msg->got_interim = 1;
-    p->chain->deadline_ns = UINT64_MAX;
+    /* The server is working on it: one more full timeout from the original deadline, once per
+     * chain. Not forever: every request we send ends (locks are FAIL_IMMEDIATELY, no
+     * CHANGE_NOTIFY), and a server that answers STATUS_PENDING and then nothing must not hang
+     * the caller (MS-SMB2 3.2.5.1.5 leaves the wait to the client). */
+    struct smb3_chain *ch = p->chain;
+    if (!ch->deadline_extended && ch->deadline_ns != UINT64_MAX && c->cfg.timeout_ms) {
+      uint64_t more = (uint64_t)c->cfg.timeout_ms * 1000000u;
+      ch->deadline_ns = ch->deadline_ns > UINT64_MAX - more ? UINT64_MAX : ch->deadline_ns + more;
+      ch->deadline_extended = 1;
+    }
     return 0;
   }
   if ((rc = rsp_body_check(msg, len, &h))) return rc;

@@ -95,6 +95,7 @@ struct smb3_chain {
   struct smb3_chain *next, *prev; /* core-internal list links */
   int linked;                     /* on the core's in-flight list */
   uint64_t deadline_ns;           /* monotonic time after which the request times out */
+  int deadline_extended;          /* an interim response gave it one more timeout (once) */
   struct core_event ev;           /* completion event (core-internal) */
   struct smb3_msg msgs[CORE_MAX_CHAIN];
 };

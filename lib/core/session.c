@@ -123,7 +123,10 @@ uint64_t core_session_id(const struct smb3_core *c) {
 
 void core_set_session_key(struct smb3_core *c, const uint8_t *key) {
   c->have_key = key != NULL;
-  if (key) memcpy(c->session_key, key, 16);
+  if (key)
+    memcpy(c->session_key, key, 16);
+  else
+    OPENSSL_cleanse(c->session_key, sizeof c->session_key);
 }
 
 /* MS-SMB2 3.2.5.3.1: SigningKey, EncryptionKey (client->server) and DecryptionKey. */

@@ -55,6 +55,39 @@ check "USER:PASSWORD@ in the source" "$SMB3FS" "//$SMB3_TEST_USER:$SMB3_TEST_PAS
 secret_cmdline "source's password hidden from ps" "$m"
 check "mounted (password in the source)" ls "$m"
 fs_umount "$m"
+# The daemon holding a password is not dumpable: started by an unprivileged user (nobody; /dev/fuse
+# is not needed before the connection is made) against a server that accepts and never answers,
+# it waits in the connection with the password in memory: its /proc files must then belong to
+# root, not to nobody (they belong to the process's own uid while it is dumpable).
+"$PYTHON" - "$WORK/silent.port" 9>&- <<'PY' &
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+conns = []
+s.settimeout(1)
+end = time.time() + 30
+while time.time() < end:
+    try: conns.append(s.accept()[0])
+    except socket.timeout: pass
+PY
+silent=$!
+for _ in $(seq 50); do [ -s "$WORK/silent.port" ] && break; sleep 0.1; done
+m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX); MOUNTS+=("$m"); chown 65534 "$m"
+$AS_NOBODY -- "$SMB3FS" "//127.0.0.1/share" "$m" -o "port=$(cat "$WORK/silent.port"),username=u,password=$SMB3_TEST_PASS,timeout=20" 9>&- >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 50); do [ -n "$(daemon_pids "$m")" ] && ss -tn 2>/dev/null | grep -q ":$(cat "$WORK/silent.port") " && break; sleep 0.1; done
+for pid in $(daemon_pids "$m"); do
+  uid=$(awk '/^Uid:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+  owner=$(stat -c %u "/proc/$pid/status" 2>/dev/null)
+  if [ "$uid" = 65534 ] && [ "$owner" = 0 ]; then ok "daemon $pid holding a password is not dumpable (uid $uid, /proc/PID owned by root)"
+  else bad "daemon $pid: uid '$uid', /proc/PID/status owned by '$owner' (dumpable?)"; fi
+done
+[ -n "$(daemon_pids "$m")" ] || bad "no daemon found waiting on the silent server"
+for pid in $(daemon_pids "$m"); do kill -9 "$pid" 2>/dev/null; done
+wait "$holder" 2>/dev/null
+kill "$silent" 2>/dev/null; wait "$silent" 2>/dev/null
+rmdir "$m" 2>/dev/null
 mount_into M "_netdev,nofail,noauto,x-systemd.automount,defaults,noatime,nosuid,nodev"
 check "fstab options accepted" ls "$M"
 fs_umount "$M"

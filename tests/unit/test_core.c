@@ -8,7 +8,7 @@
  *    nothing is accepted or sent afterwards;
  *  - credits are honoured: a chain needing more credits than available waits (is not sent) until
  *    a response grants more, on 2.0.2-style single-credit and on 2.1 multi-credit requests;
- *  - STATUS_PENDING interim responses keep the request waiting (and out of the timeout);
+ *  - STATUS_PENDING interim responses keep the request waiting (one more timeout, once);
  *  - a compound response completes all elements of the chain, in one frame or several;
  *  - truncated, garbage or inconsistent frames are rejected without crashing;
  *  - a lease break notification becomes a break event; a READ response received "direct" lands
@@ -563,8 +563,9 @@ static void test_pending_interim_keeps_waiting(void **s) {
   assert_int_equal(ev.chains, 0);
   assert_int_equal(r.calls, 0);
   assert_false(a->msgs[0].done);
-  /* an interim answer means "working on it": the request does not time out */
-  assert_int_equal(core_check_timeouts(c, NOW + 100ull * TIMEOUT_MS * 1000000ull), 0);
+  /* an interim answer means "working on it": the request does not time out at its deadline but
+   * gets one more timeout (not forever: test_pending_forever_times_out) */
+  assert_int_equal(core_check_timeouts(c, NOW + (TIMEOUT_MS * 3ull / 2) * 1000000ull), 0);
   assert_false(core_is_dead(c));
   /* a second interim is harmless too */
   feed_ok(c, m, n);
@@ -580,6 +581,31 @@ static void test_pending_interim_keeps_waiting(void **s) {
   assert_int_equal(a->msgs[0].status, 0);
   assert_int_equal(a->msgs[0].rd_len, 100);
   assert_int_equal(buf[99], 99);
+  chain_free(a);
+  core_free(c);
+}
+
+/* A server that answers STATUS_PENDING and then nothing (tests/hostile pending_forever): the one
+ * extension an interim gives ends, and further interims do not extend it again. */
+static void test_pending_forever_times_out(void **s) {
+  (void)s;
+  struct smb3_core *c = core_make(0x0202, 0x0311);
+  static uint8_t buf[4096];
+  struct cbrec r = {0};
+  struct smb3_chain *a = chain_read(buf, sizeof buf, 0, &r);
+  struct sent sent = submit_one(c, a);
+  uint8_t m[1024];
+  size_t n = status_rsp(m, sizeof m, SMB2_READ, NT_STATUS_PENDING);
+  rsp_hdr(m, sent.mid, 1, NT_STATUS_PENDING, SMB2_FLAGS_ASYNC_COMMAND, 0x4242);
+  feed_ok(c, m, n);
+  feed_ok(c, m, n);
+  feed_ok(c, m, n);
+  assert_int_equal(pump(c).chains, 0);
+  assert_int_equal(core_check_timeouts(c, NOW + (2ull * TIMEOUT_MS - 1) * 1000000ull), 0);
+  assert_int_equal(core_check_timeouts(c, NOW + (2ull * TIMEOUT_MS + 1) * 1000000ull), 1);
+  pump(c);
+  assert_int_equal(r.calls, 1);
+  assert_int_equal(r.error, SMB3_ETIMEDOUT);
   chain_free(a);
   core_free(c);
 }
@@ -1067,6 +1093,7 @@ int main(void) {
       cmocka_unit_test(test_oversized_request_fails_alone),
       cmocka_unit_test(test_pending_interim_keeps_waiting),
       cmocka_unit_test(test_timeout_without_interim),
+      cmocka_unit_test(test_pending_forever_times_out),
       cmocka_unit_test(test_compound_response_completes_all),
       cmocka_unit_test(test_compound_error_response),
       cmocka_unit_test(test_compound_split_response),
