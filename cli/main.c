@@ -117,6 +117,9 @@ static const struct command_option {
   size_t field; /* offsetof(struct cli, ...) */
 } command_options[] = {
     {"put", "--inplace", offsetof(struct cli, inplace)},
+    {"get", "-r", offsetof(struct cli, recursive)},
+    {"put", "-r", offsetof(struct cli, recursive)},
+    {"cp", "-r", offsetof(struct cli, recursive)},
     {"ls", "-l", offsetof(struct cli, long_list)},
     {"ln", "-s", offsetof(struct cli, symlink)},
     {"ls", "-a", offsetof(struct cli, all)},
