@@ -374,7 +374,7 @@ static void *thread_put(void *arg) {
   int fd = open(local, O_RDONLY | O_CLOEXEC);
   struct stat ls;
   if (fd < 0 || fstat(fd, &ls)) {
-    fmt(j->err, sizeof j->err, "cannot open '%s': %s", local, strerror(errno));
+    fmt(j->err, sizeof j->err, "cannot open: %s", strerror(errno));
     if (fd >= 0) close(fd);
     job_done(j, SMB3_EIO, NULL);
     return NULL;
@@ -392,7 +392,7 @@ static void *thread_put(void *arg) {
                        : smb3_write_stream(f, 0, source_local, &s, NULL, NULL);
   if (sendable && n > 0) __atomic_add_fetch(&t->big_done, (uint64_t)n, __ATOMIC_RELAXED);
   char why[600] = "";
-  if (n < 0 && s.err) fmt(why, sizeof why, "%s: %s", local, strerror(s.err));
+  if (n < 0 && s.err) fmt(why, sizeof why, "cannot read: %s", strerror(s.err));
   else if (n < 0) fmt(why, sizeof why, "%s", smb3_last_error(t->c));
   close(fd);
   int crc = smb3_close(f);
@@ -461,7 +461,7 @@ static int local_load(struct tree *t, struct job *j) {
   full_path(t->src, j->rel, local, sizeof local);
   int fd = open(local, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    fmt(j->err, sizeof j->err, "cannot open '%s': %s", local, strerror(errno));
+    fmt(j->err, sizeof j->err, "cannot open: %s", strerror(errno)); /* the line names the file */
     return SMB3_EIO;
   }
   if (!(j->buf = malloc(j->size + 1))) {
@@ -473,7 +473,7 @@ static int local_load(struct tree *t, struct job *j) {
     ssize_t r = read(fd, (char *)j->buf + got, j->size + 1 - got);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) {
-      fmt(j->err, sizeof j->err, "cannot read '%s': %s", local, strerror(errno));
+      fmt(j->err, sizeof j->err, "cannot read: %s", strerror(errno));
       close(fd);
       return SMB3_EIO;
     }
