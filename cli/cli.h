@@ -19,6 +19,7 @@ struct cli {
   int long_list;        /* ls -l */
   int symlink;          /* ln -s */
   int all;              /* ls -a: hidden shares too */
+  int recursive;        /* get -r, put -r, cp -r: whole trees (cli/cmd_tree.c) */
   smb3_client *client;  /* connected by cli_connect(); reported by --stats at exit */
   struct smb3_options opts;
 };
@@ -64,6 +65,10 @@ int cmd_rmdir(struct cli *cli, int argc, char **argv);
 int cmd_mv(struct cli *cli, int argc, char **argv);
 int cmd_cp(struct cli *cli, int argc, char **argv);
 int cmd_ln(struct cli *cli, int argc, char **argv);
+/* get -r, put -r, cp -r (cli/cmd_tree.c): cmd_get, cmd_put and cmd_cp hand over to them. */
+int cmd_get_tree(struct cli *cli, int argc, char **argv);
+int cmd_put_tree(struct cli *cli, int argc, char **argv);
+int cmd_cp_tree(struct cli *cli, int argc, char **argv);
 /* A second path on the connected share (a path or an smb:// URL of the same share), without its
  * leading '/'; CLI_USAGE after printing why it is not one. */
 int cli_same_share_path(struct cli *cli, const char *cmd, const char *arg, char *out, size_t n);

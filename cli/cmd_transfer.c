@@ -83,6 +83,7 @@ int cmd_cat(struct cli *cli, int argc, char **argv) {
 }
 
 int cmd_get(struct cli *cli, int argc, char **argv) {
+  if (cli->recursive) return cmd_get_tree(cli, argc, argv);
   smb3_file *f;
   struct smb3_stat st;
   int orc = parse_file_url(cli, "get", argv[0]);
@@ -278,7 +279,8 @@ static int put_inplace(struct cli *cli, const char *local, int fd, const struct 
 }
 
 int cmd_put(struct cli *cli, int argc, char **argv) {
-  (void)argc;
+  if (cli->recursive && cli->inplace) return cli_usage_error("put", "-r and --inplace cannot be combined");
+  if (cli->recursive) return cmd_put_tree(cli, argc, argv);
   const char *cmd = cli->inplace ? "put --inplace" : "put";
   int rc = cli_parse(cli, cmd, argv[1]);
   if (rc) return rc;
@@ -309,7 +311,7 @@ static int sink_remote(const void *buf, size_t n, uint64_t off, void *arg) {
 #define CP_STEP (256u << 20) /* bytes per server-side copy call: the progress bar moves in these */
 
 int cmd_cp(struct cli *cli, int argc, char **argv) {
-  (void)argc;
+  if (cli->recursive) return cmd_cp_tree(cli, argc, argv);
   smb3_file *src, *dst;
   struct smb3_stat st, ts;
   char to[4096], target[4200], tmp[4400];

@@ -48,7 +48,11 @@ static const struct command {
     {"get", cmd_get, 1, 2, "URL [LOCAL]", "download a file (atomically: temp name, then rename)",
      "LOCAL defaults to the file's name in the current directory; an existing directory as LOCAL\n"
      "receives the file under its own name. The data goes to a hidden temporary file next to LOCAL,\n"
-     "which is synced and renamed to LOCAL only when complete; a failed get leaves no file.\n"},
+     "which is synced and renamed to LOCAL only when complete; a failed get leaves no file.\n"
+     "\n"
+     "-r  a whole directory tree (as cp -r: into LOCAL/NAME when LOCAL is a directory), up to 32\n"
+     "    files in flight, one round trip per small file; every file that fails is named and\n"
+     "    the exit status is 1; a summary line at the end. See smb3(1).\n"},
     {"put", cmd_put, 2, 2, "LOCAL URL", "upload a file (atomically: temp name, then rename; or --inplace)",
      "A URL that ends in '/', names a directory or the share's root receives LOCAL under its own\n"
      "name. The data goes to a hidden temporary name in the target directory, renamed over the\n"
@@ -61,7 +65,9 @@ static const struct command {
      "--inplace  write into the target itself (created if missing): its size is set to LOCAL's,\n"
      "           then the data written over it. It keeps its identity (a hard link sees the new\n"
      "           bytes) and needs no room for a second copy, but a failed upload leaves it partly\n"
-     "           written: exit status 1, and the message says so.\n"},
+     "           written: exit status 1, and the message says so.\n"
+     "-r         a whole directory tree, as get -r (into URL/NAME when URL is a directory);\n"
+     "           symbolic links and special files are skipped with a warning.\n"},
     {"rm", cmd_rm, 1, 1, "URL", "delete a file", ""},
     {"mkdir", cmd_mkdir, 1, 1, "URL", "create a directory", ""},
     {"rmdir", cmd_rmdir, 1, 1, "URL", "remove an empty directory", ""},
@@ -69,7 +75,9 @@ static const struct command {
      "NEWPATH is a path on the same share or an smb:// URL of the same server and share; one that\n"
      "ends in '/' or names a directory receives the file under its own name. The server copies the\n"
      "data (FSCTL_SRV_COPYCHUNK_WRITE: nothing crosses the network); a server that cannot copy gets\n"
-     "it through this client. Written to a temporary name, renamed over NEWPATH when complete.\n"},
+     "it through this client. Written to a temporary name, renamed over NEWPATH when complete.\n"
+     "\n"
+     "-r  a whole directory tree, as get -r (into NEWPATH/NAME when NEWPATH is a directory).\n"},
     {"mv", cmd_mv, 2, 2, "URL NEWPATH", "rename within the share (NEWPATH: path or smb:// URL)",
      "NEWPATH is the new name (a path on the same share or an smb:// URL of the same server and\n"
      "share); an existing file of that name is not replaced.\n"},
@@ -120,6 +128,9 @@ static const struct command_option {
   size_t field; /* offsetof(struct cli, ...) */
 } command_options[] = {
     {"put", "--inplace", offsetof(struct cli, inplace)},
+    {"get", "-r", offsetof(struct cli, recursive)},
+    {"put", "-r", offsetof(struct cli, recursive)},
+    {"cp", "-r", offsetof(struct cli, recursive)},
     {"ls", "-l", offsetof(struct cli, long_list)},
     {"ln", "-s", offsetof(struct cli, symlink)},
     {"ls", "-a", offsetof(struct cli, all)},

@@ -505,6 +505,19 @@ int smb3_mfsymlink_parse(const uint8_t *buf, size_t len, char target[SMB3_MFSYML
 int smb3_read_file_async(smb3_client *c, const char *path, void *buf, size_t len, smb3_cb cb, void *arg);
 int smb3_create_file_async(smb3_client *c, const char *path, const void *buf, size_t len, smb3_cb cb,
                            void *arg);
+/* A whole small file put in place atomically: it is written under tmp (a new name in target's
+ * directory; SMB3_EEXIST if it exists) and renamed to target once the server took the data.
+ * One round trip for a new target: CREATE tmp + WRITE + SET_INFO rename (not replacing) + CLOSE in
+ * one related compound; a second, a rename that replaces, when target exists (it is replaced only
+ * after the WRITE succeeded). len may be 0 (an empty file: no WRITE) and at most smb3_wsize. On
+ * failure neither name is left holding the new data (best effort: an unlink is sent) and an
+ * existing target is as it was. cb(result, arg): len, or SMB3_E*; buf must stay valid until then.
+ * Errors: the call: SMB3_EINVAL (c, tmp, target or cb NULL, buf NULL with len > 0, len too large),
+ * SMB3_ENAMETOOLONG (target), SMB3_ENOMEM, CONN; cb: CONN, STATUS (SMB3_ENOENT: no such directory,
+ * SMB3_EEXIST: tmp exists, SMB3_EACCES, SMB3_ENOSPC), SMB3_EIO
+ * (a short write). Callback: ASYNC. From a callback: yes. */
+int smb3_put_file_async(smb3_client *c, const char *tmp, const char *target, const void *buf, size_t len,
+                        smb3_cb cb, void *arg);
 
 /* ---- asynchronous metadata operations ----
  * Same semantics (and the same compounding) as the synchronous calls above; the callback runs

@@ -162,3 +162,145 @@ int smb3_create_file_async(smb3_client *c, const char *path, const void *buf, si
                            void *arg) {
   return small_async(c, path, (void *)buf, len, O_WRONLY | O_CREAT | O_EXCL, cb, arg);
 }
+
+/* ---- a small file put in place under a temporary name, in one round trip ----
+ * CREATE tmp (a new file) + WRITE + SET_INFO FileRenameInformation (tmp -> target, not replacing)
+ * + CLOSE, one related compound (MS-SMB2 3.2.4.1.4). A server does not have to fail the rest of a
+ * related chain when a request other than the CREATE fails (MS-SMB2 3.3.5.2.7.2: SHOULD; Samba
+ * only passes on a failed CREATE), so the rename may take place after a failed WRITE: that is why
+ * it does not replace. An existing target is replaced by a second round trip (a plain rename with
+ * replace) only once the WRITE is known to have succeeded; a new target that received a failed
+ * WRITE is unlinked again, it held nothing of anyone's before. */
+struct put_async {
+  smb3_client *c;
+  struct create_args ca;
+  const void *buf;
+  uint32_t len;
+  uint8_t *ren;
+  uint32_t ren_len;
+  struct step st[4];
+  smb3_cb cb;
+  void *arg;
+  char *tmp, *target;
+  char names[];
+};
+
+static int enc_put_write(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct put_async *p = arg;
+  return build_write(c, m, fid, p->buf, p->len, 0);
+}
+static int enc_put_rename(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct put_async *p = arg;
+  return build_set_info(c, m, fid, SMB2_0_INFO_FILE, FSCC_FILE_RENAME_INFORMATION, p->ren, p->ren_len);
+}
+static int enc_put_create(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)fid;
+  return build_create(c, m, &((const struct put_async *)arg)->ca);
+}
+
+static void put_finish(struct put_async *p, int64_t r) {
+  smb3_cb cb = p->cb;
+  void *arg = p->arg;
+  free(p->ren);
+  free(p);
+  cb(r, arg);
+}
+
+static void put_replace_done(int rc, void *arg) {
+  struct put_async *p = arg;
+  if (rc) (void)smb3_unlink_async(p->c, p->tmp, ignore_done, NULL);
+  put_finish(p, rc ? rc : (int64_t)p->len);
+}
+
+static void put_done(struct smb3_chain *ch, int rc, void *arg) {
+  struct put_async *p = arg;
+  int iw = p->len ? 1 : -1, ir = p->len ? 2 : 1, ic = ir + 1;
+  if (rc) {
+    chain_free(ch);
+    put_finish(p, rc);
+    return;
+  }
+  char what[700];
+  snprintf(what, sizeof what, "put '%s'", p->target);
+  int64_t r = 0;
+  if (ch->msgs[0].status != NT_STATUS_SUCCESS) {
+    r = client_msg_result(p->c, ch, 0, what); /* nothing was made */
+    chain_free(ch);
+    put_finish(p, r);
+    return;
+  }
+  if (iw > 0 && ch->msgs[iw].status != NT_STATUS_SUCCESS) {
+    r = client_msg_result(p->c, ch, iw, what);
+  } else if (iw > 0) {
+    struct smb2_write_rsp w;
+    if (smb2_write_rsp_decode(ch->msgs[iw].rsp, ch->msgs[iw].rsp_len, &w))
+      r = client_fail(p->c, SMB3_EPROTO, 0, "%s: malformed WRITE response", what);
+    else if (w.count != p->len)
+      r = client_fail(p->c, SMB3_EIO, 0, "%s: short write", what);
+  }
+  uint32_t rs = ch->msgs[ir].status;
+  if (r < 0) { /* the data did not get in: no file of ours is left under either name */
+    (void)smb3_unlink_async(p->c, rs == NT_STATUS_SUCCESS ? p->target : p->tmp, ignore_done, NULL);
+    chain_free(ch);
+    put_finish(p, r);
+    return;
+  }
+  if (rs == NT_STATUS_OBJECT_NAME_COLLISION) { /* target exists: replace it now the data is safe */
+    chain_free(ch);
+    int src = smb3_rename_async(p->c, p->tmp, p->target, 1, put_replace_done, p);
+    if (src) {
+      (void)smb3_unlink_async(p->c, p->tmp, ignore_done, NULL);
+      put_finish(p, src);
+    }
+    return;
+  }
+  if (rs != NT_STATUS_SUCCESS) {
+    r = client_msg_result(p->c, ch, ir, what);
+    (void)smb3_unlink_async(p->c, p->tmp, ignore_done, NULL);
+  } else if (ch->msgs[ic].status != NT_STATUS_SUCCESS) {
+    r = client_msg_result(p->c, ch, ic, what); /* renamed, but the close reports a failure */
+  } else {
+    r = p->len;
+  }
+  chain_free(ch);
+  put_finish(p, r);
+}
+
+int smb3_put_file_async(smb3_client *c, const char *tmp, const char *target, const void *buf, size_t len,
+                        smb3_cb cb, void *arg) {
+  if (!c || !tmp || !target || !cb || (!buf && len) || len > client_io_size(c, 0)) return SMB3_EINVAL;
+  size_t tl = strlen(tmp) + 1, gl = strlen(target) + 1;
+  struct put_async *p = calloc(1, sizeof *p + tl + gl);
+  if (!p) return SMB3_ENOMEM;
+  p->tmp = p->names;
+  p->target = p->names + tl;
+  memcpy(p->tmp, tmp, tl);
+  memcpy(p->target, target, gl);
+  size_t cap = 32 + 4 * gl;
+  p->ren = malloc(cap);
+  int n = p->ren ? fscc_rename_info_encode(p->ren, cap, 0, p->target) : SMB3_ENOMEM;
+  if (n < 0) {
+    free(p->ren);
+    free(p);
+    return n == SMB3_ENOMEM ? n : client_fail(c, SMB3_ENAMETOOLONG, 0, "put: bad target name '%s'", target);
+  }
+  p->ren_len = (uint32_t)n;
+  p->c = c;
+  p->buf = buf;
+  p->len = (uint32_t)len;
+  p->cb = cb;
+  p->arg = arg;
+  create_args_from_flags(&p->ca, p->tmp, O_WRONLY | O_CREAT | O_EXCL);
+  p->ca.access |= SMB2_DELETE; /* a rename through the handle needs it */
+  int k = 0;
+  p->st[k++] = (struct step){enc_put_create, p};
+  if (len) p->st[k++] = (struct step){enc_put_write, p};
+  p->st[k++] = (struct step){enc_put_rename, p};
+  p->st[k++] = (struct step){enc_close, NULL};
+  int rc = client_steps_async(c, p->st, k, 1, put_done, p);
+  if (rc) {
+    free(p->ren);
+    free(p);
+  }
+  return rc;
+}

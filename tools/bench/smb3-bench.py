@@ -19,7 +19,9 @@ files, and runs five sections against it (io, meta, mount and tree directly on l
          find | xargs stat, reading every file, cp -r from local, git init/add/commit, git status,
          rm -rf, each on a fresh mount and checked (tree on the server identical to the source, counts,
          git status empty, directory empty); seconds, smb3fs round trips per file (smb3 stats), and
-         smb3fs's time against each peer's (issue 15)
+         smb3fs's time against each peer's (issue 15); then the same tree by command-line clients:
+         smb3 put -r / get -r against smbclient's recursive mput / mget and rclone copy (a tool that is
+         not installed is said so in its rows), checked, with smb3's round trips per file (--stats)
 
 Writes report.md (printed too), results.csv, commands.log and io.png/meta.png/mount.png/tree.png (gnuplot)
 into --out. Python 3 standard library only. Run `smb3-bench --help` for the options.
@@ -1152,6 +1154,16 @@ class Bench:
         with open("/proc/self/mountinfo") as f:
             return any(line.split()[4] == mnt for line in f)
 
+    def rclone_env(self, port):
+        """rclone's remote "bench:" for the server through port (an empty config file; the remote in the environment)."""
+        conf = os.path.join(self.ws, "rclone.conf")
+        open(conf, "w").close()
+        obscured = self.run(["rclone", "obscure", self.pw], stdout_path="PIPE", quiet=True).out.strip()
+        self.secrets[obscured] = "$(rclone obscure $SMB3_TEST_PASS)"
+        return {"RCLONE_CONFIG": conf, "RCLONE_CONFIG_BENCH_TYPE": "smb", "RCLONE_CONFIG_BENCH_HOST": self.host,
+                "RCLONE_CONFIG_BENCH_PORT": str(port), "RCLONE_CONFIG_BENCH_USER": self.user,
+                "RCLONE_CONFIG_BENCH_PASS": obscured}
+
     def mount(self, tool, mnt, port, nocache=False):
         """Starts the FUSE daemon in the foreground; returns (proc, root path inside the mount, error).
         nocache: attribute caching off (for the stat/statfs loops, so they measure the client's
@@ -1181,13 +1193,7 @@ class Bench:
                 cmd[-1] += ",attr_timeout=0,entry_timeout=0"  # libfuse 2 high-level options
             root = os.path.join(mnt, f"{self.host}:{port}", self.share)  # smbnetfs has no port option
         else:
-            conf = os.path.join(self.ws, "rclone.conf")
-            open(conf, "w").close()
-            obscured = self.run(["rclone", "obscure", self.pw], stdout_path="PIPE", quiet=True).out.strip()
-            self.secrets[obscured] = "$(rclone obscure $SMB3_TEST_PASS)"
-            env = {"RCLONE_CONFIG": conf, "RCLONE_CONFIG_BENCH_TYPE": "smb", "RCLONE_CONFIG_BENCH_HOST": self.host,
-                   "RCLONE_CONFIG_BENCH_PORT": str(port), "RCLONE_CONFIG_BENCH_USER": self.user,
-                   "RCLONE_CONFIG_BENCH_PASS": obscured}
+            env = self.rclone_env(port)
             cmd = ["rclone", "mount", f"bench:{self.share}", mnt, "--vfs-cache-mode", "off"]
             if nocache:
                 cmd += ["--attr-timeout", "0s", "--dir-cache-time", "0s"]
@@ -1649,10 +1655,9 @@ class Bench:
     def section_tree(self):
         a = self.a
         self.say("\n== tree: many small files through the mounts ==")
-        tools = self.section_tools([t for t in a.mount_tools if t != "smb3"])  # no recursive CLI transfer yet
+        tools = self.section_tools([t for t in a.mount_tools if t != "smb3"])  # smb3 -r: tree_cli, below
         if not tools:
             self.md += ["## Tree of small files (issue 15)", "", "**Skipped**: no mount tool in --mount-tools", ""]
-            return
         missing = {t: f"{t} not installed (scripts/install-deps.sh bench)" for t in tools
                    if t not in SMB3FS_TOOLS and not shutil.which(t)}
         for t in SMB3FS_TOOLS:
@@ -1691,7 +1696,7 @@ class Bench:
         t_start = now()
         ports = self.link_ports(links)
         samples = {}
-        for link in links:
+        for link in links if tools else []:
             for rep in range(a.reps):
                 order = tools[rep % len(tools):] + tools[:rep % len(tools)]
                 self.say(f"  {link} rep {rep + 1}/{a.reps} (load {loadavg()})")
@@ -1710,7 +1715,9 @@ class Bench:
                             self.tree_committed[tool] = not s.get("error") and not s.get("partial")
                 for tool in tools:
                     shutil.rmtree(os.path.join(self.share_dir, f"tree-{tool}"), ignore_errors=True)
-        self.tree_report(samples, tools, links)
+        if tools:
+            self.tree_report(samples, tools, links)
+        self.tree_cli(ports, links)
         self.say(f"(tree section: {now() - t_start:.0f} s)")
 
     def tree_report(self, samples, tools, links):
@@ -1796,6 +1803,123 @@ class Bench:
             g.append("plot " + ", ".join(f"'{path}' using {i + 2}:xtic(1) title '{t}'" for i, t in enumerate(tools)))
         g.append("unset multiplot")
         self.gnuplot("tree", g)
+
+    # ---- tree section, part 2: whole-tree transfers by command-line clients (no mount) ----
+
+    def tree_cli_cmd(self, tool, step, port, local):
+        """(command, env) of step ("put": the local source tree to tree-cli-TOOL/tree on the share; "get": that
+        back into the new local directory local)."""
+        top = f"tree-cli-{tool}"
+        if tool == "smb3":
+            if step == "put":
+                return [self.a.smb3, "-q", "--stats", "put", "-r", self.tree_src, self.url(port, top + "/")], None
+            return [self.a.smb3, "-q", "--stats", "get", "-r", self.url(port, top + "/tree"), local], None
+        if tool == "smbclient":
+            if step == "put":  # mput with recurse makes the directories it needs below the current one
+                script = f'mkdir {top}/tree; cd {top}/tree; lcd "{self.tree_src}"; recurse; prompt; mput *'
+            else:
+                script = f'cd {top}/tree; lcd "{local}"; recurse; prompt; mget *'
+            return self.smbclient_cmd(port, "3.1.1", script), None
+        env = self.rclone_env(port)
+        remote = f"bench:{self.share}/{top}/tree"
+        return (["rclone", "copy", self.tree_src, remote] if step == "put" else ["rclone", "copy", remote, local]), env
+
+    def tree_cli(self, ports, links):
+        """smb3 put -r / get -r against smbclient's recursive mput / mget and rclone copy, of the same tree, per
+        link; each result checked (the tree on the server, or the local copy, identical to the source)."""
+        a = self.a
+        tools = ["smb3", "smbclient", "rclone"]
+        missing = {t: f"{t} not installed" + (" (scripts/install-deps.sh bench)" if t == "rclone" else "")
+                   for t in tools if t != "smb3" and not shutil.which(t)}
+        if not os.path.exists(a.smb3):
+            missing["smb3"] = f"{a.smb3} does not exist (not built yet)"
+        for t, why in sorted(missing.items()):
+            self.say(f"  tree, command-line transfers: {why}: its rows say so")
+        nfiles, ndirs = self.tree_counts
+        samples = {}
+        for link in links:
+            for rep in range(a.reps):
+                order = tools[rep % len(tools):] + tools[:rep % len(tools)]
+                for step in ("put", "get"):
+                    for tool in order:
+                        if tool in missing:
+                            samples.setdefault((link, step, tool), []).append(dict(error=missing[tool]))
+                            continue
+                        top = os.path.join(self.share_dir, f"tree-cli-{tool}")
+                        note = None
+                        if step == "put":
+                            shutil.rmtree(top, ignore_errors=True)
+                            os.mkdir(top)
+                            self.tree_chown(top)
+                        elif tree_diff(self.tree_src, os.path.join(top, "tree")):
+                            self.tree_place(top, "tree")
+                            note = "input placed on the server (the put step failed)"
+                        local = os.path.join(self.ws, f"tree-cli-get-{tool}")
+                        shutil.rmtree(local, ignore_errors=True)
+                        if tool == "smbclient" and step == "get":
+                            os.mkdir(local)  # smbclient's lcd needs it; smb3 get -r and rclone make it
+                        self.drop_caches()
+                        cmd, env = self.tree_cli_cmd(tool, step, ports[link], local)
+                        r = self.run(cmd, env_extra=env, timeout=a.mount_timeout, group=True)
+                        res = dict(s=r.wall, error=None)
+                        if note:
+                            res["note"] = note
+                        m = re.search(r'"round_trips":(\d+)', r.err) if tool == "smb3" else None
+                        if m:
+                            res["rt"] = int(m.group(1))
+                        if r.timed_out:
+                            res["error"] = f"stopped after {a.mount_timeout} s (--mount-timeout)"
+                        elif not r.ok:
+                            res["error"] = r.why()
+                        else:
+                            res["error"] = tree_diff(self.tree_src, os.path.join(top, "tree") if step == "put" else local)
+                        if res["error"]:
+                            self.say(f"    ! {tool} {step} -r: {res['error']}")
+                        samples.setdefault((link, step, tool), []).append(res)
+                        shutil.rmtree(local, ignore_errors=True)
+            for tool in tools:
+                shutil.rmtree(os.path.join(self.share_dir, f"tree-cli-{tool}"), ignore_errors=True)
+        label = {("put", "smb3"): "smb3 put -r", ("get", "smb3"): "smb3 get -r",
+                 ("put", "smbclient"): "smbclient -c 'recurse; prompt; mput *'",
+                 ("get", "smbclient"): "smbclient -c 'recurse; prompt; mget *'",
+                 ("put", "rclone"): "rclone copy LOCAL bench:SHARE/...", ("get", "rclone"): "rclone copy bench:SHARE/... LOCAL"}
+        md = ["### The same tree by command-line clients (no mount)", "",
+              f"The tree ({nfiles} files, {ndirs} directories) from local to the share (`put`) and back into a new "
+              "local directory (`get`), every tool the same way, caches dropped before each run; checked: the copy "
+              "is identical to the source (names, sizes, bytes). Round trips: smb3's `--stats` (the whole command: "
+              "connection, listings or directories, files), per file. *smb3 ÷ this*: smb3's median time divided by "
+              "this tool's (below 1: smb3 faster).", "",
+              "| link | step | tool | reps | seconds, median (range) | round trips (per file) | smb3 ÷ this | status |",
+              "|---|---|---|---:|---:|---:|---:|---|"]
+        for link in links:
+            for step in ("put", "get"):
+                ok = [s["s"] for s in samples.get((link, step, "smb3"), []) if not s.get("error")]
+                base = median(ok)
+                for tool in tools:
+                    ss = samples.get((link, step, tool), [])
+                    errs = sorted(set(s["error"] for s in ss if s.get("error")))
+                    notes = sorted(set(s["note"] for s in ss if s.get("note")))
+                    xs = [s["s"] for s in ss if not s.get("error")]
+                    val = median(xs)
+                    rts = [s["rt"] for s in ss if "rt" in s and not s.get("error")]
+                    rt = median(rts)
+                    status = "ok" if not errs and not notes else "; ".join([f"failed: {e[:160]}" for e in errs] + notes)
+                    cell = f"{val:.2f} s ({min(xs):.2f}-{max(xs):.2f})" if xs else "failed"
+                    rt_cell = f"{rt:.0f} ({rt / nfiles:.2f})" if rt is not None else ""
+                    ratio = f"{base / val:.2f}" if base and val and tool != "smb3" else ""
+                    md.append(f"| {link} | {step} | {label[(step, tool)]} | {len(ss)} | {cell} | {rt_cell} | {ratio} | "
+                              f"{status} |")
+                    self.rows.append(dict(section="tree-cli", tool=tool, op=step, link=link, size=nfiles, reps=len(ss),
+                                          median_s=f"{val:.3f}" if xs else "", min_s=f"{min(xs):.3f}" if xs else "",
+                                          max_s=f"{max(xs):.3f}" if xs else "",
+                                          samples_s=";".join(f"{x:.3f}" for x in xs),
+                                          round_trips=f"{rt:.0f}" if rt is not None else "",
+                                          round_trips_per_op=f"{rt / nfiles:.3f}" if rt is not None else "",
+                                          smb3fs_ratio=ratio, status=status,
+                                          command=" ".join(shlex.quote(str(c)) for c in
+                                                           self.tree_cli_cmd(tool, step, "PORT", "LOCAL")[0])
+                                          if tool != "rclone" or shutil.which("rclone") else "rclone copy ..."))
+        self.md += md + [""]
 
     # ---- section: memory ----
 
