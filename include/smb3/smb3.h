@@ -99,6 +99,8 @@ struct smb3_options {
   int nobrl;      /* fcntl/flock locks stay on this machine, not sent to the server (as mount.cifs's) */
   int noposix;    /* 'noposix': do not offer the SMB3 POSIX extensions; 'posix' (default): use them
                    * when the server (SMB 3.1.1, e.g. Samba with 'smb3 unix extensions') offers them */
+  int forceuid, forcegid; /* smb3fs: uid= / gid= even where the server reports owners (POSIX); as
+                           * mount.cifs's; noforceuid / noforcegid (default) turn them off */
 };
 
 /* None of these do network I/O: all may be called from a callback. */
@@ -614,6 +616,11 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
 /* Errors, callback: as smb3_open_async. From a callback: yes. */
 int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
                           smb3_open_cb cb, void *arg);
+/* smb3_open_lease_async with the permission bits (07777) a file it creates gets on a POSIX share,
+ * as smb3_open_mode_async (ignored elsewhere, and for a file that exists). Errors, callback: as
+ * smb3_open_async. From a callback: yes. */
+int smb3_open_lease_mode_async(smb3_client *c, const char *path, int flags, const uint8_t key[16],
+                               uint32_t want, uint32_t mode, smb3_open_cb cb, void *arg);
 /* Open as smb3_open_lease_async (key NULL or want 0: no lease) and READ the first len bytes
  * (at most smb3_rsize, flags not O_WRONLY) into buf in the same round trip (CREATE + READ, a
  * related compound; two requests with nocompound): what a small file's reader needs at once.
