@@ -116,9 +116,9 @@ static void usage(FILE *to) {
               "       smb3fs -h | --help | -V | --version\n"
               "  -f  stay in the foreground      -d  debug (FUSE requests on stderr; implies -f)\n"
               "options (mount.cifs names): username=, password= (or PASSWD env), credentials=FILE, domain=,\n"
-              "  port=, vers=, rsize=, wsize=, cache=strict|none|loose, actimeo=, uid=, gid=, file_mode=,\n"
-              "  dir_mode=, sign, seal, nocompound, echo_interval=, ro, mfsymlinks, nobrl; and the FUSE "
-              "mount options\n"
+              "  port=, vers=, rsize=, wsize=, cache=strict|none|loose, actimeo=, uid=, gid=, forceuid,\n"
+              "  forcegid, file_mode=, dir_mode=, sign, seal, nocompound, echo_interval=, ro, mfsymlinks,\n"
+              "  nobrl, posix, noposix; and the FUSE mount options\n"
               "  allow_other, default_permissions, fsname=, nosuid, nodev, noexec, noatime, ...\n"
               "exit status: 0 mounted, 1 the mount failed, 2 usage error. See smb3fs(8).\n");
 }
