@@ -343,8 +343,8 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
   if (!o->path && !o->fh) {
     /* With the kernel's write-back cache (cache=loose) the kernel itself sends the times of a
      * file it is evicting, also after the file was deleted: nothing is left to update. */
-    if (fs->wb_cache && !(to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
-                                    FUSE_SET_ATTR_GID))) {
+    if (fs->wb_cache &&
+        !(to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
       reply_attr_of(o);
       return;
     }

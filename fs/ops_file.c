@@ -32,7 +32,7 @@ struct fop {
   uint8_t key[16];
   int flags;
   int asked;    /* the flags the application opened with (O_ACCMODE) */
-  uint32_t mode; /* create: the new file's permission bits */
+  mode_t mode;  /* create: the new file's permission bits */
   int opening;  /* counted in in->opening */
   uint8_t *pre; /* open: the file's first bytes, read in the CREATE's compound (pre_len asked) */
   size_t pre_len;
@@ -357,8 +357,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     return;
   }
   o->asked = fi->flags & O_ACCMODE;
-  o->mode = (uint32_t)mode & 07777; /* the kernel applied the umask */
-  o->mode = (uint32_t)mode & 07777; /* the kernel applied the umask */
+  o->mode = mode & 07777; /* the kernel applied the umask */
   o->flags = server_flags(fs, (fi->flags & (O_ACCMODE | O_TRUNC | O_EXCL)) | O_CREAT);
   /* Every open of a file uses the inode's lease key: an existing inode's, or the one the new
    * inode will get. */
