@@ -93,6 +93,8 @@ static void settings_init(struct fs_ctx *fs) {
   const struct smb3_options *o = &fs->o;
   fs->uid = o->uid >= 0 ? (uid_t)o->uid : getuid();
   fs->gid = o->gid >= 0 ? (gid_t)o->gid : getgid();
+  fs->forceuid = o->forceuid;
+  fs->forcegid = o->forcegid;
   fs->file_mode = o->file_mode >= 0 ? (mode_t)o->file_mode : 0644;
   fs->dir_mode = o->dir_mode >= 0 ? (mode_t)o->dir_mode : 0755;
   fs->actimeo = o->actimeo;

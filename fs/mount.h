@@ -69,8 +69,9 @@ struct fs_ctx {
   struct budget mem;     /* read-ahead buffers and write-back extents of all files (budget.h) */
   struct memtrim *trim;  /* memtrim.c */
   struct closeq *closeq; /* closeq.c */
-  uid_t uid;
+  uid_t uid; /* uid=/gid=: every file's owner, or on a POSIX share those the server does not name */
   gid_t gid;
+  int forceuid, forcegid; /* uid=/gid= even where the server names the owner (POSIX share) */
   mode_t file_mode, dir_mode;
   double actimeo;
   int cache; /* enum smb3_cache_mode */

@@ -20,6 +20,9 @@ struct nsop {
   int silly;
   int rmdir;    /* unlink or rmdir (remove_start) */
   int made_dir; /* mkdir: the directory was made (inode_known_empty) */
+  int posix;    /* setattr: the share speaks POSIX (chmod and chown go to the server) */
+  mode_t mode;  /* mknod: type and permission bits; mkdir: permission bits */
+  dev_t rdev;   /* mknod: the device */
   double asked; /* entry operations: when the server was asked (inode_link) */
   /* Asked again on a new connection if the one it was sent on is lost (see fs_park): */
   void (*start)(struct nsop *); /* (re)sends it; NULL: never asked again */

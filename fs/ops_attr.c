@@ -186,34 +186,98 @@ static int setattr_times(struct nsop *o, uint32_t attrs) {
                             setattr_done_cb, o);
 }
 
+/* chmod and chown on a POSIX share: the server's refusal (not the owner, no WRITE_OWNER) is what
+ * chmod(2) and chown(2) call EPERM. */
+static void setattr_perm_cb(int rc, void *arg) {
+  struct nsop *o = arg;
+  if (rc == SMB3_EACCES) {
+    nsop_finish_err(o, EPERM);
+    return;
+  }
+  setattr_next(o, rc);
+}
+
+static int setattr_chown(struct nsop *o) {
+  uint32_t uid = (o->to_set & FUSE_SET_ATTR_UID) ? (uint32_t)o->attr.st_uid : SMB3_NO_ID;
+  uint32_t gid = (o->to_set & FUSE_SET_ATTR_GID) ? (uint32_t)o->attr.st_gid : SMB3_NO_ID;
+  return smb3_chown_async(fs_conn(o->fs), o->path, uid, gid, setattr_perm_cb, o);
+}
+
+static int setattr_chmod(struct nsop *o) {
+  return smb3_chmod_async(fs_conn(o->fs), o->path, (uint32_t)o->attr.st_mode & 0777, setattr_perm_cb, o);
+}
+
+/* The steps of a setattr, each sent once its predecessor completed: write-back flush, truncate,
+ * times (and, without POSIX, the read-only attribute a chmod stands for), then on a POSIX share
+ * the owner and the mode (after the times: a mode without the owner's write bit must not stop
+ * them), and fresh attributes last. */
 static void setattr_next(struct nsop *o, int rc) {
   if (rc) {
     nsop_finish_smb(o, rc);
     return;
   }
-  switch (o->step++) {
-  case 0:
-    wb_flush(o->fs, o->in, 0, setattr_flushed, o);
-    return;
-  case 1:
-    if (o->to_set & FUSE_SET_ATTR_SIZE) {
-      nsop_submitted(o, setattr_truncate(o));
+  for (;;) {
+    switch (o->step++) {
+    case 0:
+      wb_flush(o->fs, o->in, 0, setattr_flushed, o);
       return;
+    case 1:
+      if (o->to_set & FUSE_SET_ATTR_SIZE) {
+        nsop_submitted(o, setattr_truncate(o));
+        return;
+      }
+      continue;
+    case 2: {
+      uint32_t attrs = o->posix ? 0 : chmod_attrs(o);
+      if (attrs || (o->to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME |
+                                 FUSE_SET_ATTR_MTIME_NOW))) {
+        nsop_submitted(o, setattr_times(o, attrs));
+        return;
+      }
+      continue;
     }
-    /* fall through */
-  case 2: {
-    o->step = 3;
-    uint32_t attrs = chmod_attrs(o);
-    if (attrs || (o->to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME |
-                               FUSE_SET_ATTR_MTIME_NOW))) {
-      nsop_submitted(o, setattr_times(o, attrs));
+    case 3:
+      if (o->posix && (o->to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
+        nsop_submitted(o, setattr_chown(o));
+        return;
+      }
+      continue;
+    case 4:
+      if (o->posix && (o->to_set & FUSE_SET_ATTR_MODE)) {
+        /* Samba 4.22 sets only the 0777 bits over SMB (the library refuses the others rather
+         * than drop them): a change of the setuid, setgid or sticky bits is not permitted here
+         * (keeping those the file has, a setgid directory's say, is). */
+        pthread_mutex_lock(&o->in->lock);
+        mode_t high = o->in->st.posix ? (mode_t)o->in->st.mode & 07000 : 0;
+        pthread_mutex_unlock(&o->in->lock);
+        if ((o->attr.st_mode & 07000) != high)
+          nsop_finish_err(o, EPERM);
+        else
+          nsop_submitted(o, setattr_chmod(o));
+        return;
+      }
+      continue;
+    default:
+      stat_inode(o);
       return;
     }
   }
-    /* fall through */
-  default:
-    stat_inode(o);
-  }
+}
+
+/* A POSIX share: drop from to_set an owner or group the file already shows (chown to the same
+ * ids, as cp -a and tar do as root, needs no WRITE_OWNER and no round trip). */
+static int owner_unchanged(struct fs_ctx *fs, fuse_ino_t ino, const struct stat *attr, int to_set) {
+  if (!(to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) return to_set;
+  struct fs_inode *in = inode_get(fs, ino);
+  if (!in) return to_set;
+  struct stat cur;
+  pthread_mutex_lock(&in->lock);
+  fs_fill_stat(fs, &in->st, &cur);
+  pthread_mutex_unlock(&in->lock);
+  inode_put(fs, in);
+  if ((to_set & FUSE_SET_ATTR_UID) && attr->st_uid == cur.st_uid) to_set &= ~FUSE_SET_ATTR_UID;
+  if ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid == cur.st_gid) to_set &= ~FUSE_SET_ATTR_GID;
+  return to_set;
 }
 
 #define TIME_BITS                                                                                            \
@@ -255,12 +319,15 @@ static int setattr_times_deferred(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t 
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
                        struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
-  /* Ownership is the mount's (uid=/gid=): only a no-op chown succeeds. */
-  if (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs->uid) ||
-      ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs->gid)) {
+  int posix = smb3_posix(fs_conn(fs));
+  /* Without the POSIX extensions ownership is the mount's (uid=/gid=): only a no-op chown
+   * succeeds. With them the server decides (setattr_chown). */
+  if (!posix && (((to_set & FUSE_SET_ATTR_UID) && attr->st_uid != fs->uid) ||
+                 ((to_set & FUSE_SET_ATTR_GID) && attr->st_gid != fs->gid))) {
     fuse_reply_err(req, EPERM);
     return;
   }
+  if (posix) to_set = owner_unchanged(fs, ino, attr, to_set);
   if (setattr_times_deferred(req, fs, ino, attr, to_set)) return;
   struct nsop *o = nsop_new(req);
   if (!o) return;
@@ -271,11 +338,13 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
   o->fh = fi ? (struct fs_file *)(uintptr_t)fi->fh : NULL;
   o->attr = *attr;
   o->to_set = to_set;
+  o->posix = posix;
   o->path = inode_path(fs, o->in);
   if (!o->path && !o->fh) {
     /* With the kernel's write-back cache (cache=loose) the kernel itself sends the times of a
      * file it is evicting, also after the file was deleted: nothing is left to update. */
-    if (fs->wb_cache && !(to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE))) {
+    if (fs->wb_cache &&
+        !(to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
       reply_attr_of(o);
       return;
     }

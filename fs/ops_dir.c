@@ -146,7 +146,8 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
     } else {
       struct stat st;
       fs_fill_stat(fs, &d->st, &st);
-      if (mfsl_candidate(fs, &d->st)) st.st_mode = 0; /* DT_UNKNOWN: maybe a symlink */
+      if (mfsl_candidate(fs, &d->st) && !S_ISLNK(st.st_mode))
+        st.st_mode = 0; /* DT_UNKNOWN: maybe a symlink */
       len = fuse_add_direntry(req, buf + pos, size - pos, d->name, &st, (off_t)i + 1);
     }
     if (len > size - pos) break;

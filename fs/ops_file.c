@@ -33,6 +33,7 @@ struct fop {
   uint8_t key[16];
   int flags;
   int asked;    /* the flags the application opened with (O_ACCMODE) */
+  mode_t mode;  /* create: the new file's permission bits */
   int opening;  /* counted in in->opening */
   uint8_t *pre; /* open: the file's first bytes, read in the CREATE's compound (pre_len asked) */
   size_t pre_len;
@@ -321,10 +322,11 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
 
 static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg);
 
-/* The CREATE of ll_create, with o->flags and the inode's lease key. */
+/* The CREATE of ll_create, with o->flags, the inode's lease key and the new file's mode (which only
+ * a POSIX share takes: elsewhere file_mode decides what the mount shows). */
 static int create_go(struct fop *o) {
-  return smb3_open_lease_async(fs_conn(o->fs), o->path, o->flags, o->key, cache_lease_want(o->fs, o->flags),
-                               create_opened, o);
+  return smb3_open_lease_mode_async(fs_conn(o->fs), o->path, o->flags, o->key,
+                                    cache_lease_want(o->fs, o->flags), o->mode, create_opened, o);
 }
 
 static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
@@ -349,7 +351,6 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
 /* Reply: I/O thread (the CREATE, or the stat after it). */
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi) {
-  (void)mode; /* file_mode decides */
   if (!fs_name_ok(name)) {
     fuse_reply_err(req, EINVAL);
     return;
@@ -366,6 +367,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     return;
   }
   o->asked = fi->flags & O_ACCMODE;
+  o->mode = mode & 07777; /* the kernel applied the umask */
   o->flags = server_flags(fs, (fi->flags & (O_ACCMODE | O_TRUNC | O_EXCL)) | O_CREAT);
   /* Every open of a file uses the inode's lease key: an existing inode's, or the one the new
    * inode will get. */

@@ -2,6 +2,7 @@
  * symlink, readlink. Every handler submits an asynchronous libsmb3 call and returns; the
  * completion (on the I/O thread) replies. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,14 +151,73 @@ static void mkdir_start(struct nsop *o) {
   o->retry.conn = fs_conn(o->fs);
   o->asked = fs_now();
   o->sending = 1;
-  nsop_submitted(o, smb3_mkdir_stat_async(o->retry.conn, o->path, mkdir_done, o));
+  /* (the mode goes only to a POSIX share: elsewhere dir_mode decides what the mount shows) */
+  nsop_submitted(o, smb3_mkdir_mode_async(o->retry.conn, o->path, o->mode, mkdir_done, o));
 }
 
 /* Reply: I/O thread (the CREATE, or the stat after it); reconnect thread if it waited. */
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
-  (void)mode; /* dir_mode decides */
   struct nsop *o = entry_op(req, parent, name, EINVAL);
-  if (o) nsop_run_unsent(o, mkdir_start);
+  if (!o) return;
+  o->mode = mode & 07777; /* the kernel applied the umask */
+  nsop_run_unsent(o, mkdir_start);
+}
+
+/* ---- mknod: FIFOs, sockets and devices as the server's special files (POSIX share) ---- */
+static void mknod_done(int rc, void *arg) {
+  struct nsop *o = arg;
+  o->sending = 0; /* it left: never again */
+  if (rc) {
+    nsop_finish_smb(o, rc);
+    return;
+  }
+  o->unsent_only = 0; /* the lookup of the new entry may be asked again, the request before it never */
+  nsop_run(o, lookup_start);
+}
+
+/* A regular file (mknod(2) of S_IFREG): created empty with its mode and closed. */
+static void mknod_reg_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {
+  (void)st;
+  struct nsop *o = arg;
+  if (!rc) rc = smb3_close_async(f, mknod_done, o);
+  if (rc) mknod_done(rc, o);
+}
+
+static void mknod_start(struct nsop *o) {
+  if (entry_again(o)) return;
+  o->retry.conn = fs_conn(o->fs);
+  o->asked = fs_now();
+  o->sending = 1;
+  if (S_ISREG(o->mode))
+    nsop_submitted(o, smb3_open_mode_async(o->retry.conn, o->path, O_WRONLY | O_CREAT | O_EXCL,
+                                           o->mode & 07777, mknod_reg_opened, o));
+  else
+    nsop_submitted(o, smb3_mknod_async(o->retry.conn, o->path, o->mode, o->rdev, mknod_done, o));
+}
+
+/* Reply: I/O thread (the new file, then its lookup); reconnect thread if it waited. Without the
+ * POSIX extensions there is nothing a FIFO or device could be stored as: ENOSYS, what the mount
+ * answered before it had a mknod handler. */
+static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
+  struct fs_ctx *fs = fuse_req_userdata(req);
+  if (!smb3_posix(fs_conn(fs))) {
+    fuse_reply_err(req, ENOSYS);
+    return;
+  }
+  if (fs->ro) {
+    fuse_reply_err(req, EROFS);
+    return;
+  }
+  mode_t type = mode & S_IFMT;
+  if (type != S_IFREG && type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR && type != S_IFBLK) {
+    fuse_reply_err(req, EINVAL);
+    return;
+  }
+  struct nsop *o = entry_op(req, parent, name, EINVAL);
+  if (!o) return;
+  o->mode = mode & (S_IFMT | 07777);
+  o->rdev = type == S_IFCHR || type == S_IFBLK ? rdev : 0;
+  nsop_run_unsent(o, mknod_start);
 }
 
 /* Reply (none): this worker. */
@@ -174,7 +234,7 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
   fuse_reply_none(req);
 }
 
-/* ---- symbolic links (mfsymlinks, symlink.c) ---- */
+/* ---- symbolic links: the server's own on a POSIX share, else mfsymlinks (symlink.c) ---- */
 static void readlink_checked(void *arg, int rc) {
   struct nsop *o = arg;
   char *t = rc ? NULL : mfsl_target(o->in);
@@ -186,12 +246,13 @@ static void readlink_checked(void *arg, int rc) {
   nsop_free(o);
 }
 
-/* Reply: this worker when the link's target is known, else I/O thread (the symlink file's read). */
+/* Reply: this worker when the link's target is known, else I/O thread (the server's link, or the
+ * symlink file, read). */
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino) {
   struct nsop *o = nsop_new(req);
   if (!o) return;
   o->in = inode_get(o->fs, ino);
-  mfsl_check(o->fs, o->in, readlink_checked, o); /* (reads the file if this version was not) */
+  mfsl_check(o->fs, o->in, readlink_checked, o); /* (reads the link if this version was not) */
 }
 
 static void symlink_written(int64_t result, void *arg) {
@@ -206,9 +267,32 @@ static void symlink_written(int64_t result, void *arg) {
   nsop_run(o, lookup_start); /* the entry, read back as the link it now is */
 }
 
-/* Reply: I/O thread (the write of the symlink file, then the lookup of the new entry). */
+static void symlink_posix_start(struct nsop *o) {
+  if (entry_again(o)) return;
+  o->retry.conn = fs_conn(o->fs);
+  o->asked = fs_now();
+  o->sending = 1;
+  nsop_submitted(o, smb3_symlink_async(o->retry.conn, o->newname, o->path, mknod_done, o));
+}
+
+/* Reply: I/O thread (the server's symlink, or the write of the symlink file; then the lookup of
+ * the new entry); reconnect thread if it waited. */
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
   struct fs_ctx *fs = fuse_req_userdata(req);
+  if (smb3_posix(fs_conn(fs))) { /* a symlink the server keeps and reports as one */
+    if (fs->ro) {
+      fuse_reply_err(req, EROFS);
+      return;
+    }
+    struct nsop *o = entry_op(req, parent, name, EINVAL);
+    if (!o) return;
+    if (!(o->newname = strdup(link))) {
+      nsop_finish_err(o, ENOMEM);
+      return;
+    }
+    nsop_run_unsent(o, symlink_posix_start);
+    return;
+  }
   if (!fs->mfsymlinks) { /* no symlinks on SMB without it (like mount.cifs) */
     fuse_reply_err(req, EPERM);
     return;
@@ -448,4 +532,5 @@ void ops_ns_fill(struct fuse_lowlevel_ops *op) {
   op->link = ll_link;
   op->readlink = ll_readlink;
   op->symlink = ll_symlink;
+  op->mknod = ll_mknod;
 }

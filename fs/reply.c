@@ -18,10 +18,24 @@ int fs_name_ok(const char *name) {
 /* MS-FSCC 2.6 file attributes */
 #define ATTR_READONLY 0x1u
 
+/* An owner or group the server named (a POSIX share): its own, unless forceuid/forcegid; one it
+ * could not name as a Unix id (SMB3_NO_ID: Samba names a user of its passdb, the session's own user
+ * included, by a domain SID) is the mount's uid=/gid=, as every owner is without the extensions. */
+static uint32_t owner_of(uint32_t srv, int force, uint32_t mount) {
+  return force || srv == SMB3_NO_ID ? mount : srv;
+}
+
 void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct stat *a) {
   memset(a, 0, sizeof *a);
   a->st_ino = st->ino;
-  if (st->is_dir) {
+  a->st_uid = fs->uid;
+  a->st_gid = fs->gid;
+  if (st->posix) { /* the server's own mode (type included), owner, group and link count */
+    a->st_mode = (mode_t)st->mode;
+    a->st_nlink = st->nlink ? st->nlink : 1;
+    a->st_uid = owner_of(st->uid, fs->forceuid, fs->uid);
+    a->st_gid = owner_of(st->gid, fs->forcegid, fs->gid);
+  } else if (st->is_dir) {
     a->st_mode = S_IFDIR | fs->dir_mode;
     a->st_nlink = 2;
   } else {
@@ -30,8 +44,6 @@ void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct st
     if (st->attributes & ATTR_READONLY) a->st_mode &= ~(mode_t)0222;
     a->st_nlink = st->nlink ? st->nlink : 1;
   }
-  a->st_uid = fs->uid;
-  a->st_gid = fs->gid;
   a->st_size = (off_t)st->size;
   a->st_blksize = 128 * 1024; /* stdio and cp size their buffers from this */
   a->st_blocks = (blkcnt_t)((st->alloc_size + 511) / 512);

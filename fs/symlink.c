@@ -9,7 +9,12 @@
  * Only a regular file of exactly that size can be one, and only its content tells. So a lookup or
  * getattr that finds such a file reads it (one compounded CREATE + READ + CLOSE) before answering,
  * and the inode remembers the answer for that version of the file (size and mtime); a listing
- * gives these entries to the kernel without attributes, so that it looks each one up. */
+ * gives these entries to the kernel without attributes, so that it looks each one up.
+ *
+ * On a POSIX share the server has symlinks of its own (S_IFLNK in the POSIX mode): the same
+ * machinery reads their target (smb3_readlink_async) before a lookup or getattr answers, so that
+ * st_size is the target's length, as lstat(2) promises (the server reports 0), and readlink is
+ * answered from the inode. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +23,15 @@
 #include "conn.h"
 #include "symlink.h"
 
+/* A symlink of the server's own (POSIX share). */
+static int srv_link(const struct smb3_stat *st) {
+  return st->posix && S_ISLNK(st->mode);
+}
+
 int mfsl_candidate(const struct fs_ctx *fs, const struct smb3_stat *st) {
-  return fs->mfsymlinks && !st->is_dir && st->size == MFSL_SIZE;
+  if (srv_link(st)) return 1;
+  /* (on a POSIX share only a regular file: the server's own links and special files are not) */
+  return fs->mfsymlinks && !st->is_dir && (!st->posix || S_ISREG(st->mode)) && st->size == MFSL_SIZE;
 }
 
 /* in->lock held: does what the inode knows apply to the version st of the file? */
@@ -44,7 +56,7 @@ void mfsl_fill(const struct fs_inode *in, struct stat *a) {
   if (in->lnk != 1 || !same_version(in)) return;
   a->st_mode = S_IFLNK | 0777;
   a->st_size = (off_t)strlen(in->lnk_target);
-  a->st_nlink = 1;
+  if (!in->st.posix) a->st_nlink = 1; /* (the server's own link has its own count) */
 }
 
 int mfsl_entry_known(struct fs_ctx *fs, struct fs_inode *dir, const char *name, const struct smb3_stat *st) {
@@ -89,6 +101,24 @@ struct check {
   uint8_t buf[MFSL_SIZE];
 };
 
+/* A server link's target: read (a link), or refused as not a link or not readable by us (the type
+ * stays what the server says, its target unknown); anything else decides nothing. */
+static void srv_link_read(int rc, const char *target, void *arg) {
+  struct check *k = arg;
+  int decided = !rc || rc == SMB3_EINVAL || rc == SMB3_EACCES;
+  char *t = !rc && target[0] ? strdup(target) : NULL;
+  if (!rc && target[0] && !t) decided = 0, rc = SMB3_ENOMEM;
+  struct fs_inode *in = k->in;
+  pthread_mutex_lock(&in->lock);
+  if (decided) lnk_record(in, t, k->size, k->mtime);
+  pthread_mutex_unlock(&in->lock);
+  inode_put(k->fs, in);
+  void (*then)(void *, int) = k->then;
+  void *targ = k->arg;
+  free(k);
+  then(targ, decided ? 0 : rc);
+}
+
 static void checked(int64_t result, void *arg) {
   struct check *k = arg;
   /* Read: a link or not. Not readable by us (access denied, opened exclusively elsewhere): not a
@@ -114,12 +144,14 @@ static void checked(int64_t result, void *arg) {
 }
 
 void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg, int rc), void *arg) {
-  if (!fs->mfsymlinks) { /* (every getattr and lookup comes through here: no lock for nothing) */
+  /* (every getattr and lookup comes through here: no lock for nothing) */
+  if (!fs->mfsymlinks && !smb3_posix(fs_conn(fs))) {
     then(arg, 0);
     return;
   }
   pthread_mutex_lock(&in->lock);
   int need = mfsl_candidate(fs, &in->st) && !same_version(in);
+  int server = srv_link(&in->st);
   uint64_t size = in->st.size;
   struct timespec_smb3 mtime = in->st.mtime;
   pthread_mutex_unlock(&in->lock);
@@ -133,7 +165,8 @@ void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg, 
   if (k) {
     *k = (struct check){fs, in, size, mtime, then, arg, {0}};
     inode_ref(fs, in);
-    rc = smb3_read_file_async(fs_conn(fs), path, k->buf, MFSL_SIZE, checked, k);
+    rc = server ? smb3_readlink_async(fs_conn(fs), path, srv_link_read, k)
+                : smb3_read_file_async(fs_conn(fs), path, k->buf, MFSL_SIZE, checked, k);
     if (rc) {
       inode_put(fs, in);
       free(k);

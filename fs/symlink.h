@@ -5,7 +5,8 @@
 #include "inode.h"
 
 #define MFSL_SIZE SMB3_MFSYMLINK_SIZE
-/* Could the server's file st be a symlink file (mfsymlinks, regular, MFSL_SIZE bytes)? */
+/* Must the server's file st be read to know whether it is a link, and its target: a symlink file
+ * (mfsymlinks, regular, MFSL_SIZE bytes) or a symlink of the server's own (POSIX share)? */
 int mfsl_candidate(const struct fs_ctx *fs, const struct smb3_stat *st);
 /* in->lock held: make a (stat of a) link of it if this version is one. */
 void mfsl_fill(const struct fs_inode *in, struct stat *a);

@@ -109,6 +109,8 @@ struct smb3_options {
   int cruid;         /* cruid=UID: that user's credential cache; -1 (default) none */
   int credentials_exposed; /* set when a credentials file that group or others may read was read: the
                             * front end warns (smb3_options_credentials_file) */
+  int forceuid, forcegid; /* smb3fs: uid= / gid= even where the server reports owners (POSIX); as
+                           * mount.cifs's; noforceuid / noforcegid (default) turn them off */
 };
 
 /* None of these do network I/O: all may be called from a callback. */
@@ -647,6 +649,11 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
 /* Errors, callback: as smb3_open_async. From a callback: yes. */
 int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
                           smb3_open_cb cb, void *arg);
+/* smb3_open_lease_async with the permission bits (07777) a file it creates gets on a POSIX share,
+ * as smb3_open_mode_async (ignored elsewhere, and for a file that exists). Errors, callback: as
+ * smb3_open_async. From a callback: yes. */
+int smb3_open_lease_mode_async(smb3_client *c, const char *path, int flags, const uint8_t key[16],
+                               uint32_t want, uint32_t mode, smb3_open_cb cb, void *arg);
 /* Open as smb3_open_lease_async (key NULL or want 0: no lease) and READ the first len bytes
  * (at most smb3_rsize, flags not O_WRONLY) into buf in the same round trip (CREATE + READ, a
  * related compound; two requests with nocompound): what a small file's reader needs at once.

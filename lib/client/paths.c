@@ -434,6 +434,11 @@ int smb3_open_lease_async(smb3_client *c, const char *path, int flags, const uin
   return open_async(c, path, flags, key, want, -1, cb, arg);
 }
 
+int smb3_open_lease_mode_async(smb3_client *c, const char *path, int flags, const uint8_t key[16],
+                               uint32_t want, uint32_t mode, smb3_open_cb cb, void *arg) {
+  return open_async(c, path, flags, key, want, mode, cb, arg);
+}
+
 uint32_t smb3_file_lease(const smb3_file *f) {
   return f ? f->lease : 0;
 }

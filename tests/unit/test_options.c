@@ -93,6 +93,14 @@ static void options_values(void **state) {
   assert_int_equal(o.uid, 7);
   assert_int_equal(o.file_mode, 0640);
   assert_int_equal(o.dir_mode, 0750);
+  assert_false(o.forceuid || o.forcegid); /* default: the server's owners where it names them */
+  assert_int_equal(smb3_options_parse(&o, "forceuid,forcegid", 0, err, sizeof err), 0);
+  assert_true(o.forceuid && o.forcegid);
+  assert_int_equal(smb3_options_parse(&o, "noforcegid", 0, err, sizeof err), 0);
+  assert_true(o.forceuid && !o.forcegid);
+  assert_int_equal(smb3_options_parse(&o, "noforceuid", 0, err, sizeof err), 0);
+  assert_false(o.forceuid);
+  assert_int_not_equal(smb3_options_parse(&o, "forceuid=1", 0, err, sizeof err), 0);
   smb3_options_free(&o);
 }
 
