@@ -105,7 +105,8 @@ static int list_shares(struct cli *cli) {
   int w = 15;
   for (int i = 0; i < n; i++)
     if ((cli->all || !share_hidden(&s[i])) && (int)strlen(s[i].name) > w) w = (int)strlen(s[i].name);
-  printf("%-*s %-9s %s\n%-*s %-9s %s\n", w, "Sharename", "Type", "Comment", w, "---------", "----", "-------");
+  printf("%-*s %-9s %s\n%-*s %-9s %s\n", w, "Sharename", "Type", "Comment", w, "---------", "----",
+         "-------");
   for (int i = 0; i < n; i++) {
     char tb[16];
     if (!cli->all && share_hidden(&s[i])) continue;

@@ -24,10 +24,10 @@
 
 #include "cli.h"
 
-#define TREE_WINDOW 32          /* jobs in flight at once */
-#define TREE_BIG 4              /* of them, threads (big files, cp -r files) */
-#define TREE_SMALL_MAX (1u << 20) /* at most this (and one request) is a small file */
-#define FULL_MAX (2 * PATH_MAX + 2)    /* a root, a slash and a path below it */
+#define TREE_WINDOW 32              /* jobs in flight at once */
+#define TREE_BIG 4                  /* of them, threads (big files, cp -r files) */
+#define TREE_SMALL_MAX (1u << 20)   /* at most this (and one request) is a small file */
+#define FULL_MAX (2 * PATH_MAX + 2) /* a root, a slash and a path below it */
 
 enum job_kind { J_LIST, J_MKDIR, J_GET_SMALL, J_GET_BIG, J_PUT_SMALL, J_PUT_BIG, J_CP };
 
@@ -44,7 +44,7 @@ struct job {
   size_t nent;             /* J_LIST: the entries (names and stats) */
   char **names;
   struct smb3_stat *sts;
-  int fd;  /* get, a big file: its finished temporary file, open */
+  int fd; /* get, a big file: its finished temporary file, open */
   pthread_t th;
   int threaded;
 };
@@ -60,7 +60,7 @@ struct tree {
   struct job *queue, **queue_tail, *big, **big_tail;
   int inflight, big_inflight;
   uint64_t files, dirs, bytes, failed, skipped;
-  uint64_t big_done; /* bytes of big transfers so far (atomic) */
+  uint64_t big_done;    /* bytes of big transfers so far (atomic) */
   struct job **renames; /* get: finished files waiting for the final rename */
   size_t nren, capren;
   unsigned serial;
@@ -392,13 +392,14 @@ static void *thread_put(void *arg) {
                        : smb3_write_stream(f, 0, source_local, &s, NULL, NULL);
   if (sendable && n > 0) __atomic_add_fetch(&t->big_done, (uint64_t)n, __ATOMIC_RELAXED);
   char why[600] = "";
-  if (n < 0 && s.err) fmt(why, sizeof why, "cannot read: %s", strerror(s.err));
-  else if (n < 0) fmt(why, sizeof why, "%s", smb3_last_error(t->c));
+  if (n < 0 && s.err)
+    fmt(why, sizeof why, "cannot read: %s", strerror(s.err));
+  else if (n < 0)
+    fmt(why, sizeof why, "%s", smb3_last_error(t->c));
   close(fd);
   int crc = smb3_close(f);
   if (!why[0] && crc) fmt(why, sizeof why, "%s", smb3_last_error(t->c));
-  if (!why[0] && (rc = smb3_rename(t->c, tmp, target, 1)))
-    fmt(why, sizeof why, "%s", smb3_last_error(t->c));
+  if (!why[0] && (rc = smb3_rename(t->c, tmp, target, 1))) fmt(why, sizeof why, "%s", smb3_last_error(t->c));
   if (why[0]) smb3_unlink(t->c, tmp); /* best effort: no partial file left behind */
   j->size = n > 0 ? (uint64_t)n : 0;
   job_done(j, why[0] ? SMB3_EIO : n, why[0] ? why : NULL);
@@ -565,7 +566,8 @@ static void tree_draw(struct tree *t, int final) {
   char hb[32], hr[32];
   human(hb, sizeof hb, (double)b);
   human(hr, sizeof hr, n > t->start ? (double)b / (n - t->start) : 0);
-  fprintf(stderr, "\r%llu files  %s  %s/s  %d in flight   ", (unsigned long long)t->files, hb, hr, t->inflight);
+  fprintf(stderr, "\r%llu files  %s  %s/s  %d in flight   ", (unsigned long long)t->files, hb, hr,
+          t->inflight);
   if (final) fputs("\r\033[K", stderr);
 }
 
@@ -789,7 +791,8 @@ int cmd_get_tree(struct cli *cli, int argc, char **argv) {
   struct job *root = job_new(&t, J_LIST, strdup(""), 0);
   if (!root || !root->rel) return cli_error("get -r", "out of memory");
   if ((rc = tree_first(&t, root))) {
-    rc = cli_error("get -r", "'%s': %s", t.src[0] ? t.src : "/", root->err[0] ? root->err : smb3_strerror(rc));
+    rc =
+        cli_error("get -r", "'%s': %s", t.src[0] ? t.src : "/", root->err[0] ? root->err : smb3_strerror(rc));
     job_free(root);
     return rc;
   }
@@ -871,7 +874,9 @@ static void walk_local(struct walk *w, const char *rel, int depth) {
       *w->files_tail = j;
       w->files_tail = &j->next;
     } else {
-      tree_warn(t, S_ISLNK(st.st_mode) ? "skipping symbolic link '%s'" : "skipping '%s': not a regular file or directory",
+      tree_warn(t,
+                S_ISLNK(st.st_mode) ? "skipping symbolic link '%s'"
+                                    : "skipping '%s': not a regular file or directory",
                 cpath);
       free(crel);
     }
@@ -922,7 +927,8 @@ static int remote_root(struct tree *t) {
   struct job *j = job_new(t, J_MKDIR, strdup(""), 0);
   if (!j || !j->rel) return cli_error(t->cmd, "out of memory");
   int rc = tree_first(t, j);
-  if (rc && rc != SMB3_EEXIST) rc = cli_error(t->cmd, "cannot create '%s': %s", t->dst, j->err[0] ? j->err : smb3_strerror(rc));
+  if (rc && rc != SMB3_EEXIST)
+    rc = cli_error(t->cmd, "cannot create '%s': %s", t->dst, j->err[0] ? j->err : smb3_strerror(rc));
   else
     rc = 0, t->dirs++;
   job_free(j);

@@ -114,7 +114,8 @@ static void usage(FILE *to) {
               "password: from the URL, -o password=, -A FILE (username=/password=/domain= lines)\n"
               "          or the PASSWD environment variable\n"
               "options (-o, comma-separated): vers=2.0|2.1|3.0|3.0.2|3.1.1, min_vers=VERSION, sign, seal,\n"
-              "          port=N, rsize=N, wsize=N, max_inflight=N, credits=N, nocompound, timeout=S, connect_timeout=S,\n"
+              "          port=N, rsize=N, wsize=N, max_inflight=N, credits=N, nocompound, timeout=S, "
+              "connect_timeout=S,\n"
               "          echo_interval=S, posix, noposix, username=, password=, domain=, credentials=FILE,\n"
               "          sec=krb5|ntlmssp, ip=ADDR (connect there, HOST names the server), krb5_keytab=FILE\n"
               "-k, --kerberos: log on with the Kerberos ticket in the credential cache (kinit; sec=krb5)\n"
@@ -175,8 +176,7 @@ static int command_options_parse(struct cli *cli, const struct command *c, int *
       ended = 1;
       continue;
     }
-    if (j < 0)
-      return cli_usage_error(c->name, "unknown option '%s' (see 'smb3 help %s')", a, c->name);
+    if (j < 0) return cli_usage_error(c->name, "unknown option '%s' (see 'smb3 help %s')", a, c->name);
     *(int *)((char *)cli + command_options[j].field) = 1;
   }
   *nargs = k;
@@ -192,8 +192,8 @@ static const struct command *command_find(const char *name) {
 static void command_usage(FILE *to, const struct command *c) {
   char opts[128];
   /* The command's options after its operands ("ls URL [-a] [--all]"): they may stand anywhere. */
-  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [-k] [--stats] [-q] %s %s%s\n\n%c%s.\n%s%s", c->name, c->args,
-          command_option_list(c, opts, sizeof opts), toupper((unsigned char)c->summary[0]),
+  fprintf(to, "usage: smb3 [-o OPTIONS] [-A FILE] [-k] [--stats] [-q] %s %s%s\n\n%c%s.\n%s%s", c->name,
+          c->args, command_option_list(c, opts, sizeof opts), toupper((unsigned char)c->summary[0]),
           c->summary + 1, c->details[0] ? "\n" : "", c->details);
 }
 
@@ -348,14 +348,11 @@ void progress_end(struct progress *p, uint64_t done) {
 
 static int run(int argc, char **argv) {
   struct cli cli = {0};
-  static const struct option longopts[] = {{"options", required_argument, 0, 'o'},
-                                           {"authentication-file", required_argument, 0, 'A'},
-                                           {"stats", no_argument, 0, 'S'},
-                                           {"kerberos", no_argument, 0, 'k'},
-                                           {"quiet", no_argument, 0, 'q'},
-                                           {"help", no_argument, 0, 'h'},
-                                           {"version", no_argument, 0, 'V'},
-                                           {0, 0, 0, 0}};
+  static const struct option longopts[] = {
+      {"options", required_argument, 0, 'o'}, {"authentication-file", required_argument, 0, 'A'},
+      {"stats", no_argument, 0, 'S'},         {"kerberos", no_argument, 0, 'k'},
+      {"quiet", no_argument, 0, 'q'},         {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},       {0, 0, 0, 0}};
   int ch;
   opterr = 0; /* our own one-line messages */
   /* '+': options end at the command name; ':' first: a missing value is reported as ':' */

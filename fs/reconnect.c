@@ -84,10 +84,10 @@ static struct attempt *attempt_new(const struct smb3_options *o) {
   struct attempt *a = calloc(1, sizeof *a);
   if (!a) return NULL;
   a->o = *o;
-  const char *src[] = {o->host,   o->share, o->path,        o->username,
-                       o->password, o->domain, o->ip, o->krb5_keytab, o->krb5_ccache};
-  char **dst[] = {&a->o.host,   &a->o.share, &a->o.path,        &a->o.username,
-                  &a->o.password, &a->o.domain, &a->o.ip, &a->o.krb5_keytab, &a->o.krb5_ccache};
+  const char *src[] = {o->host,   o->share, o->path,        o->username,   o->password,
+                       o->domain, o->ip,    o->krb5_keytab, o->krb5_ccache};
+  char **dst[] = {&a->o.host,   &a->o.share, &a->o.path,        &a->o.username,   &a->o.password,
+                  &a->o.domain, &a->o.ip,    &a->o.krb5_keytab, &a->o.krb5_ccache};
   int bad = 0;
   for (size_t i = 0; i < sizeof dst / sizeof dst[0]; i++)
     *dst[i] = NULL;

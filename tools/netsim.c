@@ -308,9 +308,9 @@ static int args_set(struct args *a, const struct arg_spec *spec, const char *v) 
 /* Returns -1 to go on, or the exit code (0 after --help, 2 on a bad command line). */
 static int args_parse(int argc, char **argv, struct args *a) {
   struct option opts[N_ARG_SPECS + 5] = {{"quiet", no_argument, NULL, 'q'},
-                                        {"help", no_argument, NULL, 'h'},
-                                        {"rule", required_argument, NULL, 'r'},
-                                        {"trace", no_argument, NULL, 't'}};
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"rule", required_argument, NULL, 'r'},
+                                         {"trace", no_argument, NULL, 't'}};
   for (size_t i = 0; i < N_ARG_SPECS; i++)
     opts[i + 4] = (struct option){arg_specs[i].name, required_argument, NULL, ARG_VAL + (int)i};
   *a = (struct args){.delay_ms = 0,

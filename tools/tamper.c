@@ -18,7 +18,7 @@
 #define NBSS_LEN 4
 #define SMB2_HDR 64
 #define MAX_ACTIONS 8
-#define HIST_MAX 256                 /* messages remembered per direction for replay */
+#define HIST_MAX 256                   /* messages remembered per direction for replay */
 #define HIST_MSG_MAX ((size_t)1 << 20) /* larger ones are counted but cannot be replayed */
 #define CMD_ANY (-1)
 #define CMD_TRANSFORM (-2)
@@ -45,7 +45,7 @@ struct rule {
   int cmd; /* SMB2 command, CMD_ANY or CMD_TRANSFORM */
   int has_status;
   uint32_t status;
-  unsigned nth; /* 0 = every match */
+  unsigned nth;    /* 0 = every match */
   uint64_t minlen; /* only messages at least this long (bytes after the NBSS header) */
   int after_setup;
   struct action act[MAX_ACTIONS];
@@ -76,11 +76,10 @@ struct tamper_conn {
   struct hist hist[2][HIST_MAX];
 };
 
-static const char *const cmd_names[] = {"negotiate",  "session_setup",   "logoff",        "tree_connect",
-                                        "tree_disconnect", "create",     "close",         "flush",
-                                        "read",       "write",           "lock",          "ioctl",
-                                        "cancel",     "echo",            "query_directory", "change_notify",
-                                        "query_info", "set_info",        "oplock_break"};
+static const char *const cmd_names[] = {
+    "negotiate",       "session_setup", "logoff",     "tree_connect", "tree_disconnect", "create", "close",
+    "flush",           "read",          "write",      "lock",         "ioctl",           "cancel", "echo",
+    "query_directory", "change_notify", "query_info", "set_info",     "oplock_break"};
 #define N_CMDS ((int)(sizeof cmd_names / sizeof cmd_names[0]))
 
 /* Names for the fields the tests touch; offsets from MS-SMB2 2.2.1.2 (header), 2.2.4 (NEGOTIATE
@@ -89,10 +88,12 @@ static const struct alias {
   const char *name;
   struct field f;
 } aliases[] = {
-    {"status", {LOC_HDR, 0, 8, 4}},      {"command", {LOC_HDR, 0, 12, 2}},   {"credits", {LOC_HDR, 0, 14, 2}},
-    {"flags", {LOC_HDR, 0, 16, 4}},      {"msgid", {LOC_HDR, 0, 24, 8}},     {"sessid", {LOC_HDR, 0, 40, 8}},
-    {"secmode", {LOC_BODY, 0, 2, 2}},    {"dialect", {LOC_BODY, 0, 4, 2}},   {"ctxcount", {LOC_BODY, 0, 6, 2}},
-    {"caps", {LOC_BODY, 0, 24, 4}},      {"sessflags", {LOC_BODY, 0, 2, 2}}, {"shareflags", {LOC_BODY, 0, 4, 4}},
+    {"status", {LOC_HDR, 0, 8, 4}},     {"command", {LOC_HDR, 0, 12, 2}},
+    {"credits", {LOC_HDR, 0, 14, 2}},   {"flags", {LOC_HDR, 0, 16, 4}},
+    {"msgid", {LOC_HDR, 0, 24, 8}},     {"sessid", {LOC_HDR, 0, 40, 8}},
+    {"secmode", {LOC_BODY, 0, 2, 2}},   {"dialect", {LOC_BODY, 0, 4, 2}},
+    {"ctxcount", {LOC_BODY, 0, 6, 2}},  {"caps", {LOC_BODY, 0, 24, 4}},
+    {"sessflags", {LOC_BODY, 0, 2, 2}}, {"shareflags", {LOC_BODY, 0, 4, 4}},
     {"sharecaps", {LOC_BODY, 0, 8, 4}},
 };
 
@@ -174,7 +175,7 @@ static int parse_item(struct rule *r, char *k, char *v, int *have_dir, char *err
   static const struct {
     const char *name;
     enum act_kind kind;
-  } acts[] = {{"or", ACT_OR},         {"clear", ACT_CLEAR}, {"put", ACT_PUT},      {"flip", ACT_FLIP},
+  } acts[] = {{"or", ACT_OR},         {"clear", ACT_CLEAR},       {"put", ACT_PUT},   {"flip", ACT_FLIP},
               {"unsign", ACT_UNSIGN}, {"truncate", ACT_TRUNCATE}, {"drop", ACT_DROP}, {"replay", ACT_REPLAY}};
   uint64_t n;
   if (!strcmp(k, "dir")) {
@@ -198,8 +199,10 @@ static int parse_item(struct rule *r, char *k, char *v, int *have_dir, char *err
     r->nth = (unsigned)n;
     return 0;
   }
-  if (!strcmp(k, "minlen")) return v && !parse_u64(v, &r->minlen) ? 0 : fail(err, errlen, "bad minlen", v ? v : "");
-  if (!strcmp(k, "after-setup")) return v ? fail(err, errlen, "after-setup takes no value", v) : (r->after_setup = 1, 0);
+  if (!strcmp(k, "minlen"))
+    return v && !parse_u64(v, &r->minlen) ? 0 : fail(err, errlen, "bad minlen", v ? v : "");
+  if (!strcmp(k, "after-setup"))
+    return v ? fail(err, errlen, "after-setup takes no value", v) : (r->after_setup = 1, 0);
   for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
     if (strcmp(k, acts[i].name)) continue;
     if (r->nact == MAX_ACTIONS) return fail(err, errlen, "too many actions in", r->text);
@@ -417,7 +420,8 @@ static int act_apply(struct tamper_conn *tc, enum tamper_dir dir, const struct a
   return -2;
 }
 
-static void hist_record(struct tamper_conn *tc, enum tamper_dir dir, const uint8_t *buf, size_t len, int cmd) {
+static void hist_record(struct tamper_conn *tc, enum tamper_dir dir, const uint8_t *buf, size_t len,
+                        int cmd) {
   unsigned i = tc->nmsg[dir]++;
   if (i >= HIST_MAX) return;
   struct hist *h = &tc->hist[dir][i];
@@ -435,8 +439,8 @@ int tamper_apply(struct tamper_conn *tc, enum tamper_dir dir, uint8_t **buf, siz
   unsigned num = tc->nmsg[dir];
   int established = tc->established;
   if (tc->trace && tc->log)
-    fprintf(tc->log, "netsim: conn %lu %s #%u %s status 0x%08x flags 0x%08x len %zu\n", tc->id, dir_names[dir],
-            num, cmd_name(cmd), status,
+    fprintf(tc->log, "netsim: conn %lu %s #%u %s status 0x%08x flags 0x%08x len %zu\n", tc->id,
+            dir_names[dir], num, cmd_name(cmd), status,
             cmd >= 0 ? (unsigned)le_get(*buf + NBSS_LEN + 16, 4) : 0u, *len - NBSS_LEN);
   int keep = 1;
   for (int i = 0; i < tc->t->n && keep == 1; i++) {
@@ -457,8 +461,8 @@ int tamper_apply(struct tamper_conn *tc, enum tamper_dir dir, uint8_t **buf, siz
       }
       keep = rc;
       if (rc >= 0 && tc->log)
-        fprintf(tc->log, "netsim: conn %lu %s #%u %s: rule %d action %d fired (%s)\n", tc->id, dir_names[dir], num,
-                cmd_name(cmd), i + 1, k + 1, r->text);
+        fprintf(tc->log, "netsim: conn %lu %s #%u %s: rule %d action %d fired (%s)\n", tc->id, dir_names[dir],
+                num, cmd_name(cmd), i + 1, k + 1, r->text);
     }
   }
   /* After the rules: a SESSION_SETUP success response starts "after-setup" with the next message. */

@@ -103,14 +103,14 @@ struct smb3_options {
   /* authentication (sec=, as mount.cifs): SMB3_SEC_AUTO (0, default: Kerberos when the server
    * offers it and the credential cache holds a ticket, else NTLMSSP), NTLMSSP (1), KRB5 (2) */
   int sec;
-  char *ip;          /* ip=ADDR: connect there; host still names the server (the SPN cifs/host) */
-  char *krb5_keytab; /* krb5_keytab=FILE: tickets from this keytab for username= (unattended) */
-  char *krb5_ccache; /* credential cache to use (NULL: KRB5CCNAME or the default) */
-  int cruid;         /* cruid=UID: that user's credential cache; -1 (default) none */
+  char *ip;                /* ip=ADDR: connect there; host still names the server (the SPN cifs/host) */
+  char *krb5_keytab;       /* krb5_keytab=FILE: tickets from this keytab for username= (unattended) */
+  char *krb5_ccache;       /* credential cache to use (NULL: KRB5CCNAME or the default) */
+  int cruid;               /* cruid=UID: that user's credential cache; -1 (default) none */
   int credentials_exposed; /* set when a credentials file that group or others may read was read: the
                             * front end warns (smb3_options_credentials_file) */
-  int forceuid, forcegid; /* smb3fs: uid= / gid= even where the server reports owners (POSIX); as
-                           * mount.cifs's; noforceuid / noforcegid (default) turn them off */
+  int forceuid, forcegid;  /* smb3fs: uid= / gid= even where the server reports owners (POSIX); as
+                            * mount.cifs's; noforceuid / noforcegid (default) turn them off */
 };
 
 /* None of these do network I/O: all may be called from a callback. */
@@ -446,10 +446,10 @@ int smb3_closedir(smb3_dir *d);
  * piece of a long answer), CLOSE [+ TREE_DISCONNECT] (one compound); every request is in
  * smb3_get_stats. Hidden shares (names ending in '$', IPC$ among them) are listed like the others:
  * filtering is the caller's choice. */
-#define SMB3_SHARE_DISK 0u            /* STYPE_DISKTREE (MS-SRVS 2.2.2.4), in type & SMB3_SHARE_TYPE_MASK */
-#define SMB3_SHARE_PRINTQ 1u          /* STYPE_PRINTQ */
-#define SMB3_SHARE_DEVICE 2u          /* STYPE_DEVICE */
-#define SMB3_SHARE_IPC 3u             /* STYPE_IPC */
+#define SMB3_SHARE_DISK 0u   /* STYPE_DISKTREE (MS-SRVS 2.2.2.4), in type & SMB3_SHARE_TYPE_MASK */
+#define SMB3_SHARE_PRINTQ 1u /* STYPE_PRINTQ */
+#define SMB3_SHARE_DEVICE 2u /* STYPE_DEVICE */
+#define SMB3_SHARE_IPC 3u    /* STYPE_IPC */
 #define SMB3_SHARE_TYPE_MASK 0x0FFFFFFFu
 #define SMB3_SHARE_TEMPORARY 0x40000000u /* STYPE_TEMPORARY */
 #define SMB3_SHARE_SPECIAL 0x80000000u   /* STYPE_SPECIAL: an administrative share (C$, IPC$...) */

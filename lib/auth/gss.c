@@ -25,11 +25,11 @@ struct gss_krb5 {
   gss_cred_id_t cred;
   gss_name_t target;
   int complete;
-  char spn[300];    /* cifs/HOST, for messages */
-  char memcc[64];   /* the private MEMORY: cache of a keytab logon */
-  char realm[256];  /* the realm we expect to log on to, for messages ("" unknown) */
+  char spn[300];        /* cifs/HOST, for messages */
+  char memcc[64];       /* the private MEMORY: cache of a keytab logon */
+  char realm[256];      /* the realm we expect to log on to, for messages ("" unknown) */
   char host_realm[256]; /* the realm krb5.conf maps the host to ("" none) */
-  char client[300]; /* the client principal, once known */
+  char client[300];     /* the client principal, once known */
 };
 
 static gss_OID_desc *krb5_mech(void) {
@@ -124,11 +124,13 @@ static void describe(const struct gss_krb5 *k, const struct gss_krb5_params *p, 
     return;
   case KRB5KRB_AP_ERR_TKT_EXPIRED:
   case KRB5KDC_ERR_TGT_REVOKED:
-    snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit", k->client[0] ? k->client : realm);
+    snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit",
+             k->client[0] ? k->client : realm);
     return;
   case KRB5KRB_AP_ERR_SKEW:
-    snprintf(err, errlen, "Kerberos: clock skew too great between this machine and the KDC or server %s "
-                          "(set the clock, e.g. with NTP)",
+    snprintf(err, errlen,
+             "Kerberos: clock skew too great between this machine and the KDC or server %s "
+             "(set the clock, e.g. with NTP)",
              p->host);
     return;
   case KRB5_KDC_UNREACH:
@@ -164,7 +166,8 @@ static void describe(const struct gss_krb5 *k, const struct gss_krb5_params *p, 
     return;
   case KRB5_KT_NOTFOUND:
   case KRB5_KT_END:
-    snprintf(err, errlen, "Kerberos: principal %s not found in keytab %s", p->principal ? p->principal : "?", kt);
+    snprintf(err, errlen, "Kerberos: principal %s not found in keytab %s", p->principal ? p->principal : "?",
+             kt);
     return;
   case ENOENT:
     if (p->keytab) {
@@ -178,14 +181,16 @@ static void describe(const struct gss_krb5 *k, const struct gss_krb5_params *p, 
       snprintf(err, errlen, "Kerberos: the key in keytab %s is wrong for %s (password changed?)", kt,
                p->principal ? p->principal : "the principal");
     else
-      snprintf(err, errlen, "Kerberos: the KDC cannot decrypt the ticket in the cache (from another KDC, or "
-                            "the account's keys changed): run kinit");
+      snprintf(err, errlen,
+               "Kerberos: the KDC cannot decrypt the ticket in the cache (from another KDC, or "
+               "the account's keys changed): run kinit");
     return;
   default:
     break;
   }
   if (maj == GSS_S_CREDENTIALS_EXPIRED) {
-    snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit", k->client[0] ? k->client : realm);
+    snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit",
+             k->client[0] ? k->client : realm);
     return;
   }
   if (maj == GSS_S_NO_CRED) {
@@ -290,10 +295,11 @@ static int init_step(struct gss_krb5 *k, const struct gss_krb5_params *p, const 
                      uint8_t **out, size_t *outlen, char *err, size_t errlen) {
   OM_uint32 maj, min = 0, ret_flags = 0;
   gss_buffer_desc ib = {inlen, (void *)in}, ob = GSS_C_EMPTY_BUFFER;
-  const OM_uint32 req = GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG | GSS_C_SEQUENCE_FLAG |
-                        GSS_C_REPLAY_FLAG;
+  const OM_uint32 req =
+      GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG | GSS_C_SEQUENCE_FLAG | GSS_C_REPLAY_FLAG;
   maj = gss_init_sec_context(&min, k->cred, &k->ctx, k->target, krb5_mech(), req, GSS_C_INDEFINITE,
-                             GSS_C_NO_CHANNEL_BINDINGS, in ? &ib : GSS_C_NO_BUFFER, NULL, &ob, &ret_flags, NULL);
+                             GSS_C_NO_CHANNEL_BINDINGS, in ? &ib : GSS_C_NO_BUFFER, NULL, &ob, &ret_flags,
+                             NULL);
   if (GSS_ERROR(maj)) {
     OM_uint32 m2;
     gss_release_buffer(&m2, &ob);
@@ -338,7 +344,8 @@ int gss_krb5_start(const struct gss_krb5_params *p, struct gss_krb5 **ctx, uint8
     describe(k, p, maj, minor, err, errlen);
     rc = SMB3_ELOGON;
   } else if (lifetime == 0) {
-    snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit", k->client[0] ? k->client : k->realm);
+    snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit",
+             k->client[0] ? k->client : k->realm);
     rc = SMB3_ELOGON;
   } else if (import_name(svc, GSS_C_NT_HOSTBASED_SERVICE, &k->target) < 0) {
     snprintf(err, errlen, "Kerberos: bad service name %s", svc);

@@ -276,7 +276,14 @@ int spnego_encode_resp(int neg_state, int with_mech, const uint8_t *tok, size_t 
 
 /* ---- smb3_auth (auth.h) ---------------------------------------------------------------------- */
 
-enum auth_state { AUTH_START, AUTH_NEGOTIATE_SENT, AUTH_AUTHENTICATE_SENT, AUTH_KRB5_SENT, AUTH_DONE, AUTH_FAILED };
+enum auth_state {
+  AUTH_START,
+  AUTH_NEGOTIATE_SENT,
+  AUTH_AUTHENTICATE_SENT,
+  AUTH_KRB5_SENT,
+  AUTH_DONE,
+  AUTH_FAILED
+};
 
 struct smb3_auth {
   struct ntlmssp ntlm;
@@ -310,8 +317,8 @@ struct smb3_auth *smb3_auth_new_sec(const char *user, const char *password, cons
   a->state = AUTH_START;
   if (sec) {
     a->sec = sec->sec;
-    if (dup_opt(&a->host, sec->host) || dup_opt(&a->ccache, sec->ccache) || dup_opt(&a->keytab, sec->keytab) ||
-        (sec->keytab && dup_opt(&a->principal, user))) {
+    if (dup_opt(&a->host, sec->host) || dup_opt(&a->ccache, sec->ccache) ||
+        dup_opt(&a->keytab, sec->keytab) || (sec->keytab && dup_opt(&a->principal, user))) {
       smb3_auth_free(a);
       return NULL;
     }

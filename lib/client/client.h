@@ -16,7 +16,7 @@ struct smb3_client {
   struct smb3_core *core;
   struct smb3_transport *tr;
   uint32_t tree_id;
-  int ipc; /* connected without a share: the tree is IPC$ (smb3_list_shares) */
+  int ipc;               /* connected without a share: the tree is IPC$ (smb3_list_shares) */
   uint32_t rsize, wsize; /* effective */
   int multi_credit;
   int guest;     /* a named user was logged on as guest */

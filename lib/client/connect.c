@@ -59,7 +59,8 @@ static const char *dialect_name(uint16_t d) {
  * server offers Kerberos. *hint NULL when there is none. */
 static int keep_hint(const struct smb3_chain *ch, uint8_t **hint, size_t *len) {
   struct smb2_negotiate_rsp r;
-  if (smb2_negotiate_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &r) || !r.sec_buf || !r.sec_len) return 0;
+  if (smb2_negotiate_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &r) || !r.sec_buf || !r.sec_len)
+    return 0;
   *hint = malloc(r.sec_len);
   if (!*hint) return SMB3_ENOMEM;
   memcpy(*hint, r.sec_buf, r.sec_len);
@@ -236,8 +237,9 @@ static int cruid_ccache(smb3_client *c, char *out, size_t outlen) {
   snprintf(out, outlen, "FILE:/tmp/krb5cc_%d", c->opts.cruid);
   struct stat st;
   if (lstat(out + 5, &st) != 0)
-    return client_fail(c, SMB3_ELOGON, 0, "cruid=%d: no Kerberos ticket: %s does not exist (run kinit as uid %d)",
-                       c->opts.cruid, out + 5, c->opts.cruid);
+    return client_fail(c, SMB3_ELOGON, 0,
+                       "cruid=%d: no Kerberos ticket: %s does not exist (run kinit as uid %d)", c->opts.cruid,
+                       out + 5, c->opts.cruid);
   if (!S_ISREG(st.st_mode) || st.st_uid != (uid_t)c->opts.cruid)
     return client_fail(c, SMB3_ELOGON, 0, "cruid=%d: credential cache %s is not a file of uid %d (owner %d)",
                        c->opts.cruid, out + 5, c->opts.cruid, (int)st.st_uid);
@@ -248,8 +250,8 @@ static int do_session_setup(smb3_client *c, const uint8_t *hint, size_t hint_len
   char host[256], cc[512];
   if (gethostname(host, sizeof host)) snprintf(host, sizeof host, "smb3fs");
   host[sizeof host - 1] = 0;
-  struct smb3_auth_sec sec = {.sec = c->opts.sec, .host = c->opts.host, .keytab = c->opts.krb5_keytab,
-                              .ccache = c->opts.krb5_ccache};
+  struct smb3_auth_sec sec = {
+      .sec = c->opts.sec, .host = c->opts.host, .keytab = c->opts.krb5_keytab, .ccache = c->opts.krb5_ccache};
   if (!sec.ccache && c->opts.cruid >= 0) {
     int rc = cruid_ccache(c, cc, sizeof cc);
     if (rc) return rc;
@@ -296,8 +298,7 @@ static int do_tree_connect(smb3_client *c) {
       rc = client_fail(c, SMB3_ENOTSUP, 0, "share '%s' is not a %s share", share, c->ipc ? "pipe" : "disk");
     else if (tr.share_flags & SMB2_SHAREFLAG_ENCRYPT_DATA) {
       rc = with_core(c, (int (*)(struct smb3_core *, void *))(void *)core_require_encryption, NULL);
-      if (rc)
-        client_fail(c, rc, 0, "share '%s' requires encryption, which this session cannot do", share);
+      if (rc) client_fail(c, rc, 0, "share '%s' requires encryption, which this session cannot do", share);
     }
   }
   chain_free(ch);
@@ -366,8 +367,8 @@ static int copy_options(struct smb3_options *d, const struct smb3_options *s) {
   d->ip = d->krb5_keytab = d->krb5_ccache = NULL;
   if (copy_opt(&d->host, s->host) || copy_opt(&d->share, s->share) || copy_opt(&d->path, s->path) ||
       copy_opt(&d->username, s->username) || copy_opt(&d->password, s->password) ||
-      copy_opt(&d->domain, s->domain) || copy_opt(&d->ip, s->ip) || copy_opt(&d->krb5_keytab, s->krb5_keytab) ||
-      copy_opt(&d->krb5_ccache, s->krb5_ccache))
+      copy_opt(&d->domain, s->domain) || copy_opt(&d->ip, s->ip) ||
+      copy_opt(&d->krb5_keytab, s->krb5_keytab) || copy_opt(&d->krb5_ccache, s->krb5_ccache))
     return SMB3_ENOMEM;
   return 0;
 }
@@ -420,8 +421,8 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
                                     : 24u << 20; /* bulk.c's write window, the larger one */
   size_t sockbuf = 2 * inflight;
   if (!rc)
-    rc = transport_connect(o->ip ? o->ip : o->host, o->port, (int)o->connect_timeout_ms, sockbuf, c->core, &c->tr,
-                           c->last_error, sizeof c->last_error);
+    rc = transport_connect(o->ip ? o->ip : o->host, o->port, (int)o->connect_timeout_ms, sockbuf, c->core,
+                           &c->tr, c->last_error, sizeof c->last_error);
   if (!rc) {
     c->io_thread = transport_thread(c->tr);
     c->have_io_thread = 1;

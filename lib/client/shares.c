@@ -28,8 +28,8 @@
 
 #define FSCTL_PIPE_TRANSCEIVE 0x0011C017u /* MS-FSCC 2.3.49 */
 #define PIPE_IO_MAX (64u * 1024u)         /* IOCTL output / READ length asked for: one credit */
-#define PIPE_ACCESS                                                                                        \
-  (SMB2_FILE_READ_DATA | SMB2_FILE_WRITE_DATA | SMB2_FILE_READ_EA | SMB2_FILE_WRITE_EA |                   \
+#define PIPE_ACCESS                                                                                          \
+  (SMB2_FILE_READ_DATA | SMB2_FILE_WRITE_DATA | SMB2_FILE_READ_EA | SMB2_FILE_WRITE_EA |                     \
    SMB2_FILE_READ_ATTRIBUTES | SMB2_FILE_WRITE_ATTRIBUTES | SMB2_READ_CONTROL | SMB2_SYNCHRONIZE)
 #define TREE_ID_RELATED 0xFFFFFFFFu /* a related request's TreeId: the previous one's (3.2.4.1.4) */
 #define ENUM_ROUNDS_MAX 64          /* ERROR_MORE_DATA rounds before we call the server confused */
@@ -84,7 +84,8 @@ static uint32_t msg_tree(const struct shares_op *x, int related_after_tcon) {
 
 static int enc_tcon(struct shares_op *x, struct smb3_msg *m) {
   char unc[600];
-  if ((size_t)snprintf(unc, sizeof unc, "\\\\%s\\IPC$", x->c->opts.host) >= sizeof unc) return SMB3_ENAMETOOLONG;
+  if ((size_t)snprintf(unc, sizeof unc, "\\\\%s\\IPC$", x->c->opts.host) >= sizeof unc)
+    return SMB3_ENAMETOOLONG;
   struct smb2_tree_connect_req r = {.path = unc};
   struct le_wr w;
   int rc = msg_body_begin(m, SMB2_TREE_CONNECT, 0, 64 + 4 * strlen(unc), &w);
@@ -321,7 +322,8 @@ static void op_next(struct shares_op *x);
 
 static void op_finish(struct shares_op *x) {
   struct smb3_share *v = NULL;
-  if (!x->rc && x->n && !(v = calloc(x->n, sizeof *v))) x->rc = client_fail(x->c, SMB3_ENOMEM, 0, "out of memory");
+  if (!x->rc && x->n && !(v = calloc(x->n, sizeof *v)))
+    x->rc = client_fail(x->c, SMB3_ENOMEM, 0, "out of memory");
   for (size_t i = 0; v && i < x->n; i++)
     v[i] = (struct smb3_share){x->list[i].name, x->list[i].comment, x->list[i].type};
   x->cb(x->rc, x->rc ? NULL : v, x->rc ? 0 : x->n, x->arg);

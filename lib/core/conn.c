@@ -241,7 +241,8 @@ size_t out_frame_len(const struct out_frame *f, int from) {
  * session (MS-SMB2 3.2.4.1.1). Encrypted messages are not signed (the transform authenticates). */
 static int msg_must_sign(const struct smb3_core *c, const struct smb3_chain *ch, const struct smb3_msg *m) {
   if (!c->established || ch->no_session || c->sealing || c->anon) return 0;
-  return c->signing || ch->must_sign || (c->neg.dialect == SMB2_DIALECT_311 && m->command == SMB2_TREE_CONNECT);
+  return c->signing || ch->must_sign ||
+         (c->neg.dialect == SMB2_DIALECT_311 && m->command == SMB2_TREE_CONNECT);
 }
 
 /* Build headers, sign, and lay the chain out as one frame. */

@@ -101,7 +101,8 @@ int dcerpc_bind_ack_decode(const uint8_t *p, size_t len, uint32_t call_id, struc
   struct pdu_hdr h;
   if (len < DCERPC_HDR_LEN || hdr_get(p, call_id, DCERPC_HDR_LEN, &h)) return SMB3_EPROTO;
   if (h.frag_len != len) return SMB3_EPROTO; /* one PDU, exactly */
-  if ((h.flags & (DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG)) != (DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG))
+  if ((h.flags & (DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG)) !=
+      (DCERPC_PFC_FIRST_FRAG | DCERPC_PFC_LAST_FRAG))
     return SMB3_EPROTO;
   struct le_rd r;
   le_rd_init(&r, p, len);
@@ -129,7 +130,7 @@ int dcerpc_bind_ack_decode(const uint8_t *p, size_t len, uint32_t call_id, struc
   const uint8_t *ts = le_rd_take(&r, 20);
   if (r.err) return SMB3_EPROTO;
   if (a->max_xmit_frag < DCERPC_RESP_HDR_LEN + 8 || a->max_recv_frag < DCERPC_RESP_HDR_LEN + 8)
-    return SMB3_EPROTO; /* fragments that cannot carry a stub */
+    return SMB3_EPROTO;                    /* fragments that cannot carry a stub */
   if (a->result != 0) return SMB3_ENOTSUP; /* user or provider rejection (12.6.3.1 p_cont_def_result_t) */
   if (memcmp(ts, dcerpc_syntax_ndr.uuid, 16) || le16_at(ts + 16) != dcerpc_syntax_ndr.major ||
       le16_at(ts + 18) != dcerpc_syntax_ndr.minor)

@@ -83,10 +83,10 @@ struct srvsvc_share {
 struct srvsvc_enum {
   struct srvsvc_share *shares; /* n entries, malloc'd */
   uint32_t n;
-  uint32_t total;      /* TotalEntries */
-  int have_resume;     /* the server sent a ResumeHandle */
-  uint32_t resume;     /* its value */
-  uint32_t status;     /* the call's WERROR (0 success, SRVSVC_ERROR_MORE_DATA, others) */
+  uint32_t total;  /* TotalEntries */
+  int have_resume; /* the server sent a ResumeHandle */
+  uint32_t resume; /* its value */
+  uint32_t status; /* the call's WERROR (0 success, SRVSVC_ERROR_MORE_DATA, others) */
 };
 /* The [out] parameters from a response stub. On 0 r owns its shares (srvsvc_enum_free). SMB3_EPROTO
  * for malformed NDR, a level other than 1, strings that are not valid UTF-16 or lack their

@@ -51,7 +51,7 @@ static int string_get(struct le_rd *r, char **out) {
   const uint8_t *s = le_rd_take(r, (size_t)actual * 2);
   if (!s) return SMB3_EPROTO;
   for (uint32_t i = 0; i + 1 < actual; i++)
-    if (le16_at(s + 2 * i) == 0) return SMB3_EPROTO; /* a NUL before the end: not one string */
+    if (le16_at(s + 2 * i) == 0) return SMB3_EPROTO;          /* a NUL before the end: not one string */
   if (le16_at(s + 2 * (actual - 1)) != 0) return SMB3_EPROTO; /* no terminator */
   int rc = smb3_utf16le_to_utf8(s, (size_t)(actual - 1) * 2, out, NULL);
   return rc == SMB3_ENOMEM ? rc : rc ? SMB3_EPROTO : 0;

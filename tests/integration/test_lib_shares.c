@@ -24,7 +24,8 @@ static int find(const struct smb3_share *s, int n, const char *name) {
 }
 
 static void check_list(const struct smb3_share *s, int n) {
-  const char *want[] = {lt_env("SMB3_TEST_SHARE"), lt_env("SMB3_TEST_GUEST_SHARE"), lt_env("SMB3_TEST_RO_SHARE")};
+  const char *want[] = {lt_env("SMB3_TEST_SHARE"), lt_env("SMB3_TEST_GUEST_SHARE"),
+                        lt_env("SMB3_TEST_RO_SHARE")};
   for (size_t i = 0; i < 3; i++) {
     int k = find(s, n, want[i]);
     if (k < 0) fail_msg("share %s not listed", want[i]);
@@ -128,7 +129,7 @@ static void outer_cb(int rc, const struct smb3_share *s, size_t n, void *arg) {
   if (rc == 0) check_list(s, (int)n);
   struct smb3_share *out = (struct smb3_share *)1;
   x->sync_rc = smb3_list_shares(x->c, &out); /* on the I/O thread: refused */
-  if (out) x->sync_rc = 12345;                 /* *out must be NULL then */
+  if (out) x->sync_rc = 12345;               /* *out must be NULL then */
   /* the async form is allowed here */
   x->inner = smb3_list_shares_async(x->c, inner_cb, x);
   if (x->inner) sem_post(&x->done);

@@ -112,9 +112,9 @@ static void options_kerberos(void **state) {
   smb3_options_init(&o);
   assert_int_equal(o.sec, 0);
   assert_int_equal(o.cruid, -1);
-  assert_int_equal(smb3_options_parse(&o, "sec=krb5,ip=10.0.0.5,krb5_keytab=/etc/k.keytab,cruid=1000", 0, err,
-                                      sizeof err),
-                   0);
+  assert_int_equal(
+      smb3_options_parse(&o, "sec=krb5,ip=10.0.0.5,krb5_keytab=/etc/k.keytab,cruid=1000", 0, err, sizeof err),
+      0);
   assert_int_equal(o.sec, 2);
   assert_false(o.sign);
   assert_string_equal(o.ip, "10.0.0.5");
@@ -136,9 +136,9 @@ static void options_kerberos(void **state) {
 
 static void options_bad(void **state) {
   (void)state;
-  const char *bad[] = {"vers=4",      "rsize=abc",     "rsize=1k", "rsize=64M", "port=0", "port=70000",
-                       "cache=maybe", "file_mode=999", "sign=1",   "nosuch",    "uid=-1", "actimeo=x",
-                       "min_vers",    "min_vers=4",    NULL};
+  const char *bad[] = {"vers=4",     "rsize=abc",   "rsize=1k",      "rsize=64M",  "port=0",
+                       "port=70000", "cache=maybe", "file_mode=999", "sign=1",     "nosuch",
+                       "uid=-1",     "actimeo=x",   "min_vers",      "min_vers=4", NULL};
   for (int i = 0; bad[i]; i++) {
     struct smb3_options o;
     char err[256] = "";

@@ -31,11 +31,12 @@ static void test_bind_encode(void **state) {
   struct le_wr w;
   le_wr_init(&w, b, sizeof b);
   assert_int_equal(dcerpc_bind_encode(&w, 1, &dcerpc_syntax_srvsvc, &dcerpc_syntax_ndr), 0);
-  assert_true(wt_hex_eq(b, w.off,
-                        "05000b03 10000000 4800 0000 01000000" /* v5.0 bind, first|last, LE, 72 bytes, call 1 */
-                        "b810 b810 00000000 01000000"          /* frags 4280, new group, one context */
-                        "0000 01 00 c84f324b 7016 d301 12785a47bf6ee188 0300 0000" /* srvsvc v3.0 */
-                        "045d888a eb1c c911 9fe808002b104860 02000000"));         /* NDR v2 */
+  assert_true(
+      wt_hex_eq(b, w.off,
+                "05000b03 10000000 4800 0000 01000000" /* v5.0 bind, first|last, LE, 72 bytes, call 1 */
+                "b810 b810 00000000 01000000"          /* frags 4280, new group, one context */
+                "0000 01 00 c84f324b 7016 d301 12785a47bf6ee188 0300 0000" /* srvsvc v3.0 */
+                "045d888a eb1c c911 9fe808002b104860 02000000"));          /* NDR v2 */
   le_wr_init(&w, b, 40);
   assert_int_equal(dcerpc_bind_encode(&w, 1, &dcerpc_syntax_srvsvc, &dcerpc_syntax_ndr), SMB3_EINVAL);
 }
@@ -47,8 +48,8 @@ static void test_request_encode(void **state) {
   le_wr_init(&w, stub, sizeof stub);
   assert_int_equal(srvsvc_share_enum_encode(&w, 7), 0);
   size_t n = w.off;
-  assert_true(wt_hex_eq(stub, n,
-                        "00000000 01000000 01000000 00000200 00000000 00000000 ffffffff 04000200 07000000"));
+  assert_true(
+      wt_hex_eq(stub, n, "00000000 01000000 01000000 00000200 00000000 00000000 ffffffff 04000200 07000000"));
   le_wr_init(&w, b, sizeof b);
   assert_int_equal(dcerpc_request_encode(&w, 2, SRVSVC_OPNUM_NETR_SHARE_ENUM, stub, n), 0);
   assert_int_equal(w.off, 24 + n);
@@ -98,22 +99,22 @@ static void test_bind_ack(void **state) {
   assert_true(wt_truncations_fail(dec_bind_ack, b, n));
   assert_int_equal(dcerpc_bind_ack_decode(b, n, 2, &a), SMB3_EPROTO); /* another call's */
   uint8_t c[128];
-#define MUTATE(off, val, want)                                                                           \
-  do {                                                                                                   \
-    memcpy(c, b, n);                                                                                     \
-    c[off] = (uint8_t)(val);                                                                             \
-    assert_int_equal(dcerpc_bind_ack_decode(c, n, 1, &a), want);                                         \
+#define MUTATE(off, val, want)                                                                               \
+  do {                                                                                                       \
+    memcpy(c, b, n);                                                                                         \
+    c[off] = (uint8_t)(val);                                                                                 \
+    assert_int_equal(dcerpc_bind_ack_decode(c, n, 1, &a), want);                                             \
   } while (0)
-  MUTATE(0, 4, SMB3_EPROTO);    /* version 4 */
-  MUTATE(2, 2, SMB3_EPROTO);    /* a response, not a bind_ack */
-  MUTATE(3, 1, SMB3_EPROTO);    /* not the last fragment */
-  MUTATE(4, 0x00, SMB3_EPROTO); /* big-endian data representation */
-  MUTATE(8, 61, SMB3_EPROTO);   /* frag_length past the data */
-  MUTATE(10, 8, SMB3_EPROTO);   /* auth_length: we asked for none */
-  MUTATE(24, 200, SMB3_EPROTO); /* sec_addr longer than the PDU */
-  MUTATE(38, 'x', SMB3_EPROTO); /* sec_addr without its NUL */
-  MUTATE(40, 0, SMB3_EPROTO);   /* no results */
-  MUTATE(40, 2, SMB3_EPROTO);   /* two results announced, one there */
+  MUTATE(0, 4, SMB3_EPROTO);     /* version 4 */
+  MUTATE(2, 2, SMB3_EPROTO);     /* a response, not a bind_ack */
+  MUTATE(3, 1, SMB3_EPROTO);     /* not the last fragment */
+  MUTATE(4, 0x00, SMB3_EPROTO);  /* big-endian data representation */
+  MUTATE(8, 61, SMB3_EPROTO);    /* frag_length past the data */
+  MUTATE(10, 8, SMB3_EPROTO);    /* auth_length: we asked for none */
+  MUTATE(24, 200, SMB3_EPROTO);  /* sec_addr longer than the PDU */
+  MUTATE(38, 'x', SMB3_EPROTO);  /* sec_addr without its NUL */
+  MUTATE(40, 0, SMB3_EPROTO);    /* no results */
+  MUTATE(40, 2, SMB3_EPROTO);    /* two results announced, one there */
   MUTATE(48, 0x05, SMB3_EPROTO); /* accepted with another transfer syntax */
   MUTATE(44, 3, SMB3_ENOTSUP);   /* our context rejected */
   memcpy(c, b, n);
@@ -127,7 +128,8 @@ static void test_bind_ack(void **state) {
   assert_int_equal(dcerpc_bind_ack_decode(b, n, 1, &a), SMB3_ENOTSUP);
   assert_int_equal(a.result, 2);
   uint8_t nak[24];
-  assert_int_equal(wt_unhex("05000d03 10000000 1800 0000 01000000 0400 01 00 0500 0000", nak, sizeof nak), 24);
+  assert_int_equal(wt_unhex("05000d03 10000000 1800 0000 01000000 0400 01 00 0500 0000", nak, sizeof nak),
+                   24);
   assert_int_equal(dcerpc_bind_ack_decode(nak, 24, 1, &a), SMB3_ENOTSUP);
   assert_int_equal(a.reason, 4);
 }
@@ -197,9 +199,9 @@ static void test_response_fragments(void **state) {
   assert_int_equal(dcerpc_response_collect(c, n, 9, &out, &out_len, &fault), 1);
   /* A fault PDU: its status, no stub. */
   uint8_t f[32];
-  assert_int_equal(wt_unhex("05000303 10000000 2000 0000 09000000 20000000 0000 00 00 05000000 00000000", f,
-                            sizeof f),
-                   32);
+  assert_int_equal(
+      wt_unhex("05000303 10000000 2000 0000 09000000 20000000 0000 00 00 05000000 00000000", f, sizeof f),
+      32);
   out = (uint8_t *)1;
   assert_int_equal(dcerpc_response_collect(f, 32, 9, &out, &out_len, &fault), 0);
   assert_int_equal(fault, 5);
@@ -270,9 +272,9 @@ static size_t enum_stub(uint8_t *b, size_t cap) {
 #define ST_MAX 20
 #define ST_NAME0 24
 #define ST_REMARK1 44
-#define ST_STR0 48      /* "a": max, offset, actual, units */
-#define ST_STR1 64      /* "hi" */
-#define ST_STR1_END 80  /* its terminator */
+#define ST_STR0 48     /* "a": max, offset, actual, units */
+#define ST_STR1 64     /* "hi" */
+#define ST_STR1_END 80 /* its terminator */
 
 static int dec_enum(const uint8_t *p, size_t n) {
   struct srvsvc_enum e;
@@ -297,21 +299,21 @@ static void test_enum_decode(void **state) {
   srvsvc_enum_free(&e);
   assert_true(wt_truncations_fail(dec_enum, b, n));
   uint8_t c[256];
-#define BAD32(off, val)                                                                                  \
-  do {                                                                                                   \
-    memcpy(c, b, n);                                                                                     \
-    le32_put(c + (off), (val));                                                                          \
-    assert_int_equal(dec_enum(c, n), SMB3_EPROTO);                                                       \
+#define BAD32(off, val)                                                                                      \
+  do {                                                                                                       \
+    memcpy(c, b, n);                                                                                         \
+    le32_put(c + (off), (val));                                                                              \
+    assert_int_equal(dec_enum(c, n), SMB3_EPROTO);                                                           \
   } while (0)
-  BAD32(ST_LEVEL, 2);            /* another level */
-  BAD32(ST_SWITCH, 2);           /* a union arm that is not the level */
-  BAD32(ST_COUNT, 3);            /* more entries than the array's conformance */
-  BAD32(ST_MAX, 3);              /* conformance and count differ */
-  BAD32(ST_COUNT, 0x40000000);   /* a count larger than the data (and no allocation of it) */
-  BAD32(ST_NAME0, 0);            /* a share without a name */
-  BAD32(ST_STR0 + 4, 1);         /* a varying string's offset */
-  BAD32(ST_STR0 + 8, 3);         /* actual count above max count */
-  BAD32(ST_STR0 + 8, 0);         /* no units at all: no terminator */
+  BAD32(ST_LEVEL, 2);          /* another level */
+  BAD32(ST_SWITCH, 2);         /* a union arm that is not the level */
+  BAD32(ST_COUNT, 3);          /* more entries than the array's conformance */
+  BAD32(ST_MAX, 3);            /* conformance and count differ */
+  BAD32(ST_COUNT, 0x40000000); /* a count larger than the data (and no allocation of it) */
+  BAD32(ST_NAME0, 0);          /* a share without a name */
+  BAD32(ST_STR0 + 4, 1);       /* a varying string's offset */
+  BAD32(ST_STR0 + 8, 3);       /* actual count above max count */
+  BAD32(ST_STR0 + 8, 0);       /* no units at all: no terminator */
   memcpy(c, b, n);
   le32_put(c + ST_STR0, 0x7fffffff);
   le32_put(c + ST_STR0 + 8, 0x7fffffff);
@@ -352,9 +354,9 @@ static void test_enum_decode(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bind_encode),        cmocka_unit_test(test_request_encode),
-      cmocka_unit_test(test_bind_ack),           cmocka_unit_test(test_response_fragments),
-      cmocka_unit_test(test_samba_response),     cmocka_unit_test(test_enum_decode),
+      cmocka_unit_test(test_bind_encode),    cmocka_unit_test(test_request_encode),
+      cmocka_unit_test(test_bind_ack),       cmocka_unit_test(test_response_fragments),
+      cmocka_unit_test(test_samba_response), cmocka_unit_test(test_enum_decode),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
