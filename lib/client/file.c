@@ -124,6 +124,21 @@ static void io_done(struct smb3_chain *ch, void *arg) {
   cb(r, cbarg);
 }
 
+/* Submit an I/O chain built with build_rc (its context x freed with it on failure); the first
+ * I/O of the client starts its io_seconds clock. */
+static int io_submit(smb3_client *c, struct smb3_chain *ch, void *x, int build_rc) {
+  uint64_t zero = 0;
+  int rc = build_rc;
+  if (!rc)
+    __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  if (!rc) rc = client_submit(c, ch);
+  if (rc) {
+    chain_free(ch);
+    free(x);
+  }
+  return rc;
+}
+
 /* ---- WRITE, then the times, in one related compound (MS-SMB2 3.2.4.1.4: the server runs
  * them in order, so the times set are the file's last word and a write after them on the
  * handle does not move them: the write-back's last extent of a file whose times were set
@@ -215,15 +230,7 @@ int smb3_pwrite_setattr_async(smb3_file *f, const void *buf, size_t len, uint64_
   }
   ch->cb = two ? wset_done : wset_written;
   ch->arg = x;
-  uint64_t zero = 0;
-  if (!rc)
-    __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-  if (!rc) rc = client_submit(c, ch);
-  if (rc) {
-    chain_free(ch);
-    free(x);
-  }
-  return rc;
+  return io_submit(c, ch, x, rc);
 }
 
 /* A WRITE's data from a local file instead of memory (sent with sendfile by the transport). */
@@ -260,15 +267,7 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
   }
   ch->cb = io_done;
   ch->arg = x;
-  uint64_t zero = 0;
-  if (!rc)
-    __atomic_compare_exchange_n(&c->io_first_ns, &zero, mono_ns(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-  if (!rc) rc = client_submit(c, ch);
-  if (rc) {
-    chain_free(ch);
-    free(x);
-  }
-  return rc;
+  return io_submit(c, ch, x, rc);
 }
 
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
