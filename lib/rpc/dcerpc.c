@@ -161,7 +161,8 @@ static int collect(const uint8_t *p, size_t len, uint32_t call_id, uint8_t *out,
     size_t n = h.frag_len - DCERPC_RESP_HDR_LEN;
     if (n > DCERPC_MAX_STUB - total) return SMB3_EPROTO;
     if (len - off < h.frag_len) return 1;
-    if (le16_at(p + off + 20) != 0) return SMB3_EPROTO; /* p_cont_id: our only context (the whole fragment is here) */
+    if (le16_at(p + off + 20) != 0)
+      return SMB3_EPROTO; /* p_cont_id: our only context (the whole fragment is here) */
     if (out) memcpy(out + total, p + off + DCERPC_RESP_HDR_LEN, n);
     total += n;
     off += h.frag_len;
