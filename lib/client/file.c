@@ -52,15 +52,19 @@ void stat_from_fscc(const struct fscc_stat *f, struct smb3_stat *st) {
   }
 }
 
+static struct fscc_stat fscc_of_attrs(const struct smb2_file_attrs *a, uint64_t ino) {
+  return (struct fscc_stat){.creation_time = a->creation_time,
+                            .last_access_time = a->last_access_time,
+                            .last_write_time = a->last_write_time,
+                            .change_time = a->change_time,
+                            .allocation_size = a->allocation_size,
+                            .end_of_file = a->end_of_file,
+                            .attributes = a->file_attributes,
+                            .file_id = ino};
+}
+
 void stat_from_attrs(const struct smb2_file_attrs *a, uint64_t ino, struct smb3_stat *st) {
-  struct fscc_stat f = {.creation_time = a->creation_time,
-                        .last_access_time = a->last_access_time,
-                        .last_write_time = a->last_write_time,
-                        .change_time = a->change_time,
-                        .allocation_size = a->allocation_size,
-                        .end_of_file = a->end_of_file,
-                        .attributes = a->file_attributes,
-                        .file_id = ino};
+  struct fscc_stat f = fscc_of_attrs(a, ino);
   stat_from_fscc(&f, st);
 }
 
@@ -69,15 +73,7 @@ void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
     stat_from_attrs(&r->attrs, r->have_disk_id ? r->disk_file_id : 0, st);
     return;
   }
-  const struct smb2_file_attrs *a = &r->attrs;
-  struct fscc_stat f = {.creation_time = a->creation_time,
-                        .last_access_time = a->last_access_time,
-                        .last_write_time = a->last_write_time,
-                        .change_time = a->change_time,
-                        .allocation_size = a->allocation_size,
-                        .end_of_file = a->end_of_file,
-                        .attributes = a->file_attributes,
-                        .file_id = r->have_disk_id ? r->disk_file_id : 0};
+  struct fscc_stat f = fscc_of_attrs(&r->attrs, r->have_disk_id ? r->disk_file_id : 0);
   fscc_stat_from_posix_cc(&r->posix, &f); /* mode, owner, group, nlink: no device here */
   stat_from_fscc(&f, st);
 }
