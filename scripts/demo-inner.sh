@@ -13,6 +13,7 @@ set -uo pipefail
 SMB3=$BUILD/cli/smb3
 OPS=$BUILD/tools/smb3-ops
 SMB3FS=$BUILD/fs/smb3fs
+MEMFUSE=$BUILD/tools/smb3-memfuse
 U=$SMB3_TEST_URL
 SHARE_DIR=$SMB3_TEST_SHARE_DIR
 SIZE_MB=${DEMO_SIZE_MB:-512}
@@ -190,6 +191,34 @@ w_dd() {
   fi
   rm -f "$SHARE_DIR/ddw"
 }
+# The same dd through smb3-memfuse (the floor): a fresh mount, its kernel read-ahead raised to
+# smb3fs's (1 MiB), the page cache dropped before it; what it is written is dropped, so nothing to check.
+w_floor() {
+  local dir=$3 bs=$4 bsb=1048576 n ok=1
+  [ "$bs" = 4k ] && bsb=4096
+  drop_caches
+  if ! "$MEMFUSE" "$MNT" --file "rd=$bytes" 2>"$W/err"; then
+    fail "$1" "$2" "smb3-memfuse: $(last_line "$W/err")"
+    return
+  fi
+  local dev
+  dev=$(stat -c %d "$MNT")
+  echo 1024 >"/sys/class/bdi/$((dev >> 8)):$((dev & 255))/read_ahead_kb" 2>/dev/null
+  if [ "$dir" = read ]; then
+    timed /dev/null "$W/err" dd if="$MNT/rd" of=/dev/null bs="$bs"
+  else
+    timed /dev/null "$W/err" dd if="$W/src" of="$MNT/ddw" bs="$bs" count=$((bytes / bsb)) conv=fsync
+  fi || ok=0
+  fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"
+  n=$(grep -o '^[0-9]* bytes' "$W/err" | cut -d' ' -f1)
+  if ((!ok)); then
+    fail "$1" "$2" "$(last_line "$W/err")"
+  elif [ "${n:-0}" != "$bytes" ]; then
+    fail "$1" "$2" "dd copied ${n:-0} bytes, expected $bytes"
+  else
+    ok "$1" "$(mbps $bytes $NS)"
+  fi
+}
 # 1000 statfs through libsmb3 (tools/smb3-ops, timed inside the process): compounded CREATE+QUERY_INFO+
 # CLOSE in one round trip, or three round trips with -o nocompound.
 w_statfs_lib() {
@@ -237,29 +266,38 @@ print('%.6f %d' % ((time.perf_counter() - t), os.statvfs(sys.argv[1]).f_blocks))
   fi
 }
 
-# ---- the rows: ID|label|unit|vs smbclient (row ID)|vs smb3 (row ID)|workload ----
+# ---- the rows: ID|label|unit|vs smbclient (row ID)|vs smb3 (row ID)|vs floor (row ID)|workload ----
 ROWS=(
-  "put64|smb3 put, wsize=64K|MB/s|scput||smb3_put 64K"
-  "put1m|smb3 put, wsize=1M|MB/s|scput||smb3_put 1M"
-  "put4m|smb3 put, wsize=4M (default)|MB/s|scput||smb3_put 4M"
-  "scput|smbclient put|MB/s|||smbclient_put"
-  "cat64|smb3 cat, rsize=64K|MB/s|scget||smb3_cat 64K"
-  "cat1m|smb3 cat, rsize=1M|MB/s|scget||smb3_cat 1M"
-  "cat4m|smb3 cat, rsize=4M (default)|MB/s|scget||smb3_cat 4M"
-  "scget|smbclient get|MB/s|||smbclient_get"
+  "put64|smb3 put, wsize=64K|MB/s|scput|||smb3_put 64K"
+  "put1m|smb3 put, wsize=1M|MB/s|scput|||smb3_put 1M"
+  "put4m|smb3 put, wsize=4M (default)|MB/s|scput|||smb3_put 4M"
+  "scput|smbclient put|MB/s||||smbclient_put"
+  "cat64|smb3 cat, rsize=64K|MB/s|scget|||smb3_cat 64K"
+  "cat1m|smb3 cat, rsize=1M|MB/s|scget|||smb3_cat 1M"
+  "cat4m|smb3 cat, rsize=4M (default)|MB/s|scget|||smb3_cat 4M"
+  "scget|smbclient get|MB/s||||smbclient_get"
 )
 MOUNT_ROWS=(
-  "ddr1m|smb3fs: dd read bs=1M|MB/s|scget|cat4m|dd read 1M"
-  "ddr4k|smb3fs: dd read bs=4k|MB/s|scget|cat4m|dd read 4k"
-  "ddw1m|smb3fs: dd write bs=1M fsync|MB/s|scput|put4m|dd write 1M"
-  "ddw4k|smb3fs: dd write bs=4k fsync|MB/s|scput|put4m|dd write 4k"
+  "ddr1m|smb3fs: dd read bs=1M|MB/s|scget|cat4m|flr1m|dd read 1M"
+  "ddr4k|smb3fs: dd read bs=4k|MB/s|scget|cat4m|flr4k|dd read 4k"
+  "ddw1m|smb3fs: dd write bs=1M fsync|MB/s|scput|put4m|flw1m|dd write 1M"
+  "ddw4k|smb3fs: dd write bs=4k fsync|MB/s|scput|put4m|flw4k|dd write 4k"
+)
+# The floor: the same dd through smb3-memfuse (tools/bench/memfuse.c), a FUSE file system from memory
+# with smb3fs's FUSE settings and no network: what any page-cache FUSE mount costs on this machine.
+FLOOR_ROWS=(
+  "flr1m|floor (FUSE, no network): read bs=1M|MB/s||||floor read 1M"
+  "flr4k|floor (FUSE, no network): read bs=4k|MB/s||||floor read 4k"
+  "flw1m|floor (FUSE, no network): write bs=1M|MB/s||||floor write 1M"
+  "flw4k|floor (FUSE, no network): write bs=4k|MB/s||||floor write 4k"
 )
 ROWS+=(
-  "stc|libsmb3: statfs, compounded|ms|||statfs_lib compound"
-  "stn|libsmb3: statfs, -o nocompound|ms||stc|statfs_lib nocompound"
+  "stc|libsmb3: statfs, compounded|ms||||statfs_lib compound"
+  "stn|libsmb3: statfs, -o nocompound|ms||stc||statfs_lib nocompound"
 )
 if [ -x "$SMB3FS" ]; then
-  ROWS=("${ROWS[@]:0:8}" "${MOUNT_ROWS[@]}" "${ROWS[@]:8}" "fsst|smb3fs: statfs()|ms||stc|statfs_fs")
+  [ -x "$MEMFUSE" ] || FLOOR_ROWS=()
+  ROWS=("${ROWS[@]:0:8}" "${MOUNT_ROWS[@]}" "${FLOOR_ROWS[@]}" "${ROWS[@]:8}" "fsst|smb3fs: statfs()|ms||stc||statfs_fs")
 fi
 
 echo "demo: Samba $(smbd --version | cut -d' ' -f2) on 127.0.0.1:$SMB3_TEST_PORT, share on tmpfs;" \
@@ -279,7 +317,7 @@ for ((run = 1; run <= RUNS; run++)); do
   start=$(((run - 1) * nrows / RUNS))
   t_round=$(date +%s)
   for ((k = 0; k < nrows; k++)); do
-    IFS='|' read -r id _ _ _ _ work <<<"${ROWS[(start + k) % nrows]}"
+    IFS='|' read -r id _ _ _ _ _ work <<<"${ROWS[(start + k) % nrows]}"
     read -r fn args <<<"$work"
     # shellcheck disable=SC2086 # args: the workload's words
     "w_$fn" "$id" "$run" $args
@@ -294,7 +332,7 @@ summary() { # values... -> "median min max"
     END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; print m, v[1], v[NR] }'
 }
 for row in "${ROWS[@]}"; do
-  IFS='|' read -r id _ _ _ _ _ <<<"$row"
+  IFS='|' read -r id _ _ _ _ _ _ <<<"$row"
   [ -n "${ERRS[$id]:-}" ] && continue
   # shellcheck disable=SC2086 # the samples, one word each
   read -r MED[$id] LO[$id] HI[$id] <<<"$(summary ${VALS[$id]})"
@@ -306,15 +344,15 @@ ratio() {
   awk -v a="${MED[$1]}" -v b="${MED[$2]}" -v u="$3" \
     'BEGIN { r = u == "ms" ? b / a : a / b; printf "%.2fx", r }'
 }
-line() { printf '| %-31s | %9s | %-11s | %12s | %7s | %-8s |\n' "$@"; }
+line() { printf '| %-38s | %9s | %-11s | %12s | %7s | %8s | %-8s |\n' "$@"; }
 echo
-line "workload, $SIZE_MB MiB" "median" "range" "vs smbclient" "vs smb3" "wire"
-for w in 31 9 11 12 7 8; do printf '|%s' "$(printf -- '-%.0s' $(seq $((w + 2))))"; done
+line "workload, $SIZE_MB MiB" "median" "range" "vs smbclient" "vs smb3" "vs floor" "wire"
+for w in 38 9 11 12 7 8 8; do printf '|%s' "$(printf -- '-%.0s' $(seq $((w + 2))))"; done
 echo "|"
 for row in "${ROWS[@]}"; do
-  IFS='|' read -r id label unit vs_sc vs_smb3 _ <<<"$row"
+  IFS='|' read -r id label unit vs_sc vs_smb3 vs_floor _ <<<"$row"
   if [ -n "${ERRS[$id]:-}" ]; then
-    line "$label" "failed" "" "" "" ""
+    line "$label" "failed" "" "" "" "" ""
     continue
   fi
   if [ "$unit" = ms ]; then
@@ -325,7 +363,7 @@ for row in "${ROWS[@]}"; do
     rng=$(printf '%.0f-%.0f' "${LO[$id]}" "${HI[$id]}")
   fi
   line "$label" "$med" "$rng" "$(ratio "$id" "$vs_sc" "$unit")" "$(ratio "$id" "$vs_smb3" "$unit")" \
-    "${WIRE[$id]:--}"
+    "$(ratio "$id" "$vs_floor" "$unit")" "${WIRE[$id]:--}"
 done
 cat <<EOF
 
@@ -333,7 +371,10 @@ Every row: the median of $RUNS run$( ((RUNS > 1)) && echo s), range = slowest-fa
 round ran every workload once. MB/s: 10^6 bytes per second of the whole command (connect, logon,
 open, transfer, close). vs X: this row's speed / X's, medians of the same rounds (above 1: faster).
 smb3 rows: vs smbclient doing the same; smb3fs dd read: vs smbclient get and smb3 cat rsize=4M, dd
-write: vs smbclient put and smb3 put wsize=4M; statfs (ms per call): vs libsmb3 compounded. Mount
+write: vs smbclient put and smb3 put wsize=4M, and both vs the floor: the same dd through a FUSE file
+system from memory with smb3fs's settings and no network (smb3-memfuse), the most a page-cache mount
+can reach here, whose time is the kernel's copies into and out of newly allocated page-cache memory;
+statfs (ms per call): vs libsmb3 compounded. Mount
 rows as smb3-bench measures them: fresh mount per run, page cache dropped, reads of a file created
 on the server, writes with conv=fsync, the daemon's exit waited for. statfs: 1000 calls, ms per
 call. wire: largest READ/WRITE x most credits in flight (smb3 --stats, smb3 stats MOUNTPOINT), or

@@ -110,7 +110,11 @@ IO_LABEL = {"smb3-cat": "smb3 cat >/dev/null", "smb3-get": "smb3 get", "smb3-put
 # default (temporary name + rename), smb3 put --inplace and smbclient put; run at the largest rsize/wsize
 # only (they compare ways of overwriting, not wire sizes), compared with smbclient-put-over
 OVER_TOOLS = ("smb3-put-over", "smb3-put-inplace", "smbclient-put-over")
-MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone", "smb3"]
+MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone", "smb3", "floor"]
+# "floor": no network, the part of a mount's time that is FUSE and the page cache: smb3-memfuse
+# (tools/bench/memfuse.c), a FUSE file system serving the same file names from one buffer in memory with
+# smb3fs's FUSE settings (request size, read-ahead, workers), dropping what is written; the read and write
+# tests only. A mount's "vs floor" is how close it comes to what any FUSE mount can do on this machine.
 # "smb3": no mount, the reference the mounts are held to: smb3 cat of the same file > /dev/null for the read
 # tests, smb3 put of a local file (/dev/shm) of the same size for the write tests; interleaved with the mounts
 # (a data test only)
@@ -1177,6 +1181,11 @@ class Bench:
             if nocache:
                 cmd[-1] += ",actimeo=0"
             root = mnt
+        elif tool == "floor":
+            files = sorted({mount_test_size(t, self.a.mount_size[link]) for t in MOUNT_TESTS[:2]
+                            for link in self.a.mount_links})
+            cmd = [self.a.memfuse, mnt, "-f"] + [x for n in files for x in ("--file", f"{self.remote_name(n)}={n}")]
+            root = mnt
         elif tool == "smbnetfs":
             home = os.path.join(self.ws, "smbnetfs-home")
             os.makedirs(os.path.join(home, ".smb"), exist_ok=True)
@@ -1206,7 +1215,10 @@ class Bench:
                     return p, root, f"mount exited {p.returncode}: {tail(f.read())[:160]}"
             if self.is_mounted(mnt):
                 try:
-                    os.stat(root)
+                    st = os.stat(root)
+                    if tool == "floor":  # the kernel read-ahead smb3fs sets for itself (FS_KERNEL_RA, 1 MiB)
+                        with open(f"/sys/class/bdi/{os.major(st.st_dev)}:{os.minor(st.st_dev)}/read_ahead_kb", "w") as f:
+                            f.write("1024\n")
                     self.mounts.append((mnt, p))
                     return p, root, None
                 except OSError:
@@ -1283,6 +1295,8 @@ class Bench:
     def mount_one(self, tool, test, link, port, size):
         if tool == "smb3":
             return self.mount_ref_one(test, port, size)
+        if tool == "floor" and (not test.startswith(("read", "write")) or link != "loopback"):
+            return dict(error="n/a: the floor is for the read and write tests on loopback only")
         mnt = tempfile.mkdtemp(prefix=f"mnt-{tool}-", dir=self.ws)
         wname = f"mountwrite-{tool}.bin"
         self.unlink_remote(wname)
@@ -1368,7 +1382,9 @@ class Bench:
             self.say(msg)
             self.md += ["## FUSE mounts (issue 5)", "", f"**Skipped**: {msg}", ""]
             return
-        missing = [t for t in tools if t not in SMB3FS_TOOLS + ("smb3",) and not shutil.which(t)]
+        missing = [t for t in tools if t not in SMB3FS_TOOLS + ("smb3", "floor") and not shutil.which(t)]
+        if "floor" in tools and not os.path.exists(a.memfuse):
+            missing.append("floor")
         links = a.mount_links
         sizes = {link: a.mount_size[link] for link in links}
         self.say(f"tools {','.join(tools)}; links {','.join(links)}; tests {','.join(a.mount_tests)}; reps {a.reps}; "
@@ -1387,7 +1403,9 @@ class Bench:
                 self.say(f"  {link} rep {rep + 1}/{a.reps} (load {loadavg()})")
                 for test in a.mount_tests:
                     for tool in order:
-                        if tool == "smb3" and not test.startswith(("read", "write")):
+                        if tool in ("smb3", "floor") and not test.startswith(("read", "write")):
+                            continue
+                        if tool == "floor" and link != "loopback":
                             continue
                         if tool in missing:
                             s = dict(error=f"{tool} not installed (scripts/install-deps.sh bench)")
@@ -1409,12 +1427,13 @@ class Bench:
                     "smbnetfs": "-f -o big_writes" + (",attr_timeout=0,entry_timeout=0" if nc else "")
                                 + " (path HOST:PORT/share)",
                     "rclone": "--vfs-cache-mode off" + (" --attr-timeout 0s --dir-cache-time 0s" if nc else ""),
+                    "floor": "smb3-memfuse: no network, FUSE and the page cache only (the floor)",
                     "smb3": "no mount: smb3 cat >/dev/null (read), smb3 put of a /dev/shm file (write)"
                             + (" with -o seal/sign as the mount" if any(o in ("seal", "sign") for o in
                                                                         a.smb3fs_opts.split(",")) else "")}[tool]
 
-        def ref(link, test):
-            good = [s["mbps"] for s in samples.get((link, test, "smb3"), []) if not s.get("error") and "mbps" in s]
+        def ref(link, test, tool="smb3"):
+            good = [s["mbps"] for s in samples.get((link, test, tool), []) if not s.get("error") and "mbps" in s]
             return median(good) if good else None
         md = ["## FUSE mounts (issue 5)", "",
               "Fresh mount (and drop_caches) for every run. dd: MB/s of dd's wall time (writes with conv=fsync; bs=4k "
@@ -1428,10 +1447,12 @@ class Bench:
               "caching off (see the options column) so the calls reach the client. 'partial' = dd stopped by the "
               "time limit (--mount-timeout), the rate is of what it copied. *vs smb3*: the median against the "
               "median of the smb3 row (the library through the CLI, no mount: smb3 cat of the same file, smb3 put of "
-              "a file of the same size), interleaved with the mounts in the same run.", "",
-              "| tool | test | link | size | reps | MB/s or ms/op, median (range) | vs smb3 | CPU s/GiB | "
+              "a file of the same size), interleaved with the mounts in the same run. *vs floor*: the same against the "
+              "floor row (smb3-memfuse: a FUSE file system from memory with smb3fs's FUSE settings, no network), the "
+              "most any page-cache FUSE mount can reach on this machine; its CPU is the daemon's and dd's.", "",
+              "| tool | test | link | size | reps | MB/s or ms/op, median (range) | vs smb3 | vs floor | CPU s/GiB | "
               "server CPU s/GiB (busy) | mount options | status |",
-              "|---|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+              "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
         for link in links:
             for test in a.mount_tests:
                 for tool in tools:
@@ -1462,8 +1483,10 @@ class Bench:
                     size = fmt_size(mount_test_size(test, sizes[link])) if test.startswith(DATA_TESTS) \
                         else f"{a.meta_n} calls"
                     rv = ref(link, test)
-                    vs = f"{val / rv:.2f}x" if rv and tool != "smb3" and good and "mbps" in good[0] else ""
-                    md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {vs} | {cpu_cell} | "
+                    vs = f"{val / rv:.2f}x" if rv and tool not in ("smb3", "floor") and good and "mbps" in good[0] else ""
+                    fv = ref(link, test, "floor")
+                    vf = f"{val / fv:.2f}x" if fv and tool not in ("smb3", "floor") and good and "mbps" in good[0] else ""
+                    md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {vs} | {vf} | {cpu_cell} | "
                               f"{srv_cell} | {opts(tool, test)} | {status if good else 'failed'} |")
                     self.rows.append(dict(section="mount", tool=tool, op=test, dialect="", link=link, rsize="",
                                           size=mount_test_size(test, sizes[link])
@@ -1655,7 +1678,7 @@ class Bench:
     def section_tree(self):
         a = self.a
         self.say("\n== tree: many small files through the mounts ==")
-        tools = self.section_tools([t for t in a.mount_tools if t != "smb3"])  # smb3 -r: tree_cli, below
+        tools = self.section_tools([t for t in a.mount_tools if t not in ("smb3", "floor")])  # smb3 -r: tree_cli, below
         if not tools:
             self.md += ["## Tree of small files (issue 15)", "", "**Skipped**: no mount tool in --mount-tools", ""]
         missing = {t: f"{t} not installed (scripts/install-deps.sh bench)" for t in tools
@@ -2359,6 +2382,7 @@ def parse_args(argv):
     a.iperf_seconds = a.iperf_seconds or base["iperf_seconds"]
     a.source, a.build = find_dirs(a)
     a.smb3 = os.path.join(a.build, "cli", "smb3")
+    a.memfuse = os.path.join(a.build, "tools", "smb3-memfuse")
     a.netsim = os.path.join(a.build, "tools", "netsim")
     a.smb3_ops = os.path.join(a.build, "tools", "smb3-ops")
     a.smb3fs = os.path.abspath(a.smb3fs or os.path.join(a.build, "fs", "smb3fs"))
@@ -2407,7 +2431,7 @@ def outer(a, argv):
         print(f"  memory: smb3fs RSS with {MEM_STREAMS} dd readers + {MEM_STREAMS} dd writers of {fmt_size(a.mem_size)} "
               f"each at once, and 1/3/5 s after; peak RSS of smb3 get/put of {fmt_size(a.mem_get_size)}; {a.reps} reps")
     if "tree" in a.section:
-        print(f"  tree: {','.join(t for t in a.mount_tools if t != 'smb3')} on {','.join(a.tree_links)}, a generated "
+        print(f"  tree: {','.join(t for t in a.mount_tools if t not in ('smb3', 'floor'))} on {','.join(a.tree_links)}, a generated "
               f"tree of {a.tree_files} files: {', '.join(TREE_STEPS)}, each on a fresh mount, {a.reps} reps")
     cmd = [with_smbd, "--tmpfs"]
     for g in a.smbd_global:
