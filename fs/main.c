@@ -46,7 +46,12 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   struct fs_ctx *fs = userdata;
   unsigned want = FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS |
                   FUSE_CAP_PARALLEL_DIROPS |
-                  FUSE_CAP_IOCTL_DIR; /* the stats ioctl is on the root directory */
+                  FUSE_CAP_IOCTL_DIR | /* the stats ioctl is on the root directory */
+                  /* Setuid and setgid bits are the server's to clear: Samba's own chown(2) and write(2)
+                   * do it on its disk, and without the POSIX extensions there are none. Without it the
+                   * kernel asks for fresh attributes before every chown (a write-back flush and a round
+                   * trip each, for tar and cp -a as root). */
+                  FUSE_CAP_HANDLE_KILLPRIV;
   if (fs->cache != SMB3_CACHE_NONE) want |= FUSE_CAP_AUTO_INVAL_DATA;
   /* fcntl and flock locks come to us (locks.c), which takes them at the server; nobrl: the kernel keeps them
    */

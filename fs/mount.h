@@ -34,16 +34,19 @@ struct fs_counters {
   atomic_uint_fast64_t lookups_known_absent; /* negative lookups answered from a directory we made */
   atomic_uint_fast64_t closes_batched;       /* read-only handles closed several to a compound (closeq.c) */
   atomic_uint_fast64_t open_reads;           /* opens that read the file's first bytes in their compound */
-  atomic_uint_fast64_t times_deferred;       /* setattr of times sent with the write-back (wb_set_times) */
-  atomic_uint_fast64_t direct_wr_opens;      /* cache=strict opens that write with direct I/O */
-  atomic_uint_fast64_t lease_breaks;         /* lease breaks handled */
-  atomic_uint_fast64_t invalidations;        /* kernel page-cache invalidations sent */
-  atomic_uint_fast64_t outages;              /* lost connections the reconnect thread noticed (reconnect.c) */
-  atomic_uint_fast64_t reconnects;           /* new connections after a lost one (reconnect.c) */
-  atomic_uint_fast64_t reopens;              /* open files reopened on a new connection */
-  atomic_uint_fast64_t relocks;              /* byte-range locks taken again on a new connection (locks.c) */
-  atomic_uint_fast64_t relocks_lost;         /* ... and refused: another client took the range meanwhile */
-  atomic_uint_fast64_t mem_trims;            /* heap trims after the data memory went idle (memtrim.c) */
+  atomic_uint_fast64_t getattrs_held; /* getattr answered from data and times held under a write lease */
+  atomic_uint_fast64_t
+      setattrs_unchanged;               /* chown/chmod that change nothing, answered locally (ops_attr.c) */
+  atomic_uint_fast64_t times_deferred;  /* setattr of times sent with the write-back (wb_set_times) */
+  atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
+  atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */
+  atomic_uint_fast64_t invalidations;   /* kernel page-cache invalidations sent */
+  atomic_uint_fast64_t outages;         /* lost connections the reconnect thread noticed (reconnect.c) */
+  atomic_uint_fast64_t reconnects;      /* new connections after a lost one (reconnect.c) */
+  atomic_uint_fast64_t reopens;         /* open files reopened on a new connection */
+  atomic_uint_fast64_t relocks;         /* byte-range locks taken again on a new connection (locks.c) */
+  atomic_uint_fast64_t relocks_lost;    /* ... and refused: another client took the range meanwhile */
+  atomic_uint_fast64_t mem_trims;       /* heap trims after the data memory went idle (memtrim.c) */
 };
 
 struct fs_inode;

@@ -2,6 +2,7 @@
  * mount root. Each submits an asynchronous libsmb3 call and returns; the completion (on the I/O
  * thread) replies. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -118,6 +119,16 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   /* An unlinked open file is delete-pending on the server: its path cannot be opened any more,
    * and nobody else can open it, so what we know (our own writes included) is its state. */
   if (o->in->unlinked) fresh = 1;
+  /* Data and times held here under a write lease (tar: write, futimens, then fchown, whose path in
+   * the kernel asks for attributes): nobody else can have changed the file, and the compound that
+   * will carry them sets the mtime last, so the server's size and mtime will be what we know. A
+   * flush would cost that compound now and a stat after it; the close sends them anyway. */
+  if (dirty && o->in->wb.times.pending && o->in->wb.times.has_mt && !o->in->wb.inflight &&
+      (o->in->lease & SMB3_LEASE_WRITE)) {
+    if (wb_end(o->in) > o->in->st.size) o->in->st.size = wb_end(o->in);
+    atomic_fetch_add(&o->fs->ctr.getattrs_held, 1);
+    fresh = 1;
+  }
   pthread_mutex_unlock(&o->in->lock);
   if (fresh) /* (a file that may be a symlink file is read if that version was not) */
     mfsl_check(o->fs, o->in, reply_attr_cb, o);
@@ -312,10 +323,40 @@ static int setattr_times_deferred(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t 
   return 1;
 }
 
-/* Reply: this worker for times deferred to the write-back; I/O thread (the stat after the last change);
- * this worker for a deleted file under cache=loose;
- * what fails at once after the write-back flush: the thread that ended it (this worker, I/O or reconnect
- * thread: ops.h). */
+/* A chown or chmod that would change nothing on the server, answered here from what we know: no
+ * write-back flush, no round trip (tar and cp -a as root: fchown to the ids the file shows, then
+ * fchmod). Without the POSIX extensions the owner is the mount's (a chown to it changes nothing;
+ * ll_setattr refuses others) and a mode only stands for the read-only attribute, so a chmod that
+ * keeps the owner's write bit as the attribute says changes nothing either; on a POSIX share the
+ * mode must be the file's own (owner_unchanged has dropped an unchanged owner already). 1 when answered. */
+static int setattr_unchanged(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t ino, const struct stat *attr,
+                             int to_set, int posix) {
+  if (to_set & ~(FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_CTIME)) return 0;
+  if (posix && (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) return 0;
+  struct fs_inode *in = inode_get(fs, ino);
+  if (!in) return 0;
+  pthread_mutex_lock(&in->lock);
+  int same = 1;
+  if (to_set & FUSE_SET_ATTR_MODE) {
+    if (posix)
+      same = in->st.posix && ((mode_t)in->st.mode & 07777) == (attr->st_mode & 07777);
+    else if (!in->st.is_dir) /* a directory's mode is the mount's: chmod_attrs changes nothing */
+      same = !(attr->st_mode & 0222) == !!(in->st.attributes & ATTR_READONLY);
+  }
+  struct stat a;
+  if (same) fs_fill_stat(fs, &in->st, &a);
+  pthread_mutex_unlock(&in->lock);
+  if (same) {
+    atomic_fetch_add(&fs->ctr.setattrs_unchanged, 1);
+    fuse_reply_attr(req, &a, fs_attr_ttl(fs, in));
+  }
+  inode_put(fs, in);
+  return same;
+}
+
+/* Reply: this worker for times deferred to the write-back, and for a chown or chmod that changes nothing; I/O
+ * thread (the stat after the last change); this worker for a deleted file under cache=loose; what fails at
+ * once after the write-back flush: the thread that ended it (this worker, I/O or reconnect thread: ops.h). */
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
                        struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
@@ -328,7 +369,9 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
     return;
   }
   if (posix) to_set = owner_unchanged(fs, ino, attr, to_set);
-  if (setattr_times_deferred(req, fs, ino, attr, to_set)) return;
+  if (setattr_times_deferred(req, fs, ino, attr, to_set) ||
+      setattr_unchanged(req, fs, ino, attr, to_set, posix))
+    return;
   struct nsop *o = nsop_new(req);
   if (!o) return;
   o->in = inode_get(fs, ino);

@@ -60,6 +60,35 @@ for i in range(N):
 d = stats()
 report("times deferred to the write-back", d["times_deferred"] >= N, True)
 
+# tar as root: create, write, futimens, then fchown to the ids the file shows and fchmod to its mode.
+# Neither changes anything on the server: nothing is sent for them, the data and times still wait
+# for the close, and what fstat shows meanwhile is what the server then has.
+quiet_owner = 0
+for i in range(N):
+    fd = os.open(os.path.join(top, "r%d" % i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, content(i))
+    os.utime(fd, (MTIME + i, MTIME + i))
+    st = os.fstat(fd)
+    s0 = stats()
+    os.fchown(fd, st.st_uid, st.st_gid)
+    os.fchmod(fd, st.st_mode & 0o7777)
+    st2 = os.fstat(fd)
+    s1 = stats()
+    quiet_owner += all(s1["commands"][k] == s0["commands"][k] for k in ("set_info", "write", "create", "query_info"))
+    report("r%d: fstat after fchown and fchmod: size, mtime, mode, owner" % i,
+           (st2.st_size, int(st2.st_mtime), st2.st_mode, st2.st_uid, st2.st_gid),
+           (len(content(i)), MTIME + i, st.st_mode, st.st_uid, st.st_gid))
+    os.close(fd)
+report("fchown and fchmod that change nothing sent nothing (data and times still wait for the close)",
+       quiet_owner, N)
+report("counted as setattrs_unchanged", stats()["setattrs_unchanged"] - d["setattrs_unchanged"] >= 2 * N, True)
+for i in range(N):
+    p = os.path.join(share, "small", "r%d" % i)
+    with open(p, "rb") as f:
+        data = f.read()
+    report("r%d on the server's disk: content and mtime" % i, (data == content(i), int(os.stat(p).st_mtime)),
+           (True, MTIME + i))
+
 # a second client (the server's own disk here) changes files between our closes and opens
 with open(os.path.join(share, "small", "f0"), "wb") as f:
     f.write(b"changed behind the mount's back\n")

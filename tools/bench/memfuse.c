@@ -111,7 +111,8 @@ static void mf_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   fuse_reply_attr(req, &st, 1.0);
 }
 
-static void mf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi) {
+static void mf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi) {
   struct mf_file *f = file_of(ino);
   if (f && (to_set & FUSE_SET_ATTR_SIZE)) {
     pthread_mutex_lock(&lock);
@@ -121,7 +122,8 @@ static void mf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
   mf_getattr(req, ino, fi);
 }
 
-static void mf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi) {
+static void mf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                      struct fuse_file_info *fi) {
   (void)mode;
   if (parent != FUSE_ROOT_ID || strlen(name) >= sizeof files[0].name) {
     fuse_reply_err(req, parent != FUSE_ROOT_ID ? ENOENT : ENAMETOOLONG);
@@ -196,7 +198,9 @@ static void mf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
   fuse_reply_write(req, size);
 }
 
-static void mf_ok(fuse_req_t req) { fuse_reply_err(req, 0); }
+static void mf_ok(fuse_req_t req) {
+  fuse_reply_err(req, 0);
+}
 static void mf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   (void)ino;
   (void)fi;
