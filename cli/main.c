@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/time.h>
 #include <time.h>
@@ -294,11 +295,66 @@ int cli_parse_server(struct cli *cli, const char *cmd, const char *url) {
   return parse_url(cli, cmd, url, 1);
 }
 
+/* Places visited while following DFS referrals: "server\\share\\path", to refuse a loop. */
+static int dfs_visited(char seen[][1024], int n, const char *place) {
+  for (int i = 0; i < n; i++)
+    if (!strcasecmp(seen[i], place)) return 1;
+  return 0;
+}
+
+static int cli_follow_dfs(struct cli *cli, const char *cmd) {
+  char seen[SMB3_DFS_MAX_HOPS + 1][1024];
+  int nseen = 0;
+  const char *host = cli->opts.host, *share = cli->opts.share;
+  snprintf(seen[nseen++], sizeof seen[0], "%s\\%s\\%s", host, share, cli->opts.path ? cli->opts.path : "");
+  for (int hop = 0; smb3_dfs_share(cli->client); hop++) {
+    smb3_client *t;
+    char *path;
+    int rc = smb3_dfs_follow(cli->client, cli->opts.path ? cli->opts.path : "", &t, &path);
+    if (rc) return cli_fail(cli, cmd, rc);
+    if (t == cli->client) break;
+    if (hop == SMB3_DFS_MAX_HOPS) {
+      smb3_disconnect(t);
+      free(path);
+      return cli_error(cmd, "DFS: more than %d referrals for '%s' (a loop of links?)", SMB3_DFS_MAX_HOPS,
+                       seen[0]);
+    }
+    cli->dfs_hops[cli->n_dfs_hops++] = cli->client;
+    cli->client = t;
+    free(cli->opts.path);
+    cli->opts.path = path;
+    char place[1024];
+    snprintf(place, sizeof place, "%s\\%s\\%s", smb3_client_host(t), smb3_client_share(t), path);
+    if (dfs_visited(seen, nseen, place))
+      return cli_error(cmd, "DFS: the referrals for '%s' lead back to %s (a loop of links)", seen[0], place);
+    snprintf(seen[nseen++], sizeof seen[0], "%s", place);
+  }
+  return CLI_OK;
+}
+
 int cli_connect(struct cli *cli, const char *cmd) {
   char err[512];
   int rc = smb3_connect(&cli->opts, &cli->client, err, sizeof err);
   if (rc) return cli_error(cmd, "%s", err);
-  return CLI_OK;
+  return cli_follow_dfs(cli, cmd);
+}
+
+/* --stats of every client the command used (DFS hops first, then cli->client). */
+static void stats_add(struct smb3_stats *a, const struct smb3_stats *b) {
+  a->requests += b->requests;
+  a->round_trips += b->round_trips;
+  a->bytes_read += b->bytes_read;
+  a->bytes_written += b->bytes_written;
+  a->reads += b->reads;
+  a->writes += b->writes;
+  if (b->max_read_size > a->max_read_size) a->max_read_size = b->max_read_size;
+  if (b->max_write_size > a->max_write_size) a->max_write_size = b->max_write_size;
+  if (b->credits_max_in_flight > a->credits_max_in_flight)
+    a->credits_max_in_flight = b->credits_max_in_flight;
+  for (size_t i = 0; i < sizeof a->per_command / sizeof a->per_command[0]; i++)
+    a->per_command[i] += b->per_command[i];
+  a->io_ns += b->io_ns;
+  a->bytes_copied += b->bytes_copied;
 }
 
 static double now_s(void) {
@@ -409,14 +465,21 @@ static int run(int argc, char **argv) {
   rc = c->fn(&cli, nargs, args);
   if (cli.client) {
     if (cli.stats) {
-      struct smb3_stats s;
-      smb3_get_stats(cli.client, &s);
+      struct smb3_stats s = {0}, h;
+      for (int i = 0; i < cli.n_dfs_hops; i++) {
+        smb3_get_stats(cli.dfs_hops[i], &h);
+        stats_add(&s, &h);
+      }
+      smb3_get_stats(cli.client, &h);
+      stats_add(&s, &h);
       char *j = smb3_stats_json(&s);
       if (j) fprintf(stderr, "%s\n", j);
       free(j);
     }
     smb3_disconnect(cli.client);
   }
+  for (int i = 0; i < cli.n_dfs_hops; i++)
+    smb3_disconnect(cli.dfs_hops[i]);
   smb3_options_free(&cli.opts);
   return rc;
 }
