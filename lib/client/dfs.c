@@ -12,14 +12,14 @@
 #include "util/utf16.h"
 #include "wire/wire.h"
 
-#define DFS_MAX_LEVEL 4       /* MaxReferralLevel: v4 entries (2.2.2) */
-#define DFS_MAX_OUT 65535u    /* output asked for: one credit's worth, as Windows asks */
-#define DFS_CACHE_MAX 64      /* entries kept per client; the oldest goes first */
-#define DFS_TTL_CAP_S 3600    /* a server's TTL is kept at most this long */
+#define DFS_MAX_LEVEL 4    /* MaxReferralLevel: v4 entries (2.2.2) */
+#define DFS_MAX_OUT 65535u /* output asked for: one credit's worth, as Windows asks */
+#define DFS_CACHE_MAX 64   /* entries kept per client; the oldest goes first */
+#define DFS_TTL_CAP_S 3600 /* a server's TTL is kept at most this long */
 
 struct dfs_cache_entry {
   struct dfs_cache_entry *next;
-  char *prefix;        /* "\\server\\share[\\link]" as the referral covered it */
+  char *prefix;         /* "\\server\\share[\\link]" as the referral covered it */
   uint16_t server_type; /* of the first entry (DFS_SERVER_TYPE_ROOT: a root referral) */
   uint64_t expires_ns;
   int n;
@@ -157,8 +157,9 @@ static int ask_referral(smb3_client *c, const char *dfs_path, struct dfs_cache_e
     return rc == SMB3_EINVAL ? client_fail(c, rc, 0, "DFS path '%s' cannot be encoded", dfs_path) : rc;
   }
   uint32_t st = ch->msgs[0].status;
-  if (st == NT_STATUS_NOT_FOUND || st == NT_STATUS_OBJECT_NAME_NOT_FOUND || st == NT_STATUS_PATH_NOT_COVERED ||
-      st == NT_STATUS_NOT_SUPPORTED || st == NT_STATUS_INVALID_DEVICE_REQUEST || st == NT_STATUS_FS_DRIVER_REQUIRED) {
+  if (st == NT_STATUS_NOT_FOUND || st == NT_STATUS_OBJECT_NAME_NOT_FOUND ||
+      st == NT_STATUS_PATH_NOT_COVERED || st == NT_STATUS_NOT_SUPPORTED ||
+      st == NT_STATUS_INVALID_DEVICE_REQUEST || st == NT_STATUS_FS_DRIVER_REQUIRED) {
     chain_free(ch);
     return SMB3_ENOENT; /* not in a namespace: the path is what it is */
   }
@@ -172,18 +173,22 @@ static int ask_referral(smb3_client *c, const char *dfs_path, struct dfs_cache_e
   if (smb2_ioctl_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &ir) ||
       (rc = smb2_dfs_referral_decode(ir.output, ir.output_len, &r))) {
     chain_free(ch);
-    return client_fail(c, rc == SMB3_ENOMEM ? rc : SMB3_EPROTO, 0, "malformed DFS referral for '%s'", dfs_path);
+    return client_fail(c, rc == SMB3_ENOMEM ? rc : SMB3_EPROTO, 0, "malformed DFS referral for '%s'",
+                       dfs_path);
   }
   chain_free(ch);
   rc = consumed_prefix(dfs_path, r.path_consumed, &e->prefix);
-  if (rc) client_fail(c, rc, 0, "DFS referral for '%s': PathConsumed %u is not a prefix of it", dfs_path,
-                      r.path_consumed);
+  if (rc)
+    client_fail(c, rc, 0, "DFS referral for '%s': PathConsumed %u is not a prefix of it", dfs_path,
+                r.path_consumed);
   e->server_type = r.t[0].server_type;
   *ttl = UINT32_MAX;
   for (int i = 0; !rc && i < r.n; i++) {
     if ((r.t[i].flags & DFS_ENTRY_NAME_LIST) || !r.t[i].address[0]) continue; /* domain referral */
-    if (!(e->addr[e->n] = strdup(r.t[i].address))) rc = SMB3_ENOMEM;
-    else e->n++;
+    if (!(e->addr[e->n] = strdup(r.t[i].address)))
+      rc = SMB3_ENOMEM;
+    else
+      e->n++;
     if (r.t[i].ttl < *ttl) *ttl = r.t[i].ttl;
   }
   smb2_dfs_referral_free(&r);
@@ -275,7 +280,8 @@ int smb3_dfs_follow(smb3_client *c, const char *path, smb3_client **out, char **
     char *server, *share, *tpath, *np = NULL;
     rc = split_target(e->addr[i], &server, &share, &tpath);
     if (!rc && !(np = join_path(tpath, rest))) rc = SMB3_ENOMEM;
-    if (!rc && !strcasecmp(server, c->opts.host) && !strcasecmp(share, c->opts.share) && !strcasecmp(np, rel)) {
+    if (!rc && !strcasecmp(server, c->opts.host) && !strcasecmp(share, c->opts.share) &&
+        !strcasecmp(np, rel)) {
       self = 1; /* the path itself: a root referral says "here"; a link says "here" only in a loop */
     } else if (!rc) {
       tried++;
