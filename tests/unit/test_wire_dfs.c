@@ -110,8 +110,9 @@ static void test_other_versions(void **state) {
   assert_string_equal(r.t[0].address, "\\s");
   smb2_dfs_referral_free(&r);
   /* v4 name list: SpecialName at +18 "\d", 1 expanded name at +24 "\e" */
-  n = unhex("0000 0100 00000000 | 0400 1200 0000 0200 10000000 1200 0100 1800 | 5c00 6400 0000 5c00 6500 0000",
-            b, sizeof b);
+  n = unhex(
+      "0000 0100 00000000 | 0400 1200 0000 0200 10000000 1200 0100 1800 | 5c00 6400 0000 5c00 6500 0000", b,
+      sizeof b);
   assert_int_equal(smb2_dfs_referral_decode(b, n, &r), 0);
   assert_true(r.t[0].flags & DFS_ENTRY_NAME_LIST);
   assert_string_equal(r.t[0].path, "\\d");
@@ -167,8 +168,8 @@ static void test_malformed(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_req_encode),     cmocka_unit_test(test_samba_failover),
-      cmocka_unit_test(test_samba_root),     cmocka_unit_test(test_other_versions),
+      cmocka_unit_test(test_req_encode), cmocka_unit_test(test_samba_failover),
+      cmocka_unit_test(test_samba_root), cmocka_unit_test(test_other_versions),
       cmocka_unit_test(test_malformed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
