@@ -25,6 +25,7 @@ struct cli {
    * until exit so that --stats counts their round trips too */
   smb3_client *dfs_hops[SMB3_DFS_MAX_HOPS];
   int n_dfs_hops;
+  char *dfs_from; /* cli->opts.path as the URL gave it, when DFS moved it (cli_dfs_rebase) */
   struct smb3_options opts;
 };
 
@@ -40,6 +41,10 @@ int cli_parse_server(struct cli *cli, const char *cmd, const char *url);
  * the path there. CLI_FAILED, after the message, when the connection or logon failed, no DFS
  * target answers, or the referrals loop. */
 int cli_connect(struct cli *cli, const char *cmd);
+/* A second path of the URL's share (cli_same_share_path), after cli_connect followed DFS referrals
+ * for the first: rewritten in place to the same place on the target share. CLI_USAGE, after the
+ * message, when it is not under the same DFS link as the first (or does not fit in n). */
+int cli_dfs_rebase(struct cli *cli, const char *cmd, char *path, size_t n);
 /* Print "smb3: <cmd>: <message>" (cmd NULL: "smb3: <message>") to stderr; return CLI_FAILED. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a command line that cannot be used as given; returns CLI_USAGE. */

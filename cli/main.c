@@ -306,6 +306,7 @@ static int cli_follow_dfs(struct cli *cli, const char *cmd) {
   char seen[SMB3_DFS_MAX_HOPS + 1][1024];
   int nseen = 0;
   const char *host = cli->opts.host, *share = cli->opts.share;
+  int moved = 0;
   snprintf(seen[nseen++], sizeof seen[0], "%s\\%s\\%s", host, share, cli->opts.path ? cli->opts.path : "");
   for (int hop = 0; smb3_dfs_share(cli->client); hop++) {
     smb3_client *t;
@@ -321,7 +322,12 @@ static int cli_follow_dfs(struct cli *cli, const char *cmd) {
     }
     cli->dfs_hops[cli->n_dfs_hops++] = cli->client;
     cli->client = t;
-    free(cli->opts.path);
+    if (!moved++) {
+      cli->dfs_from = cli->opts.path ? cli->opts.path : strdup("");
+      if (!cli->dfs_from) return cli_error(cmd, "out of memory");
+    } else {
+      free(cli->opts.path);
+    }
     cli->opts.path = path;
     char place[1024];
     snprintf(place, sizeof place, "%s\\%s\\%s", smb3_client_host(t), smb3_client_share(t), path);
@@ -337,6 +343,48 @@ int cli_connect(struct cli *cli, const char *cmd) {
   int rc = smb3_connect(&cli->opts, &cli->client, err, sizeof err);
   if (rc) return cli_error(cmd, "%s", err);
   return cli_follow_dfs(cli, cmd);
+}
+
+/* The length of the longest common tail of a and b that is whole path components ('/'-separated,
+ * leading and trailing '/' ignored by the callers' normalization). */
+static size_t common_tail(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b), k = 0, best = 0;
+  while (k < la && k < lb && a[la - 1 - k] == b[lb - 1 - k]) {
+    k++;
+    int edge_a = k == la || a[la - k - 1] == '/', edge_b = k == lb || b[lb - k - 1] == '/';
+    if (edge_a && edge_b) best = k;
+  }
+  return best;
+}
+
+int cli_dfs_rebase(struct cli *cli, const char *cmd, char *path, size_t n) {
+  if (!cli->dfs_from) return CLI_OK;
+  const char *from = cli->dfs_from, *now = cli->opts.path;
+  while (*from == '/')
+    from++;
+  while (*now == '/')
+    now++;
+  /* from = LINK + tail, now = TARGET + tail: the link's part and the target's */
+  size_t tail = common_tail(from, now);
+  size_t link_len = strlen(from) - tail, target_len = strlen(now) - tail;
+  while (link_len && from[link_len - 1] == '/')
+    link_len--;
+  while (target_len && now[target_len - 1] == '/')
+    target_len--;
+  const char *p = path;
+  while (*p == '/')
+    p++;
+  if (strncasecmp(p, from, link_len) || (p[link_len] && p[link_len] != '/'))
+    return cli_usage_error(cmd, "'%s' is not under the DFS link of the first path (%.*s)", path,
+                           (int)link_len, from);
+  char out[4096];
+  const char *rest = p + link_len;
+  while (*rest == '/')
+    rest++;
+  int w = snprintf(out, sizeof out, "%.*s%s%s", (int)target_len, now, target_len && rest[0] ? "/" : "", rest);
+  if (w < 0 || (size_t)w >= n || (size_t)w >= sizeof out) return cli_usage_error(cmd, "path too long");
+  memcpy(path, out, (size_t)w + 1);
+  return CLI_OK;
 }
 
 /* --stats of every client the command used (DFS hops first, then cli->client). */
@@ -480,6 +528,7 @@ static int run(int argc, char **argv) {
   }
   for (int i = 0; i < cli.n_dfs_hops; i++)
     smb3_disconnect(cli.dfs_hops[i]);
+  free(cli.dfs_from);
   smb3_options_free(&cli.opts);
   return rc;
 }

@@ -8,7 +8,7 @@
 #   remote -> 127.0.0.3\test            another server
 #   fo     -> 127.0.0.9\x,127.0.0.1\public  a first target that does not answer (nothing listens there)
 #   loop   -> 127.0.0.1\test\loop       a link to itself
-# Checked: ls/stat/get/put across each, a plain directory of the DFS root, one-line errors for the
+# Checked: ls/stat/get/put across each, mv/cp of two paths under one link (and refused across), a plain directory of the DFS root, one-line errors for the
 # loop, and exact --stats: a referral is one IOCTL round trip, the target's connection its own.
 set -u
 if [ "${1:-}" != --inner ]; then
@@ -61,6 +61,13 @@ same_file "$WORK/bfile" "$B_DIR/bfile" && ok "remote/bfile arrived intact" || ba
 check "put across a link to another server" $SMB3 put "$WORK/up" "$A/remote/up2"
 same_file "$WORK/up" "$B_DIR/up2" && ok "remote/up2 is on server B" || bad "B's up2 missing or differs"
 [ ! -e "$A_DIR/up2" ] && ok "nothing written on server A" || bad "up2 landed on server A"
+
+# two paths under one link: the second follows the first to the target
+check "mv within a link to another server" $SMB3 mv "$A/remote/up2" "$A/remote/up3"
+[ -e "$B_DIR/up3" ] && [ ! -e "$B_DIR/up2" ] && ok "renamed on server B" || bad "mv on B: $(ls "$B_DIR")"
+check "cp within a link to another share" $SMB3 cp "$A/other/up1" "$A/other/up4"
+same_file "$WORK/up" "$A_PUB/up4" && ok "copied in the public share" || bad "public/up4 missing or differs"
+check_fails "mv from under a link to outside it" "not under the DFS link" $SMB3 mv "$A/remote/up3" "$A/plain/up3"
 
 # the first target does not answer: the second one is used
 check "get across a link whose first target is down" $SMB3 get "$A/fo/pubfile" "$WORK/fo"
