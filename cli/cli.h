@@ -21,6 +21,11 @@ struct cli {
   int all;              /* ls -a: hidden shares too */
   int recursive;        /* get -r, put -r, cp -r: whole trees (cli/cmd_tree.c) */
   smb3_client *client;  /* connected by cli_connect(); reported by --stats at exit */
+  /* DFS: the clients cli_connect() went through before cli->client (the URL's share first), kept
+   * until exit so that --stats counts their round trips too */
+  smb3_client *dfs_hops[SMB3_DFS_MAX_HOPS];
+  int n_dfs_hops;
+  char *dfs_from; /* cli->opts.path as the URL gave it, when DFS moved it (cli_dfs_rebase) */
   struct smb3_options opts;
 };
 
@@ -31,9 +36,15 @@ struct cli {
 int cli_parse(struct cli *cli, const char *cmd, const char *url);
 /* The same for a URL that may name only the server (smb://HOST/): cli->opts.share is NULL then. */
 int cli_parse_server(struct cli *cli, const char *cmd, const char *url);
-/* Connect with cli->opts (after cli_parse). CLI_FAILED, after the message, when the connection or
- * logon failed. */
+/* Connect with cli->opts (after cli_parse). On a share in a DFS namespace, follows the referrals for
+ * cli->opts.path (smb3_dfs_follow) and leaves cli->client on the target share and cli->opts.path
+ * the path there. CLI_FAILED, after the message, when the connection or logon failed, no DFS
+ * target answers, or the referrals loop. */
 int cli_connect(struct cli *cli, const char *cmd);
+/* A second path of the URL's share (cli_same_share_path), after cli_connect followed DFS referrals
+ * for the first: rewritten in place to the same place on the target share. CLI_USAGE, after the
+ * message, when it is not under the same DFS link as the first (or does not fit in n). */
+int cli_dfs_rebase(struct cli *cli, const char *cmd, char *path, size_t n);
 /* Print "smb3: <cmd>: <message>" (cmd NULL: "smb3: <message>") to stderr; return CLI_FAILED. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same for a command line that cannot be used as given; returns CLI_USAGE. */

@@ -62,7 +62,7 @@ static int two_names(struct cli *cli, const char *cmd, int argc, char **argv,
   char to[4096];
   if ((rc = cli_same_share_path(cli, cmd, argv[1], to, sizeof to))) return rc;
   if (!to[0]) return cli_usage_error(cmd, "empty target path");
-  if ((rc = cli_connect(cli, cmd))) return rc;
+  if ((rc = cli_connect(cli, cmd)) || (rc = cli_dfs_rebase(cli, cmd, to, sizeof to))) return rc;
   rc = fn(cli->client, cli->opts.path, to);
   return rc ? cli_fail(cli, cmd, rc) : 0;
 }

@@ -318,6 +318,10 @@ int cmd_cp(struct cli *cli, int argc, char **argv) {
   int rc = parse_file_url(cli, "cp", argv[0]);
   if (rc || (rc = cli_same_share_path(cli, "cp", argv[1], to, sizeof to))) return rc;
   if ((rc = open_remote(cli, "cp", &src, &st))) return rc;
+  if ((rc = cli_dfs_rebase(cli, "cp", to, sizeof to))) {
+    smb3_close(src);
+    return rc;
+  }
   size_t al = strlen(argv[1]);
   int is_dir = !to[0] || argv[1][al - 1] == '/' || (smb3_stat(cli->client, to, &ts) == 0 && ts.is_dir);
   size_t tl = strlen(to);

@@ -1031,7 +1031,7 @@ int cmd_cp_tree(struct cli *cli, int argc, char **argv) {
   char to[PATH_MAX];
   int rc = cli_parse(cli, "cp -r", argv[0]);
   if (rc || (rc = cli_same_share_path(cli, "cp -r", argv[1], to, sizeof to))) return rc;
-  if ((rc = cli_connect(cli, "cp -r"))) return rc;
+  if ((rc = cli_connect(cli, "cp -r")) || (rc = cli_dfs_rebase(cli, "cp -r", to, sizeof to))) return rc;
   struct tree t;
   tree_init(&t, cli, "cp -r");
   fmt(t.src, sizeof t.src, "%s", cli->opts.path);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/time.h>
 #include <time.h>
@@ -294,11 +295,114 @@ int cli_parse_server(struct cli *cli, const char *cmd, const char *url) {
   return parse_url(cli, cmd, url, 1);
 }
 
+/* Places visited while following DFS referrals: "server\\share\\path", to refuse a loop. */
+static int dfs_visited(char seen[][1024], int n, const char *place) {
+  for (int i = 0; i < n; i++)
+    if (!strcasecmp(seen[i], place)) return 1;
+  return 0;
+}
+
+static int cli_follow_dfs(struct cli *cli, const char *cmd) {
+  char seen[SMB3_DFS_MAX_HOPS + 1][1024];
+  int nseen = 0;
+  const char *host = cli->opts.host, *share = cli->opts.share;
+  int moved = 0;
+  snprintf(seen[nseen++], sizeof seen[0], "%s\\%s\\%s", host, share, cli->opts.path ? cli->opts.path : "");
+  for (int hop = 0; smb3_dfs_share(cli->client); hop++) {
+    smb3_client *t;
+    char *path;
+    int rc = smb3_dfs_follow(cli->client, cli->opts.path ? cli->opts.path : "", &t, &path);
+    if (rc) return cli_fail(cli, cmd, rc);
+    if (t == cli->client) break;
+    if (hop == SMB3_DFS_MAX_HOPS) {
+      smb3_disconnect(t);
+      free(path);
+      return cli_error(cmd, "DFS: more than %d referrals for '%s' (a loop of links?)", SMB3_DFS_MAX_HOPS,
+                       seen[0]);
+    }
+    cli->dfs_hops[cli->n_dfs_hops++] = cli->client;
+    cli->client = t;
+    if (!moved++) {
+      cli->dfs_from = cli->opts.path ? cli->opts.path : strdup("");
+      if (!cli->dfs_from) return cli_error(cmd, "out of memory");
+    } else {
+      free(cli->opts.path);
+    }
+    cli->opts.path = path;
+    char place[1024];
+    snprintf(place, sizeof place, "%s\\%s\\%s", smb3_client_host(t), smb3_client_share(t), path);
+    if (dfs_visited(seen, nseen, place))
+      return cli_error(cmd, "DFS: the referrals for '%s' lead back to %s (a loop of links)", seen[0], place);
+    snprintf(seen[nseen++], sizeof seen[0], "%s", place);
+  }
+  return CLI_OK;
+}
+
 int cli_connect(struct cli *cli, const char *cmd) {
   char err[512];
   int rc = smb3_connect(&cli->opts, &cli->client, err, sizeof err);
   if (rc) return cli_error(cmd, "%s", err);
+  return cli_follow_dfs(cli, cmd);
+}
+
+/* The length of the longest common tail of a and b that is whole path components ('/'-separated,
+ * leading and trailing '/' ignored by the callers' normalization). */
+static size_t common_tail(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b), k = 0, best = 0;
+  while (k < la && k < lb && a[la - 1 - k] == b[lb - 1 - k]) {
+    k++;
+    int edge_a = k == la || a[la - k - 1] == '/', edge_b = k == lb || b[lb - k - 1] == '/';
+    if (edge_a && edge_b) best = k;
+  }
+  return best;
+}
+
+int cli_dfs_rebase(struct cli *cli, const char *cmd, char *path, size_t n) {
+  if (!cli->dfs_from) return CLI_OK;
+  const char *from = cli->dfs_from, *now = cli->opts.path;
+  while (*from == '/')
+    from++;
+  while (*now == '/')
+    now++;
+  /* from = LINK + tail, now = TARGET + tail: the link's part and the target's */
+  size_t tail = common_tail(from, now);
+  size_t link_len = strlen(from) - tail, target_len = strlen(now) - tail;
+  while (link_len && from[link_len - 1] == '/')
+    link_len--;
+  while (target_len && now[target_len - 1] == '/')
+    target_len--;
+  const char *p = path;
+  while (*p == '/')
+    p++;
+  if (strncasecmp(p, from, link_len) || (p[link_len] && p[link_len] != '/'))
+    return cli_usage_error(cmd, "'%s' is not under the DFS link of the first path (%.*s)", path,
+                           (int)link_len, from);
+  char out[4096];
+  const char *rest = p + link_len;
+  while (*rest == '/')
+    rest++;
+  int w = snprintf(out, sizeof out, "%.*s%s%s", (int)target_len, now, target_len && rest[0] ? "/" : "", rest);
+  if (w < 0 || (size_t)w >= n || (size_t)w >= sizeof out) return cli_usage_error(cmd, "path too long");
+  memcpy(path, out, (size_t)w + 1);
   return CLI_OK;
+}
+
+/* --stats of every client the command used (DFS hops first, then cli->client). */
+static void stats_add(struct smb3_stats *a, const struct smb3_stats *b) {
+  a->requests += b->requests;
+  a->round_trips += b->round_trips;
+  a->bytes_read += b->bytes_read;
+  a->bytes_written += b->bytes_written;
+  a->reads += b->reads;
+  a->writes += b->writes;
+  if (b->max_read_size > a->max_read_size) a->max_read_size = b->max_read_size;
+  if (b->max_write_size > a->max_write_size) a->max_write_size = b->max_write_size;
+  if (b->credits_max_in_flight > a->credits_max_in_flight)
+    a->credits_max_in_flight = b->credits_max_in_flight;
+  for (size_t i = 0; i < sizeof a->per_command / sizeof a->per_command[0]; i++)
+    a->per_command[i] += b->per_command[i];
+  a->io_ns += b->io_ns;
+  a->bytes_copied += b->bytes_copied;
 }
 
 static double now_s(void) {
@@ -409,14 +513,22 @@ static int run(int argc, char **argv) {
   rc = c->fn(&cli, nargs, args);
   if (cli.client) {
     if (cli.stats) {
-      struct smb3_stats s;
-      smb3_get_stats(cli.client, &s);
+      struct smb3_stats s = {0}, h;
+      for (int i = 0; i < cli.n_dfs_hops; i++) {
+        smb3_get_stats(cli.dfs_hops[i], &h);
+        stats_add(&s, &h);
+      }
+      smb3_get_stats(cli.client, &h);
+      stats_add(&s, &h);
       char *j = smb3_stats_json(&s);
       if (j) fprintf(stderr, "%s\n", j);
       free(j);
     }
     smb3_disconnect(cli.client);
   }
+  for (int i = 0; i < cli.n_dfs_hops; i++)
+    smb3_disconnect(cli.dfs_hops[i]);
+  free(cli.dfs_from);
   smb3_options_free(&cli.opts);
   return rc;
 }

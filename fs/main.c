@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -141,6 +142,57 @@ static void detach_stdio(void) {
 }
 
 /* ---- connect and mount ---- */
+static int replace_opt(char **dst, const char *src) {
+  char *n = src ? strdup(src) : NULL;
+  if (src && !n) return -1;
+  free(*dst);
+  *dst = n;
+  return 0;
+}
+
+/* The mounted directory is under a DFS link: follow the referrals (smb3_dfs_follow) and mount the
+ * target instead, so that fs->o (what a reconnect uses) names the target share and path. At most
+ * SMB3_DFS_MAX_HOPS hops; a place reached twice is a loop. */
+static int follow_dfs(struct fs_ctx *fs, const char *source) {
+  char seen[SMB3_DFS_MAX_HOPS + 1][1024];
+  int nseen = 0;
+  char url_host[256];
+  snprintf(url_host, sizeof url_host, "%s", fs->o.host);
+  snprintf(seen[nseen++], sizeof seen[0], "%s\\%s\\%s", fs->o.host, fs->o.share,
+           fs->o.path ? fs->o.path : "");
+  for (int hop = 0; smb3_dfs_share(fs->c); hop++) {
+    smb3_client *t;
+    char *path;
+    int rc = smb3_dfs_follow(fs->c, fs->o.path ? fs->o.path : "", &t, &path);
+    if (rc) {
+      fprintf(stderr, "smb3fs: cannot mount %s: %s\n", source, smb3_last_error(fs->c));
+      return -1;
+    }
+    if (t == fs->c) return 0;
+    smb3_disconnect(fs->c);
+    fs->c = t;
+    int bad = replace_opt(&fs->o.path, path) || replace_opt(&fs->o.host, smb3_client_host(t)) ||
+              replace_opt(&fs->o.share, smb3_client_share(t));
+    free(path);
+    if (bad) {
+      fprintf(stderr, "smb3fs: out of memory\n");
+      return -1;
+    }
+    if (fs->o.ip && strcasecmp(fs->o.host, url_host))
+      replace_opt(&fs->o.ip, NULL); /* ip= is the URL host's */
+    char place[1024];
+    snprintf(place, sizeof place, "%s\\%s\\%s", fs->o.host, fs->o.share, fs->o.path);
+    for (int i = 0; i < nseen; i++)
+      if (!strcasecmp(seen[i], place) || hop == SMB3_DFS_MAX_HOPS) {
+        fprintf(stderr, "smb3fs: cannot mount %s: DFS: the referrals lead back to %s (a loop of links)\n",
+                source, place);
+        return -1;
+      }
+    if (nseen <= SMB3_DFS_MAX_HOPS) snprintf(seen[nseen++], sizeof seen[0], "%s", place);
+  }
+  return 0;
+}
+
 static int connect_share(struct fs_ctx *fs, const char *source) {
   char err[512] = "";
   int rc = smb3_connect(&fs->o, &fs->c, err, sizeof err);
@@ -148,6 +200,7 @@ static int connect_share(struct fs_ctx *fs, const char *source) {
     fprintf(stderr, "smb3fs: cannot mount %s: %s\n", source, err[0] ? err : smb3_strerror(rc));
     return -1;
   }
+  if (follow_dfs(fs, source)) return -1;
   struct smb3_stat st;
   rc = smb3_stat(fs->c, fs->o.path ? fs->o.path : "", &st);
   if (!rc && !st.is_dir) rc = SMB3_ENOTDIR;

@@ -174,6 +174,31 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
  * From a callback: no (SYNC): on c's own I/O thread it does nothing at all (c stays connected and
  * must still be disconnected from another thread) and smb3_last_error(c) says so. */
 void smb3_disconnect(smb3_client *c);
+/* ---- DFS (MS-DFSC) ---- */
+/* How many referrals smb3 follows for one path before it gives up (a chain of links). */
+#define SMB3_DFS_MAX_HOPS 8
+/* Nonzero when c's share is in a DFS namespace (TREE_CONNECT said SMB2_SHAREFLAG_DFS or DFS_ROOT):
+ * a path on it may cross a DFS link, which the server answers with STATUS_PATH_NOT_COVERED
+ * (SMB3_ENOTSUP). Errors: none. From a callback: yes. */
+int smb3_dfs_share(smb3_client *c);
+/* One DFS hop for path (relative to c's share, '/' separated): asks c's server for the referral
+ * that covers \\host\share\path (FSCTL_DFS_GET_REFERRALS, one round trip on c; answers are kept
+ * in c for their TimeToLive, so a second call within it sends nothing), then connects to its
+ * targets in the server's order with c's options (the same port and credentials; ip= only for
+ * the URL's own host) until one answers. On success either *out == c and *out_path NULL (not
+ * redirected: no referral, or a root referral naming this very share), or *out is a new client
+ * for the target share (the caller disconnects it) and *out_path the path there (malloc'd,
+ * caller frees; "" for the target's root). A caller follows again on *out while it is redirected,
+ * at most SMB3_DFS_MAX_HOPS times, and must itself refuse a place it already visited.
+ * Errors (recorded on c): SMB3_ELOOP (a link whose target is the link itself), SMB3_ECONNECT (no
+ * target answers; the last target's reason is in the message), SMB3_EPROTO (a malformed referral),
+ * SMB3_ENOMEM, transport errors. From a callback: no (SYNC). */
+int smb3_dfs_follow(smb3_client *c, const char *path, smb3_client **out, char **out_path);
+/* The host and share c is connected to (as given to smb3_connect; share "" for IPC$). The strings
+ * live as long as c. Errors: none. From a callback: yes. */
+const char *smb3_client_host(smb3_client *c);
+const char *smb3_client_share(smb3_client *c);
+
 /* Nonzero once the connection is gone (reset, timed out, keep-alive unanswered, or disconnected):
  * every request on c and its files fails from then on. A caller that wants to go on connects
  * again (smb3fs does, in the background). Not to be called after smb3_disconnect(c) returned.

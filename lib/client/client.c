@@ -112,6 +112,8 @@ void client_unref(smb3_client *c) {
   pthread_mutex_destroy(&c->err_lock);
   pthread_mutex_destroy(&c->root_lock);
   pthread_mutex_destroy(&c->ol_lock);
+  dfs_cache_free(c);
+  pthread_mutex_destroy(&c->dfs_lock);
   free(c);
 }
 

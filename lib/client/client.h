@@ -17,6 +17,7 @@ struct smb3_client {
   struct smb3_transport *tr;
   uint32_t tree_id;
   int ipc;               /* connected without a share: the tree is IPC$ (smb3_list_shares) */
+  uint32_t share_flags;  /* TREE_CONNECT's ShareFlags (SMB2_SHAREFLAG_DFS: dfs.c) */
   uint32_t rsize, wsize; /* effective */
   int multi_credit;
   int guest;     /* a named user was logged on as guest */
@@ -38,11 +39,16 @@ struct smb3_client {
   pthread_t io_thread;        /* the connection's I/O thread (have_io_thread: started) */
   int have_io_thread;
   int closing;
-  int closed;                       /* smb3_disconnect() ran: the struct lives on for open handles */
-  int refs;                         /* the caller's reference + one per open smb3_file */
-  uint64_t io_first_ns, io_last_ns; /* first READ/WRITE sent, last one answered (atomics) */
-  uint64_t bytes_copied;            /* server-side copies (copy.c; atomic) */
+  int closed;                        /* smb3_disconnect() ran: the struct lives on for open handles */
+  int refs;                          /* the caller's reference + one per open smb3_file */
+  uint64_t io_first_ns, io_last_ns;  /* first READ/WRITE sent, last one answered (atomics) */
+  uint64_t bytes_copied;             /* server-side copies (copy.c; atomic) */
+  pthread_mutex_t dfs_lock;          /* guards dfs_cache */
+  struct dfs_cache_entry *dfs_cache; /* referrals asked of this server, until their TTL (dfs.c) */
 };
+
+/* The DFS referral cache's memory (dfs.c), at the client's end. */
+void dfs_cache_free(smb3_client *c);
 
 struct smb3_file {
   smb3_client *c;

@@ -294,6 +294,7 @@ static int do_tree_connect(smb3_client *c) {
     rc = client_fail(c, SMB3_EPROTO, 0, "malformed TREE_CONNECT response");
   } else if (!rc) {
     c->tree_id = le32_at(ch->msgs[0].rsp + SMB2_HDR_OFF_TREEID);
+    c->share_flags = tr.share_flags;
     if (tr.share_type != (c->ipc ? SMB2_SHARE_TYPE_PIPE : SMB2_SHARE_TYPE_DISK))
       rc = client_fail(c, SMB3_ENOTSUP, 0, "share '%s' is not a %s share", share, c->ipc ? "pipe" : "disk");
     else if (tr.share_flags & SMB2_SHAREFLAG_ENCRYPT_DATA) {
@@ -406,6 +407,7 @@ int smb3_connect(const struct smb3_options *o, smb3_client **out, char *err, siz
   pthread_mutex_init(&c->err_lock, NULL);
   pthread_mutex_init(&c->root_lock, NULL);
   pthread_mutex_init(&c->ol_lock, NULL);
+  pthread_mutex_init(&c->dfs_lock, NULL);
   int rc = copy_options(&c->opts, o);
   struct core_config cfg = {.dialect_min = o->vers_min,
                             .dialect_max = o->vers_max,

@@ -223,6 +223,8 @@ int smb2_simple_rsp_decode(const uint8_t *msg, size_t len); /* checks StructureS
 
 /* ---- TREE_CONNECT: 2.2.9 / 2.2.10 ---- tree_connect.c */
 enum smb2_share_type { SMB2_SHARE_TYPE_DISK = 1, SMB2_SHARE_TYPE_PIPE = 2, SMB2_SHARE_TYPE_PRINT = 3 };
+#define SMB2_SHAREFLAG_DFS 0x00000001u
+#define SMB2_SHAREFLAG_DFS_ROOT 0x00000002u
 #define SMB2_SHAREFLAG_ENCRYPT_DATA 0x00008000u
 #define SMB2_SHARE_CAP_CONTINUOUS_AVAILABILITY 0x10u
 struct smb2_tree_connect_req {
@@ -501,6 +503,7 @@ int smb2_query_dir_rsp_decode(const uint8_t *msg, size_t len, struct smb2_query_
 #define SMB2_FSCTL_SET_SPARSE 0x000900C4u             /* no input: SetSparse = TRUE (MS-FSCC 2.3.64) */
 #define SMB2_FSCTL_SET_REPARSE_POINT 0x000900A4u      /* MS-FSCC 2.3.65: input a reparse data buffer */
 #define SMB2_FSCTL_GET_REPARSE_POINT 0x000900A8u      /* MS-FSCC 2.3.29/2.3.30: output one */
+#define SMB2_FSCTL_DFS_GET_REFERRALS 0x00060194u      /* MS-DFSC 2.2.2/2.2.4 through MS-SMB2 2.2.31 */
 #define SMB2_0_IOCTL_IS_FSCTL 0x00000001u
 struct smb2_ioctl_req {
   uint32_t ctl_code;
@@ -577,5 +580,37 @@ int smb2_lease_ack_encode(struct le_wr *w, const uint8_t key[16], uint32_t state
 /* ---- which StructureSize each response must have (table) ---- hdr.c */
 /* Returns the expected response StructureSize for a command, or 0 if unknown. */
 uint16_t smb2_rsp_structure_size(uint16_t command);
+
+/* ---- DFS referrals: MS-DFSC 2.2.2 REQ_GET_DFS_REFERRAL, 2.2.4 RESP_GET_DFS_REFERRAL ---- dfs.c */
+#define DFS_REFERRAL_MAX 16         /* entries kept of one response (more are ignored) */
+#define DFS_SERVER_TYPE_ROOT 0x0001 /* 2.2.5.x ServerType: root targets */
+#define DFS_ENTRY_NAME_LIST 0x0002  /* ReferralEntryFlags NameListReferral (v3/v4) */
+#define DFS_ENTRY_TARGET_SET 0x0004 /* ReferralEntryFlags TargetSetBoundary (v4) */
+#define DFS_HDR_REFERRAL_SERVERS 0x1u
+#define DFS_HDR_STORAGE_SERVERS 0x2u
+#define DFS_HDR_TARGET_FAILBACK 0x4u
+struct smb2_dfs_target {
+  uint16_t server_type, flags;
+  uint32_t ttl;  /* seconds (v1 has none: 0) */
+  char *path;    /* DFSPath (v2+) or SpecialName (name list); "" when absent; UTF-8, malloc'd */
+  char *address; /* NetworkAddress "\\server\share[\path]" (v1: ShareName; name list: the first
+                  * expanded name, "" when none); UTF-8, malloc'd */
+};
+struct smb2_dfs_referral {
+  uint16_t path_consumed; /* bytes of the UTF-16 request path the referral covers */
+  uint16_t version;       /* of every entry (2.2.5: all entries have the same) */
+  uint32_t header_flags;  /* DFS_HDR_* */
+  int n;                  /* entries decoded, <= DFS_REFERRAL_MAX */
+  struct smb2_dfs_target t[DFS_REFERRAL_MAX];
+};
+/* REQ_GET_DFS_REFERRAL: MaxReferralLevel, then path (UTF-8, '/' or '\\' separated; written as
+ * UTF-16LE with '\\' and a NUL terminator). Returns 0 or SMB3_EINVAL / SMB3_ENOMEM. */
+int smb2_dfs_referral_req_encode(struct le_wr *w, const char *path, uint16_t max_level);
+/* The IOCTL output p/len as RESP_GET_DFS_REFERRAL with v1..v4 entries. Every entry's Size and
+ * string offsets are checked against the buffer, strings must be NUL-terminated inside it, and all
+ * entries must have one version. On success r holds malloc'd strings: smb2_dfs_referral_free().
+ * On error r holds nothing. Returns 0, SMB3_EPROTO or SMB3_ENOMEM. */
+int smb2_dfs_referral_decode(const uint8_t *p, size_t len, struct smb2_dfs_referral *r);
+void smb2_dfs_referral_free(struct smb2_dfs_referral *r);
 
 #endif
