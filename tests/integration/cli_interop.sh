@@ -2,7 +2,7 @@
 # cli_interop.sh - the smb3 CLI against a second server implementation (tests/harness/with-impacket:
 # impacket's smbserver, SMB 2.0.2, every answer signed) and, for comparison, against Samba with
 # signing mandatory (tests/harness/with-smbd). ls, stat, get, put, put --inplace, cat, mv, cp, rm,
-# mkdir, rmdir, each checked by its effect in the share's directory on disk.
+# mkdir, rmdir, each checked by its effect in the share's directory on disk; ls of the shares.
 #
 # impacket signs each answer of a compound before it sets NextCommand and the padding (see
 # lib/client/connect.c, compound_probe): the connection must notice at connect (--stats
@@ -89,6 +89,10 @@ check "rm small" $SMB3 rm "$URL/small.txt"
 # nothing left behind (no temporary names of put/cp)
 left=$(ls -A "$DIR")
 [ -z "$left" ] && ok "share empty again" || bad "left in the share: $left"
+# the server's shares (srvsvc NetrShareEnum over IPC$: CREATE + IOCTL compounded, or one by one)
+SRV="smb://$SMB3_TEST_USER:$SMB3_TEST_PASS@$SMB3_TEST_HOST:$SMB3_TEST_PORT/"
+check "ls shares" $SMB3 ls "$SRV"
+grep -q "^$SMB3_TEST_SHARE " "$WORK/out" && ok "ls shares: lists $SMB3_TEST_SHARE" || bad "ls shares: $(head -c 300 "$WORK/out")"
 # an error is still one clean line
 check_fails "stat of a missing file" "no such file|not found" $SMB3 stat "$URL/missing.txt"
 finish
