@@ -28,7 +28,7 @@
 static void reply_attr_of(struct nsop *o) {
   struct stat a;
   pthread_mutex_lock(&o->in->lock);
-  fs_fill_stat(o->fs, &o->in->st, &a);
+  fs_fill_stat_in(o->fs, o->in, &a);
   mfsl_fill(o->in, &a);
   int changed = fs_type_changed(o->in, a.st_mode & S_IFMT);
   if (changed) {
@@ -38,7 +38,7 @@ static void reply_attr_of(struct nsop *o) {
      * for this inode; a link that became something else cannot be answered for: ESTALE, which
      * makes the kernel look the path up again. */
     o->in->attr_expiry = 0;
-    if (o->in->kern_ifmt == S_IFREG) fs_fill_stat(o->fs, &o->in->st, &a), changed = 0;
+    if (o->in->kern_ifmt == S_IFREG) fs_fill_stat_in(o->fs, o->in, &a), changed = 0;
   }
   pthread_mutex_unlock(&o->in->lock);
   if (changed) {
@@ -315,7 +315,7 @@ static int setattr_times_deferred(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t 
   struct stat a;
   pthread_mutex_lock(&in->lock);
   in->local_mod = 1;
-  fs_fill_stat(fs, &in->st, &a);
+  fs_fill_stat_in(fs, in, &a);
   pthread_mutex_unlock(&in->lock);
   atomic_fetch_add(&fs->ctr.times_deferred, 1);
   fuse_reply_attr(req, &a, fs_attr_ttl(fs, in));

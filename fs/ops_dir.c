@@ -122,9 +122,11 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
       struct fuse_entry_param e;
       struct fs_inode *in = NULL;
       /* An entry without attributes (type unknown, no nodeid: no lookup counted) makes the kernel
-       * look the name up: for a possible symlink file not read in this version, and for a file of
-       * another type than the kernel's inode. */
-      if (!mfsl_candidate(fs, &d->st) || mfsl_entry_known(fs, dir, d->name, &d->st)) {
+       * look the name up: for a possible symlink file not read in this version, for a file of
+       * another type than the kernel's inode, and for an entry without a file id (impacket lists
+       * every file with FileId 0 but answers QUERY_INFO with its IndexNumber: the lookup's inode
+       * then has the one st_ino that stat will show from then on). */
+      if (d->st.ino && (!mfsl_candidate(fs, &d->st) || mfsl_entry_known(fs, dir, d->name, &d->st))) {
         in = inode_link(fs, dir, d->name, &d->st, dh->asked); /* counts as a lookup */
         if (!in) {
           rc = SMB3_ENOMEM;
@@ -138,7 +140,7 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
       }
       if (!in) {
         memset(&e, 0, sizeof e);
-        e.attr.st_ino = d->st.ino;
+        e.attr.st_ino = d->st.ino ? d->st.ino : fs_ino_of_name(d->name);
       }
       len = fuse_add_direntry_plus(req, buf + pos, size - pos, d->name, &e, (off_t)i + 1);
       if (in && len > size - pos) inode_forget(fs, in->nodeid, 1); /* did not fit: not passed on */
@@ -146,6 +148,7 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
     } else {
       struct stat st;
       fs_fill_stat(fs, &d->st, &st);
+      if (!st.st_ino) st.st_ino = fs_ino_of_name(d->name); /* no file id from the server */
       if (mfsl_candidate(fs, &d->st) && !S_ISLNK(st.st_mode))
         st.st_mode = 0; /* DT_UNKNOWN: maybe a symlink */
       len = fuse_add_direntry(req, buf + pos, size - pos, d->name, &st, (off_t)i + 1);

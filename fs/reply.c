@@ -52,12 +52,24 @@ void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct st
   a->st_ctim.tv_sec = st->ctime.sec, a->st_ctim.tv_nsec = st->ctime.nsec;
 }
 
+void fs_fill_stat_in(const struct fs_ctx *fs, const struct fs_inode *in, struct stat *a) {
+  fs_fill_stat(fs, &in->st, a);
+  if (!a->st_ino) a->st_ino = (ino_t)in->nodeid;
+}
+
+ino_t fs_ino_of_name(const char *name) {
+  uint64_t h = 14695981039346656037ull; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 1099511628211ull;
+  return (ino_t)(h ? h : 1);
+}
+
 int fs_fill_entry(struct fs_ctx *fs, struct fs_inode *in, struct fuse_entry_param *e) {
   memset(e, 0, sizeof *e);
   e->ino = in->nodeid;
   e->generation = in->generation;
   pthread_mutex_lock(&in->lock);
-  fs_fill_stat(fs, &in->st, &e->attr);
+  fs_fill_stat_in(fs, in, &e->attr);
   mfsl_fill(in, &e->attr);
   mode_t ifmt = e->attr.st_mode & S_IFMT;
   int changed = fs_type_changed(in, ifmt);

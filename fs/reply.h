@@ -13,6 +13,12 @@ int fs_name_ok(const char *name);
 
 /* The attributes of st as the kernel sees them (mount uid/gid/modes). */
 void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct stat *out);
+/* The same for inode in (its lock held): a server that gives no file id (0: impacket's directory
+ * listings, MS-FSCC allows it) gets the nodeid as st_ino, since readdir(3) hides d_ino 0. */
+void fs_fill_stat_in(const struct fs_ctx *fs, const struct fs_inode *in, struct stat *out);
+/* st_ino for a listed entry that has no inode here and no server file id: a hash of its name,
+ * never 0. */
+ino_t fs_ino_of_name(const char *name);
 /* A FUSE entry for in (attributes from its cache). Returns 0, or -1 if the file now has another
  * type than the kernel's inode was made with (a symlink file written or replaced: a FUSE inode
  * must never change type; the caller gives the name a new inode). */

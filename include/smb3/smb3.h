@@ -227,6 +227,8 @@ struct smb3_stats {
   uint64_t io_ns;           /* from the first READ/WRITE sent to the last one answered (the data
                              * phase of a transfer, without connect, logon, open and close) */
   uint64_t bytes_copied;    /* by the server for smb3_copy_range (not in bytes_read/bytes_written) */
+  int compound_fallback;    /* 1: the server's compounded responses did not verify at connect, so this
+                             * connection sends every operation one request at a time (as nocompound) */
 };
 /* A snapshot of c's counters (all 0 once c's connection was closed). Errors: none.
  * From a callback: yes. */

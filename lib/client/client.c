@@ -95,6 +95,7 @@ void smb3_get_stats(smb3_client *c, struct smb3_stats *s) {
            b = __atomic_load_n(&c->io_last_ns, __ATOMIC_ACQUIRE);
   if (!c->closed && a && b > a) s->io_ns = b - a;
   if (!c->closed) s->bytes_copied = __atomic_load_n(&c->bytes_copied, __ATOMIC_RELAXED);
+  if (!c->closed) s->compound_fallback = c->compound_fallback; /* fixed at connect */
 }
 
 int client_submit(smb3_client *c, struct smb3_chain *ch) {
@@ -137,12 +138,13 @@ char *smb3_stats_json(const struct smb3_stats *s) {
   int n = snprintf(out, cap,
                    "{\"requests\":%llu,\"round_trips\":%llu,\"bytes_read\":%llu,\"bytes_written\":%llu,"
                    "\"reads\":%llu,\"writes\":%llu,\"max_read_size\":%u,\"max_write_size\":%u,"
-                   "\"credits_max_in_flight\":%u,\"io_seconds\":%.6f,\"bytes_copied\":%llu,\"commands\":{",
+                   "\"credits_max_in_flight\":%u,\"io_seconds\":%.6f,\"bytes_copied\":%llu,"
+                   "\"compound_fallback\":%d,\"commands\":{",
                    (unsigned long long)s->requests, (unsigned long long)s->round_trips,
                    (unsigned long long)s->bytes_read, (unsigned long long)s->bytes_written,
                    (unsigned long long)s->reads, (unsigned long long)s->writes, s->max_read_size,
                    s->max_write_size, s->credits_max_in_flight, (double)s->io_ns / 1e9,
-                   (unsigned long long)s->bytes_copied);
+                   (unsigned long long)s->bytes_copied, s->compound_fallback);
   for (int i = 0; i < 19; i++)
     n += snprintf(out + n, cap - (size_t)n, "%s\"%s\":%llu", i ? "," : "", cmd_names[i],
                   (unsigned long long)s->per_command[i]);

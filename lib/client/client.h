@@ -23,6 +23,7 @@ struct smb3_client {
   int guest;     /* a named user was logged on as guest */
   int posix_neg; /* the SMB3 POSIX extensions were negotiated: every CREATE carries the POSIX context */
   int posix;     /* ... and the share answers it (POSIX information, names, chmod/chown) */
+  int compound_fallback; /* the server's compounded responses did not verify: opts.nocompound set */
   pthread_mutex_t err_lock;
   char last_error[512];
   /* cached handle on the share root (statvfs in one QUERY_INFO) */

@@ -344,6 +344,32 @@ static int do_validate_negotiate(smb3_client *c) {
   return rc;
 }
 
+/* Does the server sign compounded responses so that they verify? MS-SMB2 3.3.4.1.1: each response
+ * of a compound is signed on its own, over its header and body up to the next one (NextCommand set,
+ * the padding included). impacket's smbserver (0.10) signs each response before it sets NextCommand
+ * and pads, so every one but the last fails verification. Asked only when responses come signed (a
+ * signing session, or a server that signs unasked): two ECHOs as one compound, which change nothing
+ * on the server. If one does not verify, the core discards it (ch->probe: nothing of it is believed),
+ * and this connection sends every compoundable operation one request at a time, each response still
+ * verified. That is no security downgrade: someone on the path who spoils the probe gets more round
+ * trips, not one unverified byte accepted, and could as well cut the connection. One round trip,
+ * at connect only, and never on an unsigned session (Samba's default: nothing to get wrong). */
+static int compound_probe(smb3_client *c) {
+  if (c->opts.nocompound || !core_responses_signed(c->core)) return 0;
+  struct smb3_chain *ch = chain_new(2);
+  if (!ch) return SMB3_ENOMEM;
+  ch->probe = 1;
+  int rc = build_simple(c, &ch->msgs[0], SMB2_ECHO);
+  if (!rc) rc = build_simple(c, &ch->msgs[1], SMB2_ECHO);
+  if (!rc) rc = client_run(c, ch);
+  if (!rc && ch->bad_sigs) {
+    c->opts.nocompound = 1; /* before smb3_connect returns: no other thread reads opts yet */
+    c->compound_fallback = 1;
+  }
+  chain_free(ch);
+  return rc ? client_fail(c, rc, 0, "compound probe (two ECHOs): %s", smb3_strerror(rc)) : 0;
+}
+
 static void sizes_from_negotiate(smb3_client *c) {
   const struct core_negotiated *n = core_negotiated(c->core);
   c->multi_credit = n->dialect >= SMB2_DIALECT_210 && (n->capabilities & SMB2_GLOBAL_CAP_LARGE_MTU);
@@ -390,6 +416,7 @@ static int handshake(smb3_client *c) {
   if (!rc) rc = do_validate_negotiate(c);
   c->posix_neg = core_negotiated(c->core)->posix;
   if (!rc && c->posix_neg) rc = client_posix_probe(c);
+  if (!rc) rc = compound_probe(c);
   return rc;
 }
 

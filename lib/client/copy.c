@@ -217,6 +217,40 @@ static void copy_started(struct smb3_chain *ch, void *arg) {
   copy_pump(op);
 }
 
+/* nocompound: the QUERY_INFO went alone (ch holds it, room for two); now the IOCTL, and both
+ * answers reach copy_started as if they had come in one compound. */
+static void copy_keyed(struct smb3_chain *one, void *arg) {
+  struct smb3_chain *ch = arg;
+  struct copy_op *op = ch->arg;
+  ch->error = one->error;
+  ch->msgs[1].status = one->msgs[0].status;
+  ch->msgs[1].rsp = one->msgs[0].rsp; /* moved: freed with ch */
+  ch->msgs[1].rsp_len = one->msgs[0].rsp_len;
+  one->msgs[0].rsp = NULL;
+  ch->n = 2;
+  chain_free(one);
+  copy_started(ch, op);
+}
+
+static void copy_sized(struct smb3_chain *ch, void *arg) {
+  struct copy_op *op = arg;
+  if (ch->error || ch->msgs[0].status != NT_STATUS_SUCCESS) {
+    copy_started(ch, op); /* reports the QUERY_INFO's failure; msgs[1] is never looked at */
+    return;
+  }
+  struct smb3_chain *one = chain_new(1);
+  int rc = one ? enc_resume_key(op->c, &one->msgs[0], op) : SMB3_ENOMEM;
+  if (!rc) {
+    one->cb = copy_keyed;
+    one->arg = ch;
+    rc = client_submit(op->c, one);
+  }
+  if (!rc) return;
+  chain_free(one);
+  ch->error = rc;
+  copy_started(ch, op);
+}
+
 int smb3_copy_range_async(smb3_file *src, uint64_t src_off, smb3_file *dst, uint64_t dst_off, uint64_t len,
                           smb3_cb cb, void *arg) {
   if (!src || !dst || !cb) return SMB3_EINVAL;
@@ -241,13 +275,15 @@ int smb3_copy_range_async(smb3_file *src, uint64_t src_off, smb3_file *dst, uint
   pthread_mutex_init(&op->m, NULL);
   /* An unrelated compound: both name their handle themselves (Samba fails a related one that
    * does not follow a CREATE). The IOCTL last: Samba answers it asynchronously, which it allows
-   * only for the last request of a compound. */
+   * only for the last request of a compound. With nocompound, one after the other. */
   struct smb3_chain *ch = chain_new(2);
+  int one_by_one = op->c->opts.nocompound;
   int rc = ch ? enc_source_size(op->c, &ch->msgs[0], op) : SMB3_ENOMEM;
-  if (!rc) rc = enc_resume_key(op->c, &ch->msgs[1], op);
+  if (!rc && !one_by_one) rc = enc_resume_key(op->c, &ch->msgs[1], op);
   if (!rc) {
-    ch->cb = copy_started;
+    ch->cb = one_by_one ? copy_sized : copy_started;
     ch->arg = op;
+    if (one_by_one) ch->n = 1; /* the IOCTL follows in copy_sized */
     rc = client_submit(op->c, ch);
   }
   if (rc) {

@@ -486,6 +486,17 @@ static int rsp_body_check(const uint8_t *msg, size_t len, const struct smb2_hdr 
   return SMB3_EPROTO;
 }
 
+/* A probe's response that did not verify (3.2.5.1.3: "discard the received message"): nothing of
+ * it is kept or believed. The credit its request spent comes back (at most one, whatever the
+ * header says: an ECHO costs one), so that a probe cannot shrink or grow the window. */
+static int probe_discard(struct smb3_core *c, struct pending *p, const struct smb2_hdr *h) {
+  credits_grant(c, h->credits ? 1 : 0);
+  p->chain->bad_sigs++;
+  table_take(c, h->message_id, 1);
+  msg_finish(c, p, NT_STATUS_INVALID_SIGNATURE);
+  return 0;
+}
+
 /* One response message (an element of a possibly compound frame). */
 static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int encrypted) {
   struct smb2_hdr h;
@@ -498,9 +509,9 @@ static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int enc
   }
   struct pending *p = table_take(c, h.message_id, 0);
   if (!p || p->msg->command != h.command) return SMB3_EPROTO; /* unknown id: a confused or hostile server */
-  credits_grant(c, h.credits);
   int interim = h.status == NT_STATUS_PENDING && (h.flags & SMB2_FLAGS_ASYNC_COMMAND);
   if (interim) { /* 3.2.5.1.5: remember AsyncId, keep waiting (no signature check on interim) */
+    credits_grant(c, h.credits);
     p->msg->async_id = h.async_id;
     p->msg->got_interim = 1;
     /* The server is working on it: one more full timeout from the original deadline, once per
@@ -520,13 +531,18 @@ static int recv_msg(struct smb3_core *c, const uint8_t *msg, size_t len, int enc
   if (rc) return rc;
   if (!encrypted) {
     struct iovec iov = {(void *)msg, len};
-    if ((rc = core_verify(c, &iov, 1, &h))) return rc;
+    rc = core_verify(c, &iov, 1, &h);
     /* A signed request gets a signed answer (3.3.4.1.1): the TREE_CONNECT of 3.1.1 and
      * VALIDATE_NEGOTIATE_INFO are signed on sessions that do not sign otherwise, and someone on the
      * path must not be able to strip the signature from their answers. */
-    if (!(h.flags & SMB2_FLAGS_SIGNED) && (p->msg->sign_req || core_setup_must_be_signed(c, msg, &h)))
-      return SMB3_ESIGNATURE;
+    if (!rc && !(h.flags & SMB2_FLAGS_SIGNED) && (p->msg->sign_req || core_setup_must_be_signed(c, msg, &h)))
+      rc = SMB3_ESIGNATURE;
+    if (rc == SMB3_ESIGNATURE && p->chain->probe) return probe_discard(c, p, &h);
+    if (rc) return rc;
+    if ((h.flags & SMB2_FLAGS_SIGNED) && !p->msg->sign_req && c->established && c->have_key)
+      __atomic_store_n(&c->signed_unasked, 1, __ATOMIC_RELEASE);
   }
+  credits_grant(c, h.credits);
   struct smb3_msg *m = p->msg;
   /* A READ with a destination keeps only header + fixed part: the data goes to the caller. */
   size_t keep = (h.command == SMB2_READ && m->rd_buf && len > SMB2_HDR_LEN + SMB2_READ_RSP_FIXED)

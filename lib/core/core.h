@@ -90,6 +90,12 @@ struct smb3_chain {
   int queued;     /* submitted to the core */
   int no_session; /* NEGOTIATE: no session/tree; SESSION_SETUP: no signing */
   int must_sign;  /* signed even when the session does not sign (VALIDATE_NEGOTIATE_INFO, 3.2.4.2.4) */
+  /* The compound-signing probe (client/connect.c): a response of this chain whose signature does
+   * not verify is discarded (nothing of it is kept, its message completes with
+   * NT_STATUS_INVALID_SIGNATURE, bad_sigs counts it) instead of failing the connection. Only for
+   * requests whose answers carry nothing (ECHO). */
+  int probe;
+  int bad_sigs;
   smb3_chain_cb cb;
   void *arg;
   struct smb3_chain *next, *prev; /* core-internal list links */
@@ -221,6 +227,9 @@ int core_session_verify_final(struct smb3_core *c, const uint8_t *key, const uin
 /* Require encryption from now on (share flag ENCRYPT_DATA). */
 int core_require_encryption(struct smb3_core *c);
 int core_signing_active(const struct smb3_core *c);
+/* Whether the session's responses come signed: it signs, or a verified signed answer to an
+ * unsigned request has been seen (some servers sign every answer). */
+int core_responses_signed(const struct smb3_core *c);
 int core_session_anonymous(const struct smb3_core *c); /* guest or anonymous: no keys */
 int core_encryption_active(const struct smb3_core *c);
 

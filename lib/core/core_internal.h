@@ -62,6 +62,10 @@ struct smb3_core {
   int established;
   int anon;    /* guest or anonymous session: no keys */
   int signing; /* sign requests, verify responses */
+  /* A response that verified came signed although its request was not (a server that signs
+   * every answer of an authenticated session: impacket). Written on the I/O thread, read with
+   * __atomic by the handshake (core_responses_signed). */
+  int signed_unasked;
   int sealing; /* encrypt requests */
   int sign_alg;
   uint8_t sign_key[16];

@@ -256,6 +256,10 @@ int core_require_encryption(struct smb3_core *c) {
   return 0;
 }
 
+int core_responses_signed(const struct smb3_core *c) {
+  return c->signing || __atomic_load_n(&c->signed_unasked, __ATOMIC_ACQUIRE);
+}
+
 int core_signing_active(const struct smb3_core *c) {
   return c->signing;
 }

@@ -63,6 +63,7 @@
 #define NT_STATUS_LOCK_NOT_GRANTED 0xC0000055u
 #define NT_STATUS_RANGE_NOT_LOCKED 0xC000007Eu
 #define NT_STATUS_FILE_LOCK_CONFLICT 0xC0000054u
+#define NT_STATUS_INVALID_SIGNATURE 0xC000A000u /* also what the core gives a discarded probe answer */
 /* Further statuses servers return in practice (logon restrictions, DFS, limits). */
 #define NT_STATUS_NO_MEMORY 0xC0000017u
 #define NT_STATUS_OBJECT_PATH_INVALID 0xC0000039u

@@ -75,6 +75,8 @@ static const struct status_row status_table[] = {
     ROW(SHARING_VIOLATION, SMB3_EBUSY),
     ROW(LOCK_NOT_GRANTED, SMB3_EAGAIN), /* like F_SETLK's EAGAIN */
     ROW(FILE_LOCK_CONFLICT, SMB3_EAGAIN),
+    ROW(INVALID_SIGNATURE,
+        SMB3_ESIGNATURE), /* a discarded probe answer (core: never from a server we believe) */
     ROW(RANGE_NOT_LOCKED, SMB3_EINVAL),
     /* space and resources */
     ROW(DISK_FULL, SMB3_ENOSPC),

@@ -139,6 +139,27 @@ flip_signed)
   attack "bit flipped in the TREE_CONNECT response" "signature" "$CAT" "$(after 1),flip=body+4/4:0"
   attack "bit flipped in the READ response" "signature" "$CAT" "dir=s2c,cmd=read,flip=msg+90:0"
   ;;
+# The compound probe (lib/client/connect.c) spoiled: one bit of the first ECHO answer of the two-ECHO
+# compound flipped. The client cannot tell this from a server that signs compounds wrongly, so it goes
+# on one request at a time; that is all the attacker gets: the command works, its output is the
+# server's, and a bit flipped in a later answer still ends the connection.
+probe_spoiled)
+  SPOIL="dir=s2c,cmd=echo,nth=1,flip=body+2/2:0"
+  start_relay "$SPOIL"
+  if $SMB3 --stats $(echo "${CAT//@URL@/$(url)}") >"$WORK/out" 2>"$WORK/err"; then
+    expect_out=$(cat "$SMB3_TEST_SHARE_DIR/hi.txt")
+    [ "$(cat "$WORK/out")" = "$expect_out" ] && ok "probe spoiled: the command works, the server's bytes" ||
+      bad "probe spoiled: output '$(cat "$WORK/out")'"
+    grep -q '"compound_fallback":1' "$WORK/err" && ok "probe spoiled: one request at a time" ||
+      bad "probe spoiled: no fallback: $(tail -1 "$WORK/err")"
+  else
+    bad "probe spoiled: the command failed: $(cat "$WORK/err")"
+  fi
+  grep -q "rule 1 action [0-9]* fired" "$WORK/relay.log" && ok "probe spoiled: rule fired" || bad "probe spoiled: rule never fired"
+  stop_relay
+  attack "probe spoiled, then a bit flipped in the CREATE response" "signature" "$CAT" "$SPOIL" \
+    "dir=s2c,cmd=create,nth=1,flip=body+4/4:0"
+  ;;
 unsigned_after_setup)
   attack "signature removed from the CREATE response" "signature" "$CAT" "dir=s2c,cmd=create,unsign"
   ;;

@@ -12,7 +12,10 @@
  *  - a compound response completes all elements of the chain, in one frame or several;
  *  - truncated, garbage or inconsistent frames are rejected without crashing;
  *  - a lease break notification becomes a break event; a READ response received "direct" lands
- *    in the caller's buffer.
+ *    in the caller's buffer;
+ *  - a compound answer whose first element is signed the way impacket's smbserver signs it (before
+ *    NextCommand and the padding are set) fails the connection, except on the compound probe,
+ *    which discards that element alone; a compound signed as MS-SMB2 3.3.4.1.1 says verifies.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +25,7 @@
 #include <cmocka.h>
 
 #include "core/core.h"
+#include "crypto/crypto.h"
 #include "smb3/smb3_errors.h"
 #include "util/status.h"
 #include "wire_test.h"
@@ -1083,6 +1087,157 @@ static void test_file_payload_refused_when_signing(void **s) {
   core_free(c);
 }
 
+/* ---- compound signing (MS-SMB2 3.3.4.1.1) and the probe (client/connect.c) ---- */
+static const uint8_t sess_key[16] = {0x5e, 0x55, 0x10, 0x4b, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18};
+
+/* Sign msg[0..len) in place with HMAC-SHA256 (SMB 2.x: the signing key is the session key). */
+static void sign_msg(uint8_t *msg, size_t len) {
+  le32_put(msg + SMB2_HDR_OFF_FLAGS, le32_at(msg + SMB2_HDR_OFF_FLAGS) | SMB2_FLAGS_SIGNED);
+  memset(msg + SMB2_HDR_OFF_SIG, 0, 16);
+  struct iovec v = {msg, len};
+  uint8_t sig[16];
+  assert_int_equal(smb3_sign(SMB3_SIGN_HMAC_SHA256, sess_key, &v, 1, sig), 0);
+  memcpy(msg + SMB2_HDR_OFF_SIG, sig, 16);
+}
+
+/* A 2.1 core with an established, signing NTLM session (key sess_key). */
+static struct smb3_core *core_signed_session(void) {
+  struct smb3_core *c = core_21_signing(64, 1);
+  core_set_session_key(c, sess_key);
+  struct smb3_chain *ch = chain_new(1);
+  assert_non_null(ch);
+  struct le_wr w;
+  struct smb2_session_setup_req r = {.sec_buf = (const uint8_t *)"x", .sec_len = 1};
+  assert_int_equal(msg_body_begin(&ch->msgs[0], SMB2_SESSION_SETUP, 0, 64, &w), 0);
+  assert_int_equal(smb2_session_setup_req_encode(&w, &r), 0);
+  assert_int_equal(msg_body_done(&ch->msgs[0], &w), 0);
+  ch->no_session = 2;
+  struct cbrec rec = {0};
+  ch->cb = chain_cb;
+  ch->arg = &rec;
+  struct sent sent = submit_one(c, ch);
+  uint8_t m[256];
+  size_t n = wt_session_setup_rsp(m, sizeof m);
+  rsp_hdr(m, sent.mid, 64, 0, 0, 0);
+  le16_put(m + SMB2_HDR_LEN + 2, 0); /* SessionFlags: a real user */
+  sign_msg(m, n);
+  feed_ok(c, m, n);
+  pump(c);
+  assert_int_equal(rec.calls, 1);
+  assert_int_equal(rec.error, 0);
+  assert_int_equal(core_session_established(c, 0), 0);
+  assert_int_equal(core_signing_active(c), 1);
+  chain_free(ch);
+  return c;
+}
+
+/* The answer to a 2-ECHO compound: element 1 signed per the spec (after NextCommand and its
+ * padding are in place) or as impacket 0.10 does (NextCommand 0 and no padding when signed, both
+ * set afterwards); element 2, the last, signed correctly either way. */
+static size_t echo_pair_rsp(struct cframe *f, uint64_t mid0, int impacket) {
+  uint8_t e[2][128];
+  size_t n = echo_rsp(e[0], sizeof e[0]);
+  memcpy(e[1], e[0], n);
+  rsp_hdr(e[0], mid0, 1, 0, 0, 0);
+  rsp_hdr(e[1], mid0 + 1, 1, 0, SMB2_FLAGS_RELATED_OPERATIONS, 0);
+  sign_msg(e[1], n);
+  memset(f, 0, sizeof *f);
+  if (impacket) sign_msg(e[0], n); /* before cframe_add sets NextCommand and pads */
+  cframe_add(f, e[0], n);
+  cframe_add(f, e[1], n);
+  if (!impacket) sign_msg(f->buf, f->last); /* over the element up to NextCommand, padding included */
+  return f->len;
+}
+
+static struct smb3_chain *probe_sent(struct smb3_core *c, struct cbrec *rec, int probe, uint64_t *mid0) {
+  struct smb3_chain *ch = chain_echo(2, rec);
+  ch->probe = probe;
+  assert_int_equal(core_submit(c, ch, NOW), 0);
+  struct sent sent[2];
+  assert_int_equal(drain(c, sent, 2, NULL), 2);
+  *mid0 = sent[0].mid;
+  return ch;
+}
+
+static void test_probe_discards_impacket_element(void **s) {
+  (void)s;
+  struct smb3_core *c = core_signed_session();
+  struct cbrec rec = {0};
+  uint64_t mid0;
+  struct smb3_chain *ch = probe_sent(c, &rec, 1, &mid0);
+  struct cframe f;
+  size_t n = echo_pair_rsp(&f, mid0, 1);
+  feed_ok(c, f.buf, n);
+  pump(c);
+  assert_int_equal(rec.calls, 1);
+  assert_int_equal(rec.error, 0);
+  assert_int_equal(ch->bad_sigs, 1);
+  assert_int_equal(ch->msgs[0].status, NT_STATUS_INVALID_SIGNATURE);
+  assert_null(ch->msgs[0].rsp); /* nothing of it kept */
+  assert_int_equal(ch->msgs[1].status, NT_STATUS_SUCCESS);
+  chain_free(ch);
+  /* the connection lives, the message ids go on, an answer still verifies */
+  struct cbrec re = {0};
+  struct smb3_chain *echo = chain_echo(1, &re);
+  struct sent sent = submit_one(c, echo);
+  assert_int_equal(sent.mid, mid0 + 2);
+  uint8_t b[128];
+  size_t bn = echo_rsp(b, sizeof b);
+  rsp_hdr(b, sent.mid, 1, 0, 0, 0);
+  sign_msg(b, bn);
+  feed_ok(c, b, bn);
+  pump(c);
+  assert_int_equal(re.calls, 1);
+  assert_int_equal(re.error, 0);
+  chain_free(echo);
+  core_free(c);
+}
+
+static void test_impacket_compound_fails_connection(void **s) {
+  (void)s;
+  struct smb3_core *c = core_signed_session();
+  struct cbrec rec = {0};
+  uint64_t mid0;
+  struct smb3_chain *ch = probe_sent(c, &rec, 0, &mid0); /* an ordinary chain */
+  struct cframe f;
+  size_t n = echo_pair_rsp(&f, mid0, 1);
+  assert_int_equal(feed(c, f.buf, n), SMB3_ESIGNATURE);
+  pump(c);
+  assert_int_equal(rec.calls, 1);
+  assert_int_equal(rec.error, SMB3_ESIGNATURE);
+  chain_free(ch);
+  core_free(c);
+}
+
+static void test_probe_spec_compound_verifies(void **s) {
+  (void)s;
+  struct smb3_core *c = core_signed_session();
+  struct cbrec rec = {0};
+  uint64_t mid0;
+  struct smb3_chain *ch = probe_sent(c, &rec, 1, &mid0);
+  struct cframe f;
+  size_t n = echo_pair_rsp(&f, mid0, 0);
+  feed_ok(c, f.buf, n);
+  pump(c);
+  assert_int_equal(rec.calls, 1);
+  assert_int_equal(rec.error, 0);
+  assert_int_equal(ch->bad_sigs, 0);
+  assert_int_equal(ch->msgs[0].status, NT_STATUS_SUCCESS);
+  assert_non_null(ch->msgs[0].rsp);
+  chain_free(ch);
+  /* a probe never lets a forged element through unnoticed: one bit flipped is discarded too */
+  struct cbrec r2 = {0};
+  ch = probe_sent(c, &r2, 1, &mid0);
+  n = echo_pair_rsp(&f, mid0, 0);
+  f.buf[SMB2_HDR_LEN + 2] ^= 1; /* Reserved of the first ECHO response */
+  feed_ok(c, f.buf, n);
+  pump(c);
+  assert_int_equal(ch->bad_sigs, 1);
+  assert_null(ch->msgs[0].rsp);
+  chain_free(ch);
+  core_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_unknown_msgid_kills_connection),
@@ -1103,6 +1258,9 @@ int main(void) {
       cmocka_unit_test(test_unsolicited_non_break_rejected),
       cmocka_unit_test(test_file_payload_output),
       cmocka_unit_test(test_file_payload_refused_when_signing),
+      cmocka_unit_test(test_probe_discards_impacket_element),
+      cmocka_unit_test(test_impacket_compound_fails_connection),
+      cmocka_unit_test(test_probe_spec_compound_verifies),
   };
   return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }
