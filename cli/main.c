@@ -403,6 +403,7 @@ static void stats_add(struct smb3_stats *a, const struct smb3_stats *b) {
     a->per_command[i] += b->per_command[i];
   a->io_ns += b->io_ns;
   a->bytes_copied += b->bytes_copied;
+  a->compound_fallback |= b->compound_fallback;
 }
 
 static double now_s(void) {
