@@ -1,12 +1,15 @@
-/* closeq.h - read-only handles closed together (closeq.c).
+/* closeq.h - handles whose CLOSE changes nothing, closed together (closeq.c).
  *
  * A program that reads a tree of small files closes one file per round trip it spends opening the
  * next; the kernel's RELEASE does not wait for our CLOSE, so the CLOSEs can wait a moment and go
  * several in one compound (smb3_close_many_async): up to SMB3_CLOSE_MANY_MAX at once, at most
- * CLOSEQ_DELAY after the first of them. Only handles opened for reading: a handle that wrote has
- * its CLOSE sent at once, because the server sets the file's modification time when it closes a
- * handle that wrote (a CLOSE later would move the time a program saw right after its close), and
- * never one of a file byte-range locks were taken on (a CLOSE drops what the handle held).
+ * CLOSEQ_DELAY after the first of them. Handles opened for reading, and handles whose last data
+ * went with an explicit mtime (tar: write, futimens, close; fs_file.mtime_forced): any other handle
+ * that wrote has its CLOSE sent at once, because the server sets the file's modification time when
+ * it closes a handle that wrote (a CLOSE later would move the time a program saw right after its
+ * close), while one whose write time was set keeps that time. Never one of a file byte-range locks
+ * were taken on (a CLOSE drops what the handle held), nor under cache=loose (its writers' CLOSE
+ * brings the attributes back).
  * A namespace operation (unlink, rmdir, rename, link) first waits for the queue (closeq_drain):
  * a file still open on the server would stay delete-pending, and its directory would not be empty. */
 #ifndef SMB3FS_CLOSEQ_H

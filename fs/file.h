@@ -34,8 +34,9 @@ struct fs_file {
   fuse_req_t release_req;
   double close_asked; /* cache=loose: when the closing CLOSE (with attributes) was sent */
   /* guarded by in->lock */
-  int refs;                       /* the open + a reopen in flight */
-  int released;                   /* release began: a reopen that completes now closes what it got */
+  int refs;         /* the open + a reopen in flight */
+  int released;     /* release began: a reopen that completes now closes what it got */
+  int mtime_forced; /* its last data went with a SET_INFO of the mtime, answered: its CLOSE moves no time */
   smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
   int nstale;
   int reopening;                    /* reopens in flight (two losses close together: two) */

@@ -344,7 +344,11 @@ static int setattr_unchanged(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t ino, 
       same = !(attr->st_mode & 0222) == !!(in->st.attributes & ATTR_READONLY);
   }
   struct stat a;
-  if (same) fs_fill_stat(fs, &in->st, &a);
+  if (same) {
+    fs_fill_stat(fs, &in->st, &a);
+    mfsl_fill(in, &a); /* an mfsymlinks link is a symlink to the kernel, whatever the server stores */
+    same = !fs_type_changed(in, a.st_mode & S_IFMT);
+  }
   pthread_mutex_unlock(&in->lock);
   if (same) {
     atomic_fetch_add(&fs->ctr.setattrs_unchanged, 1);

@@ -482,7 +482,11 @@ static void release_closed_stat(int rc, const struct smb3_stat *st, void *arg) {
 static void release_drained(struct fs_file *fh) {
   smb3_file *f = file_closing(fh);
   fh->close_asked = fs_now();
-  if ((fh->flags & O_ACCMODE) == O_RDONLY && !__atomic_load_n(&fh->in->lock_used, __ATOMIC_ACQUIRE) &&
+  pthread_mutex_lock(&fh->in->lock);
+  int quiet =
+      (fh->flags & O_ACCMODE) == O_RDONLY || (fh->mtime_forced && !fh->fs->wb_cache && !fh->in->wb.err);
+  pthread_mutex_unlock(&fh->in->lock);
+  if (quiet && !__atomic_load_n(&fh->in->lock_used, __ATOMIC_ACQUIRE) &&
       !closeq_add(fh, f)) { /* closed with others, soon */
     fuse_reply_err(fh->release_req, 0);
     return;

@@ -295,6 +295,11 @@ static void chunk_done(int64_t result, void *arg) {
   remove_chunk(&w->wire, c);
   w->inflight--;
   w->inflight_bytes -= c->ext.len;
+  /* Data sent with an explicit mtime after it (tar's futimens): the server keeps that time, also
+   * when the handle is closed (Samba and Windows stop updating the write time of a handle whose
+   * write time was set), so its CLOSE may wait and go with others (closeq.h). */
+  if (!c->times_only && c->times.pending && c->times.has_mt && result >= 0 && (uint64_t)result == c->ext.len)
+    c->ext.fh->mtime_forced = 1;
   if (result < 0 || (uint64_t)result < c->ext.len) {
     atomic_fetch_add(&fs->ctr.wb_errors, 1);
     /* A short WRITE means the server could not take it all (disk full): not retried. */
@@ -383,6 +388,7 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
   w->err = 0;
   if (!err) {
     in->data_gen++;
+    fh->mtime_forced = 0;
     err = absorb(fh, buf, size, off, &send, &dead);
     if (off + size > in->st.size) in->st.size = off + size;
   }

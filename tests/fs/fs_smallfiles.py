@@ -88,6 +88,14 @@ for i in range(N):
         data = f.read()
     report("r%d on the server's disk: content and mtime" % i, (data == content(i), int(os.stat(p).st_mtime)),
            (True, MTIME + i))
+# Their CLOSEs went together, after close(2) returned (closeq: the mtime was set, so closing moves
+# no time). An unlink waits for the queue: after it every handle is closed on the server, and the
+# times on its disk must still be the ones set.
+report("writers' CLOSEs batched", stats()["closes_batched"] - d["closes_batched"] > 0, True)
+open(os.path.join(top, "drain"), "w").close()
+os.unlink(os.path.join(top, "drain"))
+report("after every CLOSE: mtimes on the server's disk", [int(os.stat(os.path.join(share, "small", "r%d" % i)).st_mtime)
+                                                          for i in range(N)], [MTIME + i for i in range(N)])
 
 # a second client (the server's own disk here) changes files between our closes and opens
 with open(os.path.join(share, "small", "f0"), "wb") as f:
