@@ -27,9 +27,26 @@ if [ "$MODE" = admin ]; then
   mount_into M ""
   echo x >"$M/o.txt"
   if [ "$POSIX" = 1 ]; then
-    ugid=$(id -g "$SMB3_TEST_USER")
-    expect "a file made as root on the server: owner root, the user's group" "$(own "$D/o.txt")" "0:$ugid"
-    expect "... and so through the mount (Unix SIDs)" "$(own "$M/o.txt")" "0:$ugid"
+    # the server makes it root's (admin users) in the user's group; POSIX: the creator's group
+    expect "a file made by root: root's, in root's group, on disk" "$(own "$D/o.txt")" "0:0"
+    expect "... and so through the mount (Unix SIDs)" "$(own "$M/o.txt")" "0:0"
+    mkdir -m 777 "$M/pub"
+    as4321() { setpriv --reuid 4321 --regid 4321 --clear-groups "$@"; }
+    check "a file made by uid 4321" as4321 sh -c "echo x >'$M/pub/f'"
+    expect "... is 4321's on disk" "$(own "$D/pub/f")" "4321:4321"
+    expect "... and through the mount" "$(own "$M/pub/f")" "4321:4321"
+    check "mkdir by uid 4321" as4321 mkdir "$M/pub/d"
+    expect "... 4321's on disk" "$(own "$D/pub/d")" "4321:4321"
+    check "mkfifo by uid 4321" as4321 mkfifo "$M/pub/p"
+    expect "... 4321's on disk" "$(own "$D/pub/p")" "4321:4321"
+    check "ln -s by uid 4321" as4321 ln -s f "$M/pub/l"
+    expect "... 4321's on disk" "$(stat -c %u:%g "$D/pub/l")" "4321:4321"
+    check "its own file: chmod by uid 4321" as4321 chmod 600 "$M/pub/f"
+    expect "... on disk" "$(perm "$D/pub/f")" "600"
+    check_fails "another's: chmod by uid 4321" as4321 chmod 600 "$M/o.txt"
+    echo y >"$M/pub/f2" && chown 4321:4321 "$M/pub/f2"
+    check "an existing file opened with O_CREAT keeps its owner" sh -c "echo z >>'$M/pub/f2'"
+    expect "... on disk" "$(own "$D/pub/f2")" "4321:4321"
     check "chown 4321:8765" chown 4321:8765 "$M/o.txt"
     expect "on disk" "$(own "$D/o.txt")" "4321:8765"
     expect "through the mount" "$(own "$M/o.txt")" "4321:8765"
@@ -177,6 +194,24 @@ if [ "$POSIX" = 1 ]; then
   [ -e "$D/rel2" ] && bad "the link is still on disk" || ok "the link is gone from disk"
 else
   check_fails "ln -s without the extensions (and without mfsymlinks): EPERM" ln -s f "$M/rel"
+fi
+
+# ---- paths in directories: on disk where they are through the mount (a POSIX share parses '/' as
+# the separator of a POSIX CREATE's name and keeps '\' as a character: sent as '\' a nested path
+# made "sub\x" in the share's root) ----
+mkdir -p "$M/sub/deeper"
+echo n >"$M/sub/deeper/x"
+expect "a file two directories down, on disk" "$(cat "$D/sub/deeper/x" 2>&1)" "n"
+check "rename across directories" mv "$M/sub/deeper/x" "$M/sub/y"
+expect "... on disk" "$(cat "$D/sub/y" 2>&1)" "n"
+check "hard link in a directory" ln "$M/sub/y" "$M/sub/deeper/z"
+expect "... on disk" "$(stat -c %h "$D/sub/deeper/z" 2>&1)" "2"
+expect "nothing but sub in the root from it" "$(ls "$D" | grep -c '^sub.')" "0"
+if [ "$POSIX" = 1 ]; then
+  echo b >"$M/sub/back\\slash"
+  expect "a name with a backslash: one file in sub on disk" "$(cat "$D/sub/back\\slash" 2>&1)" "b"
+  # (listed only as a mangled 8.3 name unless the share has 'mangled names = no': Samba's doing)
+  expect "... read by its name on the second mount" "$(cat "$M2/sub/back\\slash" 2>&1)" "b"
 fi
 
 # ---- names that differ only in case ----
