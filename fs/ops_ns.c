@@ -380,7 +380,14 @@ static void unlink_done(int rc, void *arg) {
     return;
   }
   if (!rc) inode_known_del(o->fs, o->parent, o->name);
-  if (!rc && o->victim) inode_detach(o->fs, o->victim);
+  if (!rc && o->victim) {
+    /* a hard link's other names keep the inode: its link count (and ctime) changed, ask again */
+    pthread_mutex_lock(&o->victim->lock);
+    o->victim->attr_expiry = 0;
+    o->victim->attr_lookup = 0;
+    pthread_mutex_unlock(&o->victim->lock);
+    inode_detach(o->fs, o->victim);
+  }
   nsop_finish_smb(o, rc);
 }
 
