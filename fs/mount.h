@@ -75,6 +75,7 @@ struct fs_ctx {
   uid_t uid; /* uid=/gid=: every file's owner, or on a POSIX share those the server does not name */
   gid_t gid;
   int forceuid, forcegid; /* uid=/gid= even where the server names the owner (POSIX share) */
+  int chown_refused;      /* the server refused to give a new entry its creator's ids (owner.c; atomic) */
   mode_t file_mode, dir_mode;
   double actimeo;
   int cache; /* enum smb3_cache_mode */

@@ -20,6 +20,7 @@ struct nsop {
   int silly;
   int rmdir;    /* unlink or rmdir (remove_start) */
   int made_dir; /* mkdir: the directory was made (inode_known_empty) */
+  int made;     /* 1: mkdir, mknod or symlink made the entry, its owner is still to be set; 2: done */
   int posix;    /* setattr: the share speaks POSIX (chmod and chown go to the server) */
   mode_t mode;  /* mknod: type and permission bits; mkdir: permission bits */
   dev_t rdev;   /* mknod: the device */

@@ -82,9 +82,10 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 }
 
 /* Names the kernel must never see: the library already refuses '/' and NUL and skips "." and
- * ".."; we also hide '\\' (a separator on the wire) and our own hidden unlinked files. */
-static int listable(const char *name) {
-  return fs_name_ok(name) && strncmp(name, FS_HIDDEN_PREFIX, sizeof FS_HIDDEN_PREFIX - 1);
+ * ".."; we also hide '\\' (a separator on the wire, but a POSIX share's) and our own hidden
+ * unlinked files. */
+static int listable(struct fs_ctx *fs, const char *name) {
+  return fs_name_ok(fs, name) && strncmp(name, FS_HIDDEN_PREFIX, sizeof FS_HIDDEN_PREFIX - 1);
 }
 
 /* Answer one readdir from the complete listing (dh->lock held). */
@@ -189,7 +190,7 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
   dh->rc = rc;
   if (!rc && n && !(dh->v = calloc(n, sizeof *dh->v))) dh->rc = SMB3_ENOMEM;
   for (size_t i = 0; !dh->rc && i < n; i++) {
-    if (!listable(entries[i].name)) continue;
+    if (!listable(dh->fs, entries[i].name)) continue;
     if (!(dh->v[dh->n].name = strdup(entries[i].name))) {
       dh->rc = SMB3_ENOMEM;
       break;

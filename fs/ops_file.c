@@ -18,6 +18,7 @@
 #include "locks.h"
 #include "memtrim.h"
 #include "ops.h"
+#include "owner.h"
 #include "readahead.h"
 #include "reply.h"
 #include "writeback.h"
@@ -291,6 +292,11 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
 }
 
 /* ---- create ---- */
+static void create_linked(struct fop *o, const struct smb3_stat *st);
+static void create_owned(const struct smb3_stat *st, void *arg) {
+  create_linked(arg, st);
+}
+
 static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
   struct fop *o = arg;
   if (rc) {
@@ -298,6 +304,12 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
     fop_fail(o, rc);
     return;
   }
+  /* a file this CREATE made belongs to the caller */
+  if (st->created && fs_own_new(o->fs, o->req, o->parent, o->path, st, create_owned, o)) return;
+  create_linked(o, st);
+}
+
+static void create_linked(struct fop *o, const struct smb3_stat *st) {
   /* asked = -1: the entry of our own create is not evidence of another client's change (and a
    * new inode here would not have the lease key the CREATE was sent with) */
   struct fs_inode *in = inode_link_gen(o->fs, o->parent, o->name, st, o->gen, -1.0);
@@ -351,7 +363,7 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
 /* Reply: I/O thread (the CREATE, or the stat after it). */
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi) {
-  if (!fs_name_ok(name)) {
+  if (!fs_name_ok(fuse_req_userdata(req), name)) {
     fuse_reply_err(req, EINVAL);
     return;
   }

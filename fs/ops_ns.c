@@ -13,13 +13,14 @@
 #include "inode.h"
 #include "nsop.h"
 #include "ops.h"
+#include "owner.h"
 #include "reply.h"
 #include "symlink.h"
 #include "writeback.h"
 
 /* parent + name (+ its path) for an operation on a directory entry. */
 static struct nsop *entry_op(fuse_req_t req, fuse_ino_t parent, const char *name, int bad_errno) {
-  if (!fs_name_ok(name)) {
+  if (!fs_name_ok(fuse_req_userdata(req), name)) {
     fuse_reply_err(req, bad_errno);
     return NULL;
   }
@@ -79,12 +80,25 @@ static void entry_reply(void *arg, int rc) {
   nsop_free(o);
 }
 
+static void entry_linked(struct nsop *o, const struct smb3_stat *st);
+static void entry_owned(const struct smb3_stat *st, void *arg) {
+  entry_linked(arg, st);
+}
+
 static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
   if (rc) {
     nsop_finish_smb(o, rc);
     return;
   }
+  if (o->made == 1) { /* mkdir, mknod, symlink: the caller owns what it made (once) */
+    o->made = 2;
+    if (fs_own_new(o->fs, o->req, o->parent, o->path, st, entry_owned, o)) return;
+  }
+  entry_linked(o, st);
+}
+
+static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
   struct fs_inode *in = inode_link(o->fs, o->parent, o->name, st, o->asked);
   if (!in) {
     nsop_finish_err(o, ENOMEM);
@@ -138,6 +152,7 @@ static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
   o->sending = 0; /* it left: never again */
   o->made_dir = !rc;
+  if (!rc) o->made = 1;
   if (rc || st->ino) { /* the CREATE's attributes, file id included: one round trip in all */
     entry_done(rc, st, o);
     return;
@@ -172,6 +187,7 @@ static void mknod_done(int rc, void *arg) {
     return;
   }
   o->unsent_only = 0; /* the lookup of the new entry may be asked again, the request before it never */
+  o->made = 1;
   nsop_run(o, lookup_start);
 }
 
@@ -364,7 +380,14 @@ static void unlink_done(int rc, void *arg) {
     return;
   }
   if (!rc) inode_known_del(o->fs, o->parent, o->name);
-  if (!rc && o->victim) inode_detach(o->fs, o->victim);
+  if (!rc && o->victim) {
+    /* a hard link's other names keep the inode: its link count (and ctime) changed, ask again */
+    pthread_mutex_lock(&o->victim->lock);
+    o->victim->attr_expiry = 0;
+    o->victim->attr_lookup = 0;
+    pthread_mutex_unlock(&o->victim->lock);
+    inode_detach(o->fs, o->victim);
+  }
   nsop_finish_smb(o, rc);
 }
 
@@ -502,7 +525,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     fuse_reply_err(req, EINVAL);
     return;
   }
-  if (!fs_name_ok(newname)) {
+  if (!fs_name_ok(fuse_req_userdata(req), newname)) {
     fuse_reply_err(req, EINVAL);
     return;
   }

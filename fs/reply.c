@@ -2,6 +2,7 @@
  * names may be passed on, and a file's attributes as struct stat and as a FUSE entry. */
 #include <string.h>
 
+#include "conn.h"
 #include "reply.h"
 #include "symlink.h"
 
@@ -9,10 +10,11 @@ void fs_reply_smb_err(fuse_req_t req, int rc) {
   fuse_reply_err(req, rc ? fs_errno(rc) : EIO);
 }
 
-int fs_name_ok(const char *name) {
+int fs_name_ok(struct fs_ctx *fs, const char *name) {
   if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..")) return 0;
-  /* '\\' is the separator on the wire: a name containing it would address another file. */
-  return !strpbrk(name, "/\\");
+  /* '\\' is the separator on the wire: a name containing it would address another file; a POSIX
+   * share's names are separated by '/' and '\\' is a character like any other. */
+  return !strpbrk(name, smb3_posix(fs_conn(fs)) ? "/" : "/\\");
 }
 
 /* MS-FSCC 2.6 file attributes */

@@ -6,8 +6,9 @@
 
 /* Reply to a FUSE request with an SMB3_E* code. */
 void fs_reply_smb_err(fuse_req_t req, int rc);
-/* Reject names the server can't represent or we never pass on ('/', '\\', NUL, ".", ".."). */
-int fs_name_ok(const char *name);
+/* Reject names the server can't represent or we never pass on ('/', NUL, ".", "..", and '\\' unless
+ * the share speaks the POSIX extensions). */
+int fs_name_ok(struct fs_ctx *fs, const char *name);
 /* Names of unlinked-but-open files (hidden from listings). */
 #define FS_HIDDEN_PREFIX ".smb3fs-unlinked-"
 

@@ -255,6 +255,7 @@ struct smb3_stat {
   uint32_t uid, gid;    /* SMB3_NO_ID when unknown (not a Unix SID: S-1-22-1-UID / S-1-22-2-GID) */
   uint32_t dev;         /* the server's st_dev (POSIX only, else 0) */
   uint32_t reparse_tag; /* IO_REPARSE_TAG_* of a reparse point (POSIX only), else 0 */
+  int created;          /* the attributes of an open whose CREATE made the file (FILE_CREATED), else 0 */
   struct timespec_smb3 {
     int64_t sec;
     long nsec;

@@ -71,11 +71,12 @@ void stat_from_attrs(const struct smb2_file_attrs *a, uint64_t ino, struct smb3_
 void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
   if (!r->have_posix) {
     stat_from_attrs(&r->attrs, r->have_disk_id ? r->disk_file_id : 0, st);
-    return;
+  } else {
+    struct fscc_stat f = fscc_of_attrs(&r->attrs, r->have_disk_id ? r->disk_file_id : 0);
+    fscc_stat_from_posix_cc(&r->posix, &f); /* mode, owner, group, nlink: no device here */
+    stat_from_fscc(&f, st);
   }
-  struct fscc_stat f = fscc_of_attrs(&r->attrs, r->have_disk_id ? r->disk_file_id : 0);
-  fscc_stat_from_posix_cc(&r->posix, &f); /* mode, owner, group, nlink: no device here */
-  stat_from_fscc(&f, st);
+  st->created = r->create_action == SMB2_FILE_CREATED;
 }
 
 /* ---- async single READ/WRITE ---- */

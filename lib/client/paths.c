@@ -50,7 +50,7 @@ static int rename_buf(struct pathop *op, const char *to, int replace) {
   size_t cap = 32 + 4 * strlen(to);
   op->buf = malloc(cap);
   if (!op->buf) return SMB3_ENOMEM;
-  int len = fscc_rename_info_encode(op->buf, cap, replace, to);
+  int len = fscc_rename_info_encode(op->buf, cap, replace, op->c->posix, to);
   if (len < 0)
     return client_fail(op->c, SMB3_ENAMETOOLONG, 0, "%s: bad target name '%s'",
                        op->kind == OP_LINK ? "link" : "rename", to);

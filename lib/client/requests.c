@@ -23,6 +23,7 @@ int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *a
     /* Samba gives a handle POSIX semantics (case-sensitive names, POSIX information) only when
      * its CREATE carries the POSIX context (source3/smbd/smb2_create.c: posix_pathnames). */
     r.posix = 1;
+    r.posix_paths = c->posix; /* the share answers it: names are POSIX ('/' separators) */
     r.posix_mode = a->mode_set ? a->mode : (a->options & SMB2_FILE_DIRECTORY_FILE) ? 0755 : 0644;
     if (c->posix && a->no_follow) r.create_options |= SMB2_FILE_OPEN_REPARSE_POINT;
   }

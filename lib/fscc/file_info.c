@@ -97,17 +97,18 @@ int fscc_disposition_info_encode(uint8_t *out, size_t cap, int delete_pending) {
 
 /* 2.4.37.2: ReplaceIfExists, Reserved(7), RootDirectory(8) = 0, FileNameLength, FileName. FileLinkInformation
  * (2.4.27.2, FILE_LINK_INFORMATION_TYPE_2) has the same layout.
- * The name is relative to the share root ('/' -> '\\', leading separators dropped). After it
+ * The name is relative to the share root ('/' -> '\\', leading separators dropped; with posix_paths,
+ * a rename on a handle of a POSIX CREATE, '/' is the separator Samba parses and '\\' a character). After it
  * we add a UTF-16 NUL that FileNameLength does not count, as cifs.ko does, which also keeps
  * the buffer at least sizeof(FILE_RENAME_INFORMATION) = 24 bytes as Windows requires. */
-int fscc_rename_info_encode(uint8_t *out, size_t cap, int replace, const char *new_name) {
+int fscc_rename_info_encode(uint8_t *out, size_t cap, int replace, int posix_paths, const char *new_name) {
   if (!new_name) return SMB3_EINVAL;
-  while (*new_name == '/' || *new_name == '\\')
+  while (*new_name == '/' || (!posix_paths && *new_name == '\\'))
     new_name++;
   uint8_t *u;
   size_t n;
   if (!*new_name || smb3_utf8_to_utf16le(new_name, strlen(new_name), &u, &n)) return SMB3_EINVAL;
-  for (size_t i = 0; i + 1 < n; i += 2)
+  for (size_t i = 0; !posix_paths && i + 1 < n; i += 2)
     if (u[i] == '/' && u[i + 1] == 0) u[i] = '\\';
   struct le_wr w;
   le_wr_init(&w, out, cap);

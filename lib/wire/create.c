@@ -101,10 +101,10 @@ int smb2_create_req_encode(struct le_wr *w, const struct smb2_create_req *r) {
   size_t start = w->off;
   create_put_fixed(w, r);
   const char *name = r->name; /* 2.2.13: relative to the share, no leading separator */
-  while (*name == '/' || *name == '\\')
+  while (*name == '/' || (!r->posix_paths && *name == '\\'))
     name++;
   size_t n;
-  if ((rc = wire_put_utf16(w, name, 1, UINT16_MAX - 1, &n))) return rc;
+  if ((rc = wire_put_utf16(w, name, !r->posix_paths, UINT16_MAX - 1, &n))) return rc;
   le16_put(w->p + start + SMB2_CREATE_REQ_OFF_NAMELEN, (uint16_t)n);
   le_put_align(w, 8); /* contexts (and the next compound element) start 8-byte aligned */
   struct ctx_chain c = {0, 0, 0};

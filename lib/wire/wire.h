@@ -342,12 +342,15 @@ struct smb2_create_req {
   uint32_t create_disposition;
   uint32_t create_options;
   const char *name;        /* UTF-8 path relative to the share, '\\' or '/' separators (encoder converts
-                              '/' to '\\' and drops leading separators); "" for the share root */
+                              '/' to '\\' and drops leading separators); "" for the share root. With
+                              posix_paths: '/' separators only, sent as they are ('\\' is a name's
+                              character, as on the server's disk) */
   struct smb2_lease lease; /* "RqLs" context when version is 1 or 2 */
   int want_maximal_access; /* "MxAc" context */
   int want_disk_id;        /* "QFid" context */
   int posix;               /* the POSIX context (only on a connection that negotiated POSIX) */
   uint32_t posix_mode;     /* its mode: permission bits (07777) for a file the CREATE makes */
+  int posix_paths;         /* a POSIX share: Samba parses a POSIX CREATE's name with '/' separators */
 };
 int smb2_create_req_encode(struct le_wr *w, const struct smb2_create_req *r);
 

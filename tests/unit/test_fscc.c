@@ -80,18 +80,22 @@ static void test_set_info_encoders(void **state) {
 static void test_rename_info(void **state) {
   (void)state;
   uint8_t out[128];
-  int n = fscc_rename_info_encode(out, sizeof out, 1, "/dir/new");
+  int n = fscc_rename_info_encode(out, sizeof out, 1, 0, "/dir/new");
   assert_int_equal(n, 36);
   assert_true(
       wt_hex_eq(out, 36, "01 00000000000000 0000000000000000 0e000000 6400690072005c006e0065007700 0000"));
   /* A one-character name is padded to Windows' minimum of 24 bytes. */
-  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, "a"), 24);
+  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, 0, "a"), 24);
   assert_true(wt_hex_eq(out, 24, "00 00000000000000 0000000000000000 02000000 6100 0000"));
-  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, ""), SMB3_EINVAL);
-  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, "/"), SMB3_EINVAL);
-  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, NULL), SMB3_EINVAL);
-  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, "\xff"), SMB3_EINVAL);
-  assert_int_equal(fscc_rename_info_encode(out, 35, 1, "dir/new"), SMB3_EINVAL);
+  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, 0, ""), SMB3_EINVAL);
+  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, 0, "/"), SMB3_EINVAL);
+  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, 0, NULL), SMB3_EINVAL);
+  assert_int_equal(fscc_rename_info_encode(out, sizeof out, 0, 0, "\xff"), SMB3_EINVAL);
+  assert_int_equal(fscc_rename_info_encode(out, 35, 1, 0, "dir/new"), SMB3_EINVAL);
+  /* POSIX names: '/' stays the separator, '\\' is a character of the name. */
+  n = fscc_rename_info_encode(out, sizeof out, 0, 1, "/d/a\\b");
+  assert_int_equal(n, 32);
+  assert_true(wt_hex_eq(out, 32, "00 00000000000000 0000000000000000 0a000000 64002f0061005c006200 0000"));
 }
 
 static void test_fs_full_size(void **state) {

@@ -313,6 +313,31 @@ static void test_create_ctx(void **state) {
   assert_int_equal((size_t)(ctx - buf) % 8, 0);
 }
 
+/* The name of a CREATE: '/' becomes '\\' for a Windows share; on a POSIX share (posix_paths) Samba
+ * parses '/' as the separator and keeps '\\' as a character (it made "d\\x" in the share's root). */
+static void test_create_posix_paths(void **state) {
+  (void)state;
+  uint8_t buf[512];
+  struct le_wr w;
+  struct smb2_create_req r = {.name = "/d/a\\b", .posix = 1, .posix_mode = 0644};
+  le_wr_init(&w, buf, sizeof buf);
+  assert_int_equal(smb2_create_req_encode(&w, &r), 0);
+  const uint8_t win[] = {'d', 0, '\\', 0, 'a', 0, '\\', 0, 'b', 0};
+  assert_int_equal(le16_at(buf + 46), sizeof win); /* NameLength */
+  assert_memory_equal(buf + 56, win, sizeof win);  /* right after the 56-byte fixed part */
+  r.posix_paths = 1;
+  le_wr_init(&w, buf, sizeof buf);
+  assert_int_equal(smb2_create_req_encode(&w, &r), 0);
+  const uint8_t px[] = {'d', 0, '/', 0, 'a', 0, '\\', 0, 'b', 0};
+  assert_int_equal(le16_at(buf + 46), sizeof px);
+  assert_memory_equal(buf + 56, px, sizeof px);
+  r.name = "\\lead"; /* a leading '\\' is a POSIX name's first character */
+  le_wr_init(&w, buf, sizeof buf);
+  assert_int_equal(smb2_create_req_encode(&w, &r), 0);
+  assert_int_equal(le16_at(buf + 46), 10);
+  assert_int_equal(buf[56], '\\');
+}
+
 /* A NEGOTIATE response's POSIX context: the tag makes posix 1; other data is ignored. */
 static void test_negotiate_rsp_posix(void **state) {
   (void)state;
@@ -339,11 +364,17 @@ static void test_negotiate_rsp_posix(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sid),        cmocka_unit_test(test_mode),
-      cmocka_unit_test(test_cc),         cmocka_unit_test(test_info),
-      cmocka_unit_test(test_dir),        cmocka_unit_test(test_sd),
-      cmocka_unit_test(test_reparse),    cmocka_unit_test(test_negotiate_ctx),
-      cmocka_unit_test(test_create_ctx), cmocka_unit_test(test_negotiate_rsp_posix),
+      cmocka_unit_test(test_sid),
+      cmocka_unit_test(test_mode),
+      cmocka_unit_test(test_cc),
+      cmocka_unit_test(test_info),
+      cmocka_unit_test(test_dir),
+      cmocka_unit_test(test_sd),
+      cmocka_unit_test(test_reparse),
+      cmocka_unit_test(test_negotiate_ctx),
+      cmocka_unit_test(test_create_ctx),
+      cmocka_unit_test(test_create_posix_paths),
+      cmocka_unit_test(test_negotiate_rsp_posix),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
