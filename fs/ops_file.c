@@ -498,9 +498,10 @@ static void release_drained(struct fs_file *fh) {
   int quiet =
       (fh->flags & O_ACCMODE) == O_RDONLY || (fh->mtime_forced && !fh->fs->wb_cache && !fh->in->wb.err);
   pthread_mutex_unlock(&fh->in->lock);
+  fuse_req_t req = fh->release_req; /* once queued, fh is the queue's: a full batch may free it at once */
   if (quiet && !__atomic_load_n(&fh->in->lock_used, __ATOMIC_ACQUIRE) &&
       !closeq_add(fh, f)) { /* closed with others, soon */
-    fuse_reply_err(fh->release_req, 0);
+    fuse_reply_err(req, 0);
     return;
   }
   int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY
