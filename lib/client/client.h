@@ -140,6 +140,8 @@ struct step {
   int (*encode)(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg);
   const void *arg;
 };
+/* The CLOSE step most chains end with (no arg, no post-query attributes). */
+int step_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg);
 /* Run steps[0..n) (steps[0] a CREATE, steps[n-1] usually a CLOSE) as one related compound chain,
  * or one by one with the real file id under `nocompound`. Returns the completed chain in *out
  * (caller frees) with every message's status/response, or SMB3_E* on a transport failure. In

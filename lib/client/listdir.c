@@ -1,6 +1,9 @@
 /* listdir.c - asynchronous whole-directory listing (for the FUSE layer's readdirplus):
- * CREATE + QUERY_DIRECTORY as one compound, then QUERY_DIRECTORY until STATUS_NO_MORE_FILES,
- * then CLOSE, all chained from completion callbacks on the I/O thread. */
+ * CREATE + QUERY_DIRECTORY + QUERY_DIRECTORY + CLOSE as one compound, which lists a directory
+ * whose entries fit in the first answer in one round trip (the second QUERY_DIRECTORY answers
+ * STATUS_NO_MORE_FILES); a longer one is listed again the classic way: CREATE + QUERY_DIRECTORY,
+ * then QUERY_DIRECTORY until STATUS_NO_MORE_FILES, then CLOSE, all chained from completion
+ * callbacks on the I/O thread. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +11,11 @@
 #include "client/client.h"
 #include "util/status.h"
 
-#define LIST_OUTBUF (64u * 1024u)
+/* QUERY_DIRECTORY's output buffer: 64 KiB (one credit), or with multi-credit requests up to 1 MiB
+ * (16 credits; within the server's MaxTransactSize), about 10 000 short names: the directories
+ * people list fit in the first answer, so the whole-directory compound is one round trip. */
+#define LIST_OUTBUF_SMALL (64u * 1024u)
+#define LIST_OUTBUF_LARGE (1024u * 1024u)
 /* The largest FileIdFullDirectoryInformation entry: 80 fixed bytes + 255 UTF-16 characters,
  * 8-byte aligned. A server fills the output buffer while entries fit, so a response that left
  * room for one more of these most likely ended the directory: the next QUERY_DIRECTORY is then
@@ -20,12 +27,12 @@ struct listing {
   smb3_client *c;
   char *path;
   struct create_args ca;
-  struct step steps[2];
+  struct step steps[4];
   struct smb2_file_id fid;
   int have_fid;
   int rc;
   int last_guess; /* the last batch looked like the end (see batch_looks_last) */
-  int classic;    /* a guess was wrong once: list to NO_MORE_FILES, then CLOSE */
+  int classic;    /* a guess was wrong once (or nocompound): list to NO_MORE_FILES, then CLOSE */
   struct smb3_dirent *ents;
   char **names;
   size_t n, cap;
@@ -33,13 +40,19 @@ struct listing {
   void *arg;
 };
 
+static uint32_t list_outbuf(smb3_client *c) {
+  uint32_t max = core_negotiated(c->core)->max_transact;
+  if (!c->multi_credit || max < LIST_OUTBUF_SMALL) return LIST_OUTBUF_SMALL;
+  return max < LIST_OUTBUF_LARGE ? max : LIST_OUTBUF_LARGE;
+}
+
 static int enc_create(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;
   return build_create(c, m, &((const struct listing *)arg)->ca);
 }
 static int enc_query_dir(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)arg;
-  return build_query_dir(c, m, fid, 0, LIST_OUTBUF);
+  return build_query_dir(c, m, fid, 0, list_outbuf(c));
 }
 
 static void listing_free(struct listing *l) {
@@ -92,7 +105,7 @@ static int listing_batch(struct listing *l, const struct smb3_msg *m) {
   struct fscc_dir_iter it;
   struct fscc_dirent de;
   int rc;
-  l->last_guess = !l->classic && LIST_OUTBUF - r.len >= LIST_MAX_ENTRY;
+  l->last_guess = !l->classic && list_outbuf(l->c) - r.len >= LIST_MAX_ENTRY;
   if (l->c->posix)
     fscc_dir_iter_init_posix(&it, r.buf, r.len);
   else
@@ -125,7 +138,7 @@ static void next_done(struct smb3_chain *ch, void *arg);
 static void listing_next(struct listing *l) {
   int with_close = l->last_guess;
   struct smb3_chain *ch = chain_new(with_close ? 2 : 1);
-  int rc = ch ? build_query_dir(l->c, &ch->msgs[0], l->fid, 0, LIST_OUTBUF) : SMB3_ENOMEM;
+  int rc = ch ? build_query_dir(l->c, &ch->msgs[0], l->fid, 0, list_outbuf(l->c)) : SMB3_ENOMEM;
   if (!rc && with_close) {
     ch->related = 1;
     rc = build_close(l->c, &ch->msgs[1], l->fid, 0);
@@ -196,6 +209,15 @@ static void first_done(struct smb3_chain *ch, int rc, void *arg) {
     l->fid = cr.file_id;
     l->have_fid = 1;
     end = listing_batch(l, &ch->msgs[1]);
+    if (ch->n == 4) { /* the whole-directory compound: its CLOSE ended the handle */
+      if (!end) end = listing_batch(l, &ch->msgs[2]);
+      l->have_fid = ch->msgs[3].status != NT_STATUS_SUCCESS; /* (a CLOSE that failed: try again) */
+      if (!end && !l->rc) { /* longer than two answers: the handle is gone, list it classically */
+        chain_free(ch);
+        listing_restart(l);
+        return;
+      }
+    }
   }
   chain_free(ch);
   if (!l->have_fid)
@@ -225,11 +247,13 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
                            .options = SMB2_FILE_DIRECTORY_FILE};
   l->steps[0] = (struct step){enc_create, l};
   l->steps[1] = (struct step){enc_query_dir, l};
+  l->steps[2] = (struct step){enc_query_dir, l};
+  l->steps[3] = (struct step){step_close, NULL};
   int rc = listing_start(l);
   if (rc) listing_free(l);
   return rc;
 }
 
 static int listing_start(struct listing *l) {
-  return client_steps_async(l->c, l->steps, 2, 1, first_done, l);
+  return client_steps_async(l->c, l->steps, l->classic ? 2 : 4, 1, first_done, l);
 }

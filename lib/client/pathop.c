@@ -15,10 +15,6 @@ static int enc_create(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fi
   (void)fid;
   return build_create(c, m, &((const struct pathop *)arg)->ca);
 }
-static int enc_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
-  (void)arg;
-  return build_close(c, m, fid, 0);
-}
 static int enc_query_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   const struct pathop *op = arg;
   return build_query_info(c, m, fid, op->info_type, op->info_class, op->outlen);
@@ -118,7 +114,7 @@ static void triple(struct pathop *op,
   op->first_is_create = 1;
   add(op, enc_create);
   add(op, mid);
-  add(op, enc_close);
+  add(op, step_close);
 }
 
 /* statvfs through a handle on the share root kept open for the client's life: the first call
@@ -147,7 +143,7 @@ static int prepare_statvfs(struct pathop *op) {
   op->first_is_create = 1;
   add(op, enc_create);
   add(op, enc_query_info);
-  if (op->root_use != ROOT_OPENING) add(op, enc_close); /* another thread is opening it */
+  if (op->root_use != ROOT_OPENING) add(op, step_close); /* another thread is opening it */
   return 0;
 }
 
@@ -249,7 +245,7 @@ static int prepare_path(struct pathop *op) {
     op->ca.mode_set = op->mode_set;
     op->first_is_create = 1;
     add(op, enc_create);
-    add(op, enc_close);
+    add(op, step_close);
     return 0;
   case OP_UNLINK: /* open with DELETE_ON_CLOSE and close: one round trip */
     op->what = "unlink";
@@ -257,7 +253,7 @@ static int prepare_path(struct pathop *op) {
     op->ca.options = SMB2_FILE_DELETE_ON_CLOSE | SMB2_FILE_NON_DIRECTORY_FILE;
     op->first_is_create = 1;
     add(op, enc_create);
-    add(op, enc_close);
+    add(op, step_close);
     return 0;
   case OP_OPEN: {
     op->what = "open";

@@ -27,10 +27,6 @@ static int enc_write(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid
   const struct small *s = arg;
   return build_write(c, m, fid, s->buf, s->len, 0);
 }
-static int enc_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
-  (void)arg;
-  return build_close(c, m, fid, 0);
-}
 
 /* The first failing element, as SMB3_E* with the failure recorded. */
 static int small_result(smb3_client *c, struct smb3_chain *ch, int upto, const char *what, const char *path) {
@@ -76,7 +72,7 @@ ssize_t smb3_read_file(smb3_client *c, const char *path, void *buf, size_t len) 
   if (len > client_io_size(c, 1) || len == 0) return big_file(c, path, buf, len, 1);
   struct small s = {.buf = buf, .len = (uint32_t)len};
   create_args_from_flags(&s.ca, path, O_RDONLY);
-  struct step st[3] = {{enc_create, &s}, {enc_read, &s}, {enc_close, &s}};
+  struct step st[3] = {{enc_create, &s}, {enc_read, &s}, {step_close, &s}};
   struct smb3_chain *ch;
   int rc = client_steps(c, st, 3, &ch);
   if (rc) return rc;
@@ -92,7 +88,7 @@ ssize_t smb3_write_file(smb3_client *c, const char *path, const void *buf, size_
   if (len > client_io_size(c, 0) || len == 0) return big_file(c, path, (void *)buf, len, 0);
   struct small s = {.buf = (void *)buf, .len = (uint32_t)len};
   create_args_from_flags(&s.ca, path, O_WRONLY | O_CREAT | O_TRUNC);
-  struct step st[3] = {{enc_create, &s}, {enc_write, &s}, {enc_close, &s}};
+  struct step st[3] = {{enc_create, &s}, {enc_write, &s}, {step_close, &s}};
   struct smb3_chain *ch;
   int rc = client_steps(c, st, 3, &ch);
   if (rc) return rc;
@@ -145,7 +141,7 @@ static int small_async(smb3_client *c, const char *path, void *buf, size_t len, 
   create_args_from_flags(&a->s.ca, a->path, flags);
   a->st[0] = (struct step){enc_create, &a->s};
   a->st[1] = (struct step){is_read ? enc_read : enc_write, &a->s};
-  a->st[2] = (struct step){enc_close, &a->s};
+  a->st[2] = (struct step){step_close, &a->s};
   a->is_read = is_read;
   a->cb = cb;
   a->arg = arg;
@@ -296,7 +292,7 @@ int smb3_put_file_async(smb3_client *c, const char *tmp, const char *target, con
   p->st[k++] = (struct step){enc_put_create, p};
   if (len) p->st[k++] = (struct step){enc_put_write, p};
   p->st[k++] = (struct step){enc_put_rename, p};
-  p->st[k++] = (struct step){enc_close, NULL};
+  p->st[k++] = (struct step){step_close, NULL};
   int rc = client_steps_async(c, p->st, k, 1, put_done, p);
   if (rc) {
     free(p->ren);

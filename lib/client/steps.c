@@ -102,6 +102,11 @@ static void one_done(struct smb3_chain *one, void *arg) {
     steps_next(x, 0);
 }
 
+int step_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)arg;
+  return build_close(c, m, fid, 0);
+}
+
 int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create,
                        steps_done_fn done, void *arg) {
   struct steps_ctx *x = calloc(1, sizeof *x);

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Directory listing of 2000 entries (several QUERY_DIRECTORY rounds), mkdir/rmdir/rm/mv,
+# Directory listing of 8000 entries (more than one 1 MiB QUERY_DIRECTORY answer holds: several rounds), mkdir/rmdir/rm/mv,
 # get into a directory, put into a directory, cp (a server-side copy), ln (a hard link).
 source "$(dirname "$0")/lib.sh"
 U=$SMB3_TEST_URL
 D=$SMB3_TEST_SHARE_DIR
 mkdir -p "$D/many"
-for i in $(seq 1 2000); do : >"$D/many/entry-with-a-fairly-long-name-$i.txt"; done
+for i in $(seq 1 8000); do : >"$D/many/entry-with-a-fairly-long-name-$i.txt"; done
 chmod -R a+rwX "$D/many"
 $SMB3 --stats ls "$U/many" >"$WORK/ls" 2>"$WORK/stats"
 n=$(grep -c 'entry-with-a-fairly-long-name-' "$WORK/ls")
-if [ "$n" -eq 2000 ]; then ok "ls of 2000 entries"; else bad "ls of 2000 entries: got $n"; fi
+if [ "$n" -eq 8000 ]; then ok "ls of 8000 entries"; else bad "ls of 8000 entries: got $n"; fi
 qd=$(grep -o '"query_directory":[0-9]*' "$WORK/stats" | cut -d: -f2)
 if [ "${qd:-0}" -ge 3 ]; then ok "listing took $qd QUERY_DIRECTORY rounds"; else bad "expected several QUERY_DIRECTORY rounds, got ${qd:-none}"; fi
 names=$(sed 's/.*  //' "$WORK/ls" | sort | uniq | wc -l)
-if [ "$names" -eq 2000 ]; then ok "2000 distinct names"; else bad "distinct names: $names"; fi
+if [ "$names" -eq 8000 ]; then ok "8000 distinct names"; else bad "distinct names: $names"; fi
 
 check "mkdir" $SMB3 mkdir "$U/newdir"
 if [ -d "$D/newdir" ]; then ok "mkdir visible on server"; else bad "mkdir not visible"; fi
