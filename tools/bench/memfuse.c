@@ -167,13 +167,17 @@ static void mf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   fuse_reply_open(req, fi);
 }
 
+/* The file of an open descriptor, or NULL with EBADF answered. */
+static struct mf_file *open_file_of(fuse_req_t req, fuse_ino_t ino) {
+  struct mf_file *f = file_of(ino);
+  if (!f) fuse_reply_err(req, EBADF);
+  return f;
+}
+
 static void mf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
   (void)fi;
-  struct mf_file *f = file_of(ino);
-  if (!f) {
-    fuse_reply_err(req, EBADF);
-    return;
-  }
+  struct mf_file *f = open_file_of(req, ino);
+  if (!f) return;
   pthread_mutex_lock(&lock);
   off_t end = f->size;
   pthread_mutex_unlock(&lock);
@@ -187,11 +191,8 @@ static void mf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
                      struct fuse_file_info *fi) {
   (void)buf;
   (void)fi;
-  struct mf_file *f = file_of(ino);
-  if (!f) {
-    fuse_reply_err(req, EBADF);
-    return;
-  }
+  struct mf_file *f = open_file_of(req, ino);
+  if (!f) return;
   pthread_mutex_lock(&lock);
   if (off + (off_t)size > f->size) f->size = off + (off_t)size;
   pthread_mutex_unlock(&lock);
