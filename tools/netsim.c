@@ -1083,7 +1083,9 @@ static struct tamper *tamper_rules;
 
 int main(int argc, char **argv) {
   struct args a;
-  struct config cfg;
+  /* Static: connection threads read it until the process is gone, also while exit() runs after
+   * main has returned (on main's stack it was garbage by then: UBSan saw a bool of 23). */
+  static struct config cfg;
   int rc = args_parse(argc, argv, &a);
   if (rc < 0 && (rc = config_make(&a, &cfg)) == 0) rc = -1;
   if (rc >= 0) {
