@@ -1082,7 +1082,7 @@ static int serve(const struct config *cfg, int lfd, int sfd) {
 static struct tamper *tamper_rules;
 
 int main(int argc, char **argv) {
-  struct args a;
+  static struct args a; /* (cfg may point into it) */
   /* Static: connection threads read it until the process is gone, also while exit() runs after
    * main has returned (on main's stack it was garbage by then: UBSan saw a bool of 23). */
   static struct config cfg;
