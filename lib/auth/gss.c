@@ -129,8 +129,8 @@ static void describe(const struct gss_krb5 *k, const struct gss_krb5_params *p, 
     return;
   case KRB5KRB_AP_ERR_SKEW:
     snprintf(err, errlen,
-             "Kerberos: clock skew too great between this machine and the KDC or server %s "
-             "(set the clock, e.g. with NTP)",
+             "Kerberos: clock skew too great between this machine and the KDC or server %s: "
+             "check the time (Kerberos allows 5 minutes; set the clock, e.g. with NTP)",
              p->host);
     return;
   case KRB5_KDC_UNREACH:
