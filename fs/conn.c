@@ -21,6 +21,7 @@ struct parked {
   void (*resume)(void *arg, int ok);
   void *arg;
   double deadline;
+  int *rc; /* fs_park_once's retry->rc, told the logon error (conn_logon_failed); NULL: none */
 };
 
 struct conn {
@@ -29,6 +30,7 @@ struct conn {
   int stop, kick;
   struct parked *parked; /* operations waiting for a new connection */
   double lost_at;        /* when the current outage was first seen (0: none) */
+  int logon_rc;          /* the last reconnect could connect but not log on (SMB3_ELOGON), 0 else */
 };
 
 smb3_client *fs_conn(struct fs_ctx *fs) {
@@ -44,7 +46,9 @@ void reconnect_kick(struct fs_ctx *fs) {
   if (r) fs_poke(&r->lock, &r->cv, &r->kick);
 }
 
-int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int ok), void *arg) {
+/* fs_park; rcp: where the logon error goes when the reconnect cannot log on (fs_park_once). */
+static int park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int ok), void *arg,
+                int *rcp) {
   struct conn *r = fs->conn;
   struct parked *p = r ? malloc(sizeof *p) : NULL;
   if (!p) return -1;
@@ -65,9 +69,19 @@ int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int 
   }
   /* The wait is bounded per outage, not per operation: once the server has been away for
    * FS_PARK_SECONDS, operations fail at once instead of each waiting in turn. */
+  /* The server is there but refuses the logon (the Kerberos ticket is gone or expired, the
+   * password changed): waiting cannot help until the user acts (kinit); fail at once with it. */
+  int logon_rc = r->logon_rc;
   if (!r->lost_at) r->lost_at = now;
-  *p = (struct parked){NULL, seen, resume, arg, r->lost_at + FS_PARK_SECONDS};
-  if (now >= p->deadline) {
+  *p = (struct parked){NULL, seen, resume, arg, r->lost_at + FS_PARK_SECONDS, rcp};
+  if (logon_rc && rcp) {
+    pthread_mutex_unlock(&r->lock);
+    free(p);
+    *rcp = logon_rc;
+    resume(arg, 0);
+    return 0;
+  }
+  if (logon_rc || now >= p->deadline) {
     pthread_mutex_unlock(&r->lock);
     free(p);
     return -1;
@@ -82,6 +96,10 @@ int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int 
   return 0;
 }
 
+int fs_park(struct fs_ctx *fs, smb3_client *seen, void (*resume)(void *arg, int ok), void *arg) {
+  return park(fs, seen, resume, arg, NULL);
+}
+
 int fs_park_once(struct fs_ctx *fs, struct fs_retry *r, int rc, void (*resume)(void *arg, int ok),
                  void *arg) {
   if (!fs_conn_error(rc)) return 0;
@@ -89,7 +107,7 @@ int fs_park_once(struct fs_ctx *fs, struct fs_retry *r, int rc, void (*resume)(v
   if (r->again || !r->conn) return 0;
   r->again = 1;
   r->rc = rc;
-  return !fs_park(fs, r->conn, resume, arg);
+  return !park(fs, r->conn, resume, arg, &r->rc);
 }
 
 /* ---- for the reconnect thread ---- */
@@ -183,7 +201,22 @@ int conn_stopping(struct fs_ctx *fs) {
 }
 
 void conn_publish(struct fs_ctx *fs, smb3_client *nc) {
+  struct conn *r = fs->conn;
+  pthread_mutex_lock(&r->lock);
+  r->logon_rc = 0;
   __atomic_store_n(&fs->c, nc, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&r->lock);
+}
+
+void conn_logon_failed(struct fs_ctx *fs, int rc) {
+  struct conn *r = fs->conn;
+  pthread_mutex_lock(&r->lock);
+  r->logon_rc = rc;
+  struct parked *failed = rc ? take_parked(fs, r, 1, 0) : NULL;
+  for (struct parked *p = failed; p; p = p->next)
+    if (p->rc) *p->rc = rc;
+  pthread_mutex_unlock(&r->lock);
+  resume_all(failed, 0);
 }
 
 void conn_resume_parked(struct fs_ctx *fs) {

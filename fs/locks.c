@@ -110,7 +110,7 @@ static void piece_drop(struct fs_inode *in, struct piece *p, int unlock) {
   if (unlock) {
     int u = srv_lock(p->holder, p->start, p->end, SMB3_LOCK_UNLOCK);
     if (u && u != SMB3_EINVAL && u != SMB3_ECLOSED && u != SMB3_EBADF)
-      syslog(LOG_WARNING, "smb3fs: unlock of bytes %llu-%llu failed: %s", (unsigned long long)p->start,
+      syslog(LOG_WARNING, "unlock of bytes %llu-%llu failed: %s", (unsigned long long)p->start,
              (unsigned long long)p->end, smb3_strerror(u));
   }
   free(p);
@@ -154,7 +154,7 @@ static int apply(struct fs_ctx *fs, struct fs_inode *in, const struct lock_chang
     pthread_mutex_unlock(&in->lock);
     int r2 = reconcile(in, NULL);
     if (r2)
-      syslog(LOG_WARNING, "smb3fs: a byte-range lock was lost while a refused change was undone: %s",
+      syslog(LOG_WARNING, "a byte-range lock was lost while a refused change was undone: %s",
              smb3_strerror(r2));
   }
   lockrange_commit(&undo);
@@ -465,7 +465,7 @@ void locks_release(struct fs_file *fh) {
   struct fs_lock *gone = lockrange_take_file(&in->locks, fh);
   pthread_mutex_unlock(&in->lock);
   int rc = reconcile(in, fh);
-  if (rc) syslog(LOG_WARNING, "smb3fs: a byte-range lock was lost at a close: %s", smb3_strerror(rc));
+  if (rc) syslog(LOG_WARNING, "a byte-range lock was lost at a close: %s", smb3_strerror(rc));
   pthread_mutex_unlock(&fh->fs->locks_mu);
   lockrange_free(gone);
 }
@@ -480,8 +480,7 @@ static void relocked(int rc, void *arg) {
     return;
   }
   atomic_fetch_add(&fs->ctr.relocks_lost, 1);
-  syslog(LOG_WARNING, "smb3fs: a byte-range lock could not be taken again after reconnecting: %s",
-         smb3_strerror(rc));
+  syslog(LOG_WARNING, "a byte-range lock could not be taken again after reconnecting: %s", smb3_strerror(rc));
 }
 
 void locks_reacquire(struct fs_file *fh) {

@@ -16,6 +16,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -302,6 +303,9 @@ static int run(int argc, char **argv) {
     close(pipefd[0]);
     setsid();
   }
+  /* In the foreground (-f, -d) the daemon's messages (lost connection, a logon that fails
+   * meanwhile, reconnected) also go to standard error, where the user is looking. */
+  if (a.foreground) openlog("smb3fs", LOG_PERROR, LOG_DAEMON);
   int wfd = pipefd[1], status = 1;
   struct fuse_session *se = NULL;
   if (connect_share(&fs, a.source)) goto out;

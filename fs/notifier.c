@@ -68,7 +68,7 @@ static void flush_and_wait(struct fs_ctx *fs, struct fs_inode *in) {
 
 static void ack_done(int rc, void *arg) {
   (void)arg;
-  if (rc) syslog(LOG_WARNING, "smb3fs: lease break acknowledgment failed: %s", smb3_strerror(rc));
+  if (rc) syslog(LOG_WARNING, "lease break acknowledgment failed: %s", smb3_strerror(rc));
 }
 
 static void handle_break(struct fs_ctx *fs, const struct brk *b) {
@@ -96,7 +96,7 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     inode_put(fs, in);
   }
   if (b->ack && smb3_lease_ack_async(fs_conn(fs), b->key, b->state, ack_done, NULL))
-    syslog(LOG_WARNING, "smb3fs: cannot send a lease break acknowledgment");
+    syslog(LOG_WARNING, "cannot send a lease break acknowledgment");
 }
 
 static void *notifier_main(void *arg) {

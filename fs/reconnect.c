@@ -21,6 +21,7 @@
  * The old client is kept (its memory, not its connection) until a few newer ones have replaced
  * it or the mount ends: a FUSE worker may have loaded the pointer just before the swap. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -155,6 +156,7 @@ static void *reconnect_main(void *arg) {
   struct reconn *r = fs->rc;
   double backoff = 1.0;
   int failing = 0, unkick = 0;
+  char logged[512] = ""; /* the cause last logged in this outage */
   for (;;) {
     /* 1. Wait for the next look (a second, the back-off, a kick, a parked operation's deadline);
      *    resume what is due meanwhile. */
@@ -192,8 +194,16 @@ static void *reconnect_main(void *arg) {
     memcpy(err, a->err, sizeof err);
     attempt_free(a);
     if (rc) {
-      if (!failing)
-        syslog(LOG_WARNING, "smb3fs: connection lost; reconnecting: %s", err[0] ? err : smb3_strerror(rc));
+      /* One line per outage, and one more each time the cause changes (the server came back but
+       * the logon fails: "no Kerberos ticket ...: run kinit"), not one per attempt. */
+      const char *why = err[0] ? err : smb3_strerror(rc);
+      if (!failing || strcmp(why, logged)) {
+        syslog(LOG_WARNING, "connection lost; reconnecting: %s", why);
+        snprintf(logged, sizeof logged, "%s", why);
+      }
+      /* A logon the server refuses waits for the user (kinit, a new password): what waits for the
+       * connection fails now with it instead of at the park deadline. */
+      conn_logon_failed(fs, rc == SMB3_ELOGON ? rc : 0);
       failing = 1;
       backoff = backoff * 2 > 10.0 ? 10.0 : backoff * 2;
       unkick = 1; /* a failed operation's kick must not turn the back-off into a busy loop */
@@ -218,7 +228,7 @@ static void *reconnect_main(void *arg) {
     files_reopen(fs, reopen, locks_reacquire); /* asynchronous: each handle is swapped in as its open
                                                 * completes, then its byte-range locks taken again */
     retire(r, old);                            /* r->retired: this thread's own until it is joined */
-    syslog(LOG_NOTICE, "smb3fs: reconnected to %s", fs->o.host ? fs->o.host : "the server");
+    syslog(LOG_NOTICE, "reconnected to %s", fs->o.host ? fs->o.host : "the server");
     /* 5. What waited for a new connection is sent again on it. */
     r->dropped = 0; /* the next loss drops what this connection cached */
     conn_resume_parked(fs);

@@ -6,7 +6,7 @@
 set -euo pipefail
 build=(build-essential cmake pkg-config libssl-dev libcmocka-dev libfuse3-dev fuse3 python3 libkrb5-dev) # python3: ctest fs.floors; libkrb5-dev: GSSAPI (Kerberos)
 server=(samba smbclient debian-archive-keyring) # the keyring: scripts/samba422.sh
-dc=(samba-ad-dc samba-ad-provision krb5-user winbind) # tests/harness/with-dc: a throwaway AD DC, kinit
+dc=(samba-ad-dc samba-ad-provision krb5-user winbind faketime) # tests/harness/with-dc: a throwaway AD DC, kinit; faketime: integration.krb5_reconnect (a clock an hour off)
 samba422=0
 case "${1:-check}" in
   build) want=("${build[@]}") ;;

@@ -105,6 +105,37 @@ static int keytab_problem(const struct gss_krb5_params *p, char *err, size_t err
   return found;
 }
 
+/* The principal an expired ticket belongs to, for the message: from the cache itself (GSSAPI does
+ * not name the owner of credentials it refuses as expired). "" when unknown. */
+static void cache_principal(const struct gss_krb5_params *p, char *out, size_t outlen) {
+  krb5_context kc;
+  krb5_ccache cc = NULL;
+  krb5_principal pr = NULL;
+  char *name = NULL;
+  out[0] = 0;
+  if (p->keytab || krb5_init_context(&kc)) return;
+  if (!(p->ccache ? krb5_cc_resolve(kc, p->ccache, &cc) : krb5_cc_default(kc, &cc)) &&
+      !krb5_cc_get_principal(kc, cc, &pr) && !krb5_unparse_name(kc, pr, &name))
+    snprintf(out, outlen, "%s", name);
+  if (name) krb5_free_unparsed_name(kc, name);
+  if (pr) krb5_free_principal(kc, pr);
+  if (cc) krb5_cc_close(kc, cc);
+  krb5_free_context(kc);
+}
+
+/* "the Kerberos ticket for WHO has expired: run kinit" */
+static void expired(const struct gss_krb5 *k, const struct gss_krb5_params *p, char *err, size_t errlen) {
+  char who[300];
+  if (k->client[0])
+    snprintf(who, sizeof who, "%s", k->client);
+  else
+    cache_principal(p, who, sizeof who);
+  snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit",
+           who[0]        ? who
+           : k->realm[0] ? k->realm
+                         : "the realm");
+}
+
 /* One line naming the cause of a failure (see gss.h). */
 static void describe(const struct gss_krb5 *k, const struct gss_krb5_params *p, OM_uint32 maj, OM_uint32 min,
                      char *err, size_t errlen) {
@@ -124,13 +155,12 @@ static void describe(const struct gss_krb5 *k, const struct gss_krb5_params *p, 
     return;
   case KRB5KRB_AP_ERR_TKT_EXPIRED:
   case KRB5KDC_ERR_TGT_REVOKED:
-    snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit",
-             k->client[0] ? k->client : realm);
+    expired(k, p, err, errlen);
     return;
   case KRB5KRB_AP_ERR_SKEW:
     snprintf(err, errlen,
-             "Kerberos: clock skew too great between this machine and the KDC or server %s "
-             "(set the clock, e.g. with NTP)",
+             "Kerberos: clock skew too great between this machine and the KDC or server %s: "
+             "check the time (Kerberos allows 5 minutes; set the clock, e.g. with NTP)",
              p->host);
     return;
   case KRB5_KDC_UNREACH:
@@ -189,8 +219,7 @@ static void describe(const struct gss_krb5 *k, const struct gss_krb5_params *p, 
     break;
   }
   if (maj == GSS_S_CREDENTIALS_EXPIRED) {
-    snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit",
-             k->client[0] ? k->client : realm);
+    expired(k, p, err, errlen);
     return;
   }
   if (maj == GSS_S_NO_CRED) {
@@ -246,7 +275,8 @@ static OM_uint32 acquire(struct gss_krb5 *k, const struct gss_krb5_params *p, OM
   gss_name_t who = GSS_C_NO_NAME;
   /* The lifetime acquire reports for a keytab is what it could get, not a ticket we hold. */
   OM_uint32 iq = gss_inquire_cred(&min, k->cred, &who, p->keytab ? NULL : lifetime, NULL, NULL);
-  if (iq == GSS_S_COMPLETE && who != GSS_C_NO_NAME) name_text(who, k->client, sizeof k->client);
+  if ((iq == GSS_S_COMPLETE || GSS_ROUTINE_ERROR(iq) == GSS_S_CREDENTIALS_EXPIRED) && who != GSS_C_NO_NAME)
+    name_text(who, k->client, sizeof k->client);
   /* (an expired ticket: the answer is CREDENTIALS_EXPIRED, with the name filled in all the same) */
   if (who != GSS_C_NO_NAME) gss_release_name(&min, &who);
   if (p->keytab) *lifetime = GSS_C_INDEFINITE;
@@ -343,8 +373,7 @@ int gss_krb5_start(const struct gss_krb5_params *p, struct gss_krb5 **ctx, uint8
     describe(k, p, maj, minor, err, errlen);
     rc = SMB3_ELOGON;
   } else if (lifetime == 0) {
-    snprintf(err, errlen, "the Kerberos ticket for %s has expired: run kinit",
-             k->client[0] ? k->client : k->realm);
+    expired(k, p, err, errlen);
     rc = SMB3_ELOGON;
   } else if (import_name(svc, GSS_C_NT_HOSTBASED_SERVICE, &k->target) < 0) {
     snprintf(err, errlen, "Kerberos: bad service name %s", svc);
