@@ -10,6 +10,16 @@
  * timeout check far in the future, bit 2 submits one more ECHO first. Output is drained after
  * every step. At the end everything is failed and freed.
  *
+ * Stream mode (bit 7 of the first record's flags): no fixed chains; the input is a server's side of
+ * a whole connection (tests/fuzz/corpus_from_traffic.py writes one per captured connection). A
+ * record with bit 3 first submits one chain mirroring the frame: a request of each message's
+ * command (by NextCommand), related when the frame says so, charged what the response's
+ * CreditCharge says, so that the core numbers it as the real client did. The handshake is done as
+ * the client does it: a NEGOTIATE chain is built by core_build_negotiate and applied with
+ * core_apply_negotiate when it completes; a successful SESSION_SETUP sets the session id, a key and
+ * core_session_established. Seeds carry Samba's valid handshake, so that most mutations land in
+ * the responses after it, on an established session.
+ *
  * Invariants checked (abort() so libFuzzer reports the input): every chain's callback runs at
  * most once while the input is fed and exactly once after core_fail_all(); a direct receive
  * covers exactly the rest of the frame and lands inside the caller's buffer; rd_len never
@@ -25,11 +35,13 @@
 #include "core/core.h"
 #include "smb3/smb3_errors.h"
 #include "util/le.h"
+#include "util/status.h"
 #include "wire/wire.h"
 
 #define READ_LEN 4096
+#define RDBUF_LEN 65536 /* stream mode's READs land here too */
 #define WRITE_LEN 3000
-#define MAX_CHAINS 16
+#define MAX_CHAINS 256
 
 struct fz {
   struct smb3_chain *chains[MAX_CHAINS];
@@ -37,6 +49,8 @@ struct fz {
   int n;
   uint8_t *rdbuf;
   uint8_t *wrbuf;
+  struct smb3_chain *negotiate; /* stream mode: awaiting core_apply_negotiate */
+  int applied[MAX_CHAINS];      /* stream mode: completion handled */
 };
 
 static void on_done(struct smb3_chain *ch, void *arg) {
@@ -164,7 +178,7 @@ static void recv_direct(struct fz *z, struct smb3_core *c, uint8_t *frame, size_
     for (int i = 0; i < d->iovcnt; i++) {
       uint8_t *dst = d->iov[i].iov_base;
       int in_pad = dst >= d->pad && dst + d->iov[i].iov_len <= d->pad + sizeof d->pad;
-      int in_rd = dst >= z->rdbuf && dst + d->iov[i].iov_len <= z->rdbuf + READ_LEN;
+      int in_rd = dst >= z->rdbuf && dst + d->iov[i].iov_len <= z->rdbuf + RDBUF_LEN;
       if (!in_pad && !in_rd) abort(); /* data must land in scratch or the caller's buffer */
       memcpy(dst, frame + off, d->iov[i].iov_len);
       off += d->iov[i].iov_len;
@@ -178,6 +192,79 @@ static void recv_direct(struct fz *z, struct smb3_core *c, uint8_t *frame, size_
   free(d);
 }
 
+/* Stream mode: one request of COMMAND with a body of the right StructureSize (zeros otherwise:
+ * the core only sends it), expecting up to CHARGE * 64 KiB back. */
+static int enc_mirror(struct fz *z, struct smb3_msg *m, uint16_t command, uint16_t charge) {
+  static const uint16_t ssize[19] = {36, 25, 4, 9, 4, 57, 24, 24, 49, 49, 48, 57, 4, 4, 33, 32, 41, 33, 24};
+  struct le_wr w;
+  int rc = msg_body_begin(m, command, 1, 64, &w);
+  if (rc) return rc;
+  le_put_u16(&w, command < 19 ? ssize[command] : 4);
+  le_put_zero(&w, 30);
+  rc = msg_body_done(m, &w);
+  size_t want = (size_t)(charge ? charge : 1) * 65536;
+  if (command == SMB2_WRITE) {
+    m->payload = z->wrbuf;
+    m->payload_len = want < WRITE_LEN ? want : WRITE_LEN;
+  } else if (command == SMB2_READ || command == SMB2_QUERY_INFO || command == SMB2_QUERY_DIRECTORY ||
+             command == SMB2_IOCTL) {
+    m->expect_rsp_len = (uint32_t)want;
+  }
+  if (command == SMB2_READ && charge <= 1) {
+    m->rd_buf = z->rdbuf;
+    m->rd_cap = RDBUF_LEN;
+  }
+  return rc;
+}
+
+static void mirror(struct fz *z, struct smb3_core *c, const uint8_t *f, size_t len) {
+  uint16_t cmds[CORE_MAX_CHAIN], charges[CORE_MAX_CHAIN];
+  int n = 0, related = 0;
+  for (size_t off = 0; n < CORE_MAX_CHAIN && len - off >= SMB2_HDR_LEN;) {
+    cmds[n] = le16_at(f + off + 12);
+    charges[n] = le16_at(f + off + 6);
+    if (n && (le32_at(f + off + SMB2_HDR_OFF_FLAGS) & SMB2_FLAGS_RELATED_OPERATIONS)) related = 1;
+    n++;
+    uint32_t next = le32_at(f + off + SMB2_HDR_OFF_NEXT);
+    if (!next || next > len - off) break;
+    off += next;
+  }
+  if (!n) return;
+  struct smb3_chain *ch = add_chain(z, n);
+  if (!ch) return;
+  int rc = 0;
+  if (cmds[0] == SMB2_NEGOTIATE && n == 1) {
+    rc = core_build_negotiate(c, ch);
+    if (!rc) z->negotiate = ch;
+  } else {
+    for (int i = 0; i < n && !rc; i++)
+      rc = enc_mirror(z, &ch->msgs[i], cmds[i], charges[i]);
+    if (cmds[0] == SMB2_SESSION_SETUP) ch->no_session = 2;
+  }
+  ch->related = related;
+  submit(z, c, ch, rc);
+}
+
+/* Stream mode: what the client does with a completed NEGOTIATE or SESSION_SETUP. */
+static void handshake_step(struct fz *z, struct smb3_core *c) {
+  for (int i = 0; i < z->n; i++) {
+    struct smb3_chain *ch = z->chains[i];
+    if (z->applied[i] || z->calls[i] != 1) continue;
+    z->applied[i] = 1;
+    struct smb3_msg *m = &ch->msgs[0];
+    if (ch == z->negotiate) {
+      if (core_apply_negotiate(c, ch, NULL)) core_fail_all(c, SMB3_EPROTO);
+    } else if (m->command == SMB2_SESSION_SETUP && m->rsp && m->rsp_len >= SMB2_HDR_LEN + 4) {
+      core_set_session_id(c, le64_at(m->rsp + 40));
+      if (m->status == NT_STATUS_SUCCESS) {
+        /* No key: the captured responses were signed with one this target cannot know, so the
+         * session is taken as one without keys (as a guest's), where nothing is verified. */
+        if (core_session_established(c, le16_at(m->rsp + SMB2_HDR_LEN + 2))) core_fail_all(c, SMB3_EPROTO);
+      }
+    }
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct core_config cfg = {
       .dialect_min = 0x0202, .dialect_max = 0x0311, .credits_target = 64, .timeout_ms = 1000};
@@ -185,19 +272,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!c) return 0;
   struct fz z;
   memset(&z, 0, sizeof z);
-  z.rdbuf = malloc(READ_LEN);
+  z.rdbuf = malloc(RDBUF_LEN);
   z.wrbuf = malloc(WRITE_LEN);
   if (!z.rdbuf || !z.wrbuf) goto out;
   memset(z.wrbuf, 0x5a, WRITE_LEN);
 
-  struct smb3_chain *ch = add_chain(&z, 1);
-  submit(&z, c, ch, ch ? enc_read(&ch->msgs[0], z.rdbuf) : 0);
-  ch = add_chain(&z, 3);
-  submit(&z, c, ch, ch ? enc_cqc(ch) : 0);
-  ch = add_chain(&z, 1);
-  submit(&z, c, ch, ch ? enc_write(&ch->msgs[0], z.wrbuf) : 0);
-  drain(c);
-  pump(c);
+  int stream = size >= 1 && (data[0] & 0x80);
+  struct smb3_chain *ch;
+  if (!stream) {
+    ch = add_chain(&z, 1);
+    submit(&z, c, ch, ch ? enc_read(&ch->msgs[0], z.rdbuf) : 0);
+    ch = add_chain(&z, 3);
+    submit(&z, c, ch, ch ? enc_cqc(ch) : 0);
+    ch = add_chain(&z, 1);
+    submit(&z, c, ch, ch ? enc_write(&ch->msgs[0], z.wrbuf) : 0);
+    drain(c);
+    pump(c);
+  }
 
   size_t off = 0;
   while (size - off >= 4) {
@@ -208,6 +299,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (flags & 4) {
       ch = add_chain(&z, 1);
       submit(&z, c, ch, ch ? enc_echo(&ch->msgs[0]) : 0);
+    }
+    if (stream && (flags & 8)) {
+      mirror(&z, c, data + off, len);
+      drain(c);
     }
     uint8_t *frame = malloc(len ? len : 1); /* exact size: ASan sees overreads */
     if (!frame) break;
@@ -221,6 +316,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (flags & 2) core_check_timeouts(c, UINT64_MAX / 2);
     drain(c);
     pump(c);
+    if (stream) {
+      handshake_step(&z, c);
+      drain(c);
+    }
   }
 
   core_fail_all(c, SMB3_ECLOSED);
