@@ -412,6 +412,28 @@ void inode_detach(struct fs_ctx *fs, struct fs_inode *in) {
   pthread_mutex_unlock(&t->lock);
 }
 
+void inode_attr_expire(struct fs_inode *in) {
+  if (!in) return;
+  pthread_mutex_lock(&in->lock);
+  in->attr_expiry = 0;
+  in->attr_lookup = 0;
+  pthread_mutex_unlock(&in->lock);
+}
+
+static void expire_if_linked(struct fs_inode *in, void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&in->lock);
+  if (!in->st.is_dir && in->st.nlink > 1) {
+    in->attr_expiry = 0;
+    in->attr_lookup = 0;
+  }
+  pthread_mutex_unlock(&in->lock);
+}
+
+void itab_expire_linked(struct fs_ctx *fs) {
+  itab_each(fs, expire_if_linked, NULL);
+}
+
 void inode_known_empty(struct fs_ctx *fs, struct fs_inode *dir) {
   if (fs->actimeo <= 0) return;
   struct nameset *s = nameset_new();

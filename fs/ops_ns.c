@@ -99,6 +99,7 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
 }
 
 static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
+  inode_attr_expire(o->parent); /* a new name in it: its mtime and ctime (mkdir: its links) changed */
   struct fs_inode *in = inode_link(o->fs, o->parent, o->name, st, o->asked);
   if (!in) {
     nsop_finish_err(o, ENOMEM);
@@ -376,17 +377,20 @@ static void unlink_done(int rc, void *arg) {
   struct nsop *o = arg;
   o->sending = 0; /* it left: never again */
   if (o->silly) { /* the name is already gone; a failure leaves a hidden file behind */
+    inode_attr_expire(o->parent);
     nsop_finish_err(o, 0);
     return;
   }
-  if (!rc) inode_known_del(o->fs, o->parent, o->name);
+  if (!rc) {
+    inode_known_del(o->fs, o->parent, o->name);
+    inode_attr_expire(o->parent); /* its mtime and ctime (and a directory's link count) changed */
+  }
   if (!rc && o->victim) {
     /* a hard link's other names keep the inode: its link count (and ctime) changed, ask again */
-    pthread_mutex_lock(&o->victim->lock);
-    o->victim->attr_expiry = 0;
-    o->victim->attr_lookup = 0;
-    pthread_mutex_unlock(&o->victim->lock);
+    inode_attr_expire(o->victim);
     inode_detach(o->fs, o->victim);
+  } else if (!rc && !o->rmdir) {
+    itab_expire_linked(o->fs); /* the name was another of some inode's hard links */
   }
   nsop_finish_smb(o, rc);
 }
@@ -478,6 +482,10 @@ static void rename_done(int rc, void *arg) {
   }
   inode_known_del(o->fs, o->parent, o->name);
   inode_known_add(o->fs, o->newparent, o->newname);
+  /* both directories' times (and, moving a directory, their link counts) and the file's ctime changed */
+  inode_attr_expire(o->parent);
+  inode_attr_expire(o->newparent);
+  inode_attr_expire(o->in);
   if (o->victim && o->victim != o->in && !o->silly) inode_detach(o->fs, o->victim);
   if (o->in) inode_move(o->fs, o->in, o->newparent, o->newname);
   nsop_finish_err(o, 0);
