@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "inode.h"
@@ -526,7 +527,10 @@ double fs_attr_ttl(const struct fs_ctx *fs, const struct fs_inode *in) {
 void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st) {
   pthread_mutex_lock(&in->lock);
   uint64_t ino = in->srv_id;
+  uint64_t rdev = in->st.rdev, ifmt = in->st.mode & S_IFMT;
   in->st = *st;
+  /* a device's numbers (fs_rdev_check) stay what they were while it stays the same device */
+  if (!in->st.rdev && (in->st.mode & S_IFMT) == ifmt) in->st.rdev = rdev;
   in->st.ino = ino ? ino : st->ino;
   /* Data still in write-back is part of the file as far as the kernel is concerned. */
   uint64_t end = wb_end(in);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "closeq.h"
 #include "conn.h"
@@ -100,7 +101,10 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
 
 static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
   inode_attr_expire(o->parent); /* a new name in it: its mtime and ctime (mkdir: its links) changed */
-  struct fs_inode *in = inode_link(o->fs, o->parent, o->name, st, o->asked);
+  struct smb3_stat made = *st;
+  if (o->rdev && (S_ISCHR(made.mode) || S_ISBLK(made.mode)))
+    made.rdev = o->rdev; /* mknod: the numbers it set */
+  struct fs_inode *in = inode_link(o->fs, o->parent, o->name, &made, o->asked);
   if (!in) {
     nsop_finish_err(o, ENOMEM);
     return;
@@ -474,6 +478,26 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
 }
 
 /* ---- rename ---- */
+static void rename_restored(int rc, void *arg) {
+  (void)rc; /* at worst it shows as the regular file Samba made of it */
+  nsop_finish_err(arg, 0);
+}
+
+/* Samba 4.22 drops a special file's FILE_ATTRIBUTE_REPARSE_POINT when renaming it (smb3_mknod_restore)
+ * and calls it a regular file from then on: its reparse point is set again under the new name.
+ * 1 when that was sent (rename_restored answers). */
+static int rename_restore_special(struct nsop *o) {
+  if (!o->in) return 0;
+  pthread_mutex_lock(&o->in->lock);
+  uint32_t mode = o->in->st.mode;
+  uint64_t rdev = o->in->st.rdev;
+  int special = o->in->st.posix && (S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode) || S_ISBLK(mode));
+  pthread_mutex_unlock(&o->in->lock);
+  if (!special || ((S_ISCHR(mode) || S_ISBLK(mode)) && !rdev)) return 0; /* a device: its numbers unknown */
+  int rc = smb3_mknod_restore_async(fs_conn(o->fs), o->dest, mode, rdev, rename_restored, o);
+  return rc == 0;
+}
+
 static void rename_done(int rc, void *arg) {
   struct nsop *o = arg;
   if (rc) {
@@ -488,6 +512,7 @@ static void rename_done(int rc, void *arg) {
   inode_attr_expire(o->in);
   if (o->victim && o->victim != o->in && !o->silly) inode_detach(o->fs, o->victim);
   if (o->in) inode_move(o->fs, o->in, o->newparent, o->newname);
+  if (rename_restore_special(o)) return;
   nsop_finish_err(o, 0);
 }
 
