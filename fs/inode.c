@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "inode.h"
@@ -412,6 +413,28 @@ void inode_detach(struct fs_ctx *fs, struct fs_inode *in) {
   pthread_mutex_unlock(&t->lock);
 }
 
+void inode_attr_expire(struct fs_inode *in) {
+  if (!in) return;
+  pthread_mutex_lock(&in->lock);
+  in->attr_expiry = 0;
+  in->attr_lookup = 0;
+  pthread_mutex_unlock(&in->lock);
+}
+
+static void expire_if_linked(struct fs_inode *in, void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&in->lock);
+  if (!in->st.is_dir && in->st.nlink > 1) {
+    in->attr_expiry = 0;
+    in->attr_lookup = 0;
+  }
+  pthread_mutex_unlock(&in->lock);
+}
+
+void itab_expire_linked(struct fs_ctx *fs) {
+  itab_each(fs, expire_if_linked, NULL);
+}
+
 void inode_known_empty(struct fs_ctx *fs, struct fs_inode *dir) {
   if (fs->actimeo <= 0) return;
   struct nameset *s = nameset_new();
@@ -504,7 +527,10 @@ double fs_attr_ttl(const struct fs_ctx *fs, const struct fs_inode *in) {
 void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st) {
   pthread_mutex_lock(&in->lock);
   uint64_t ino = in->srv_id;
+  uint64_t rdev = in->st.rdev, ifmt = in->st.mode & S_IFMT;
   in->st = *st;
+  /* a device's numbers (fs_rdev_check) stay what they were while it stays the same device */
+  if (!in->st.rdev && (in->st.mode & S_IFMT) == ifmt) in->st.rdev = rdev;
   in->st.ino = ino ? ino : st->ino;
   /* Data still in write-back is part of the file as far as the kernel is concerned. */
   uint64_t end = wb_end(in);

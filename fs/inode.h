@@ -130,6 +130,12 @@ struct fs_inode *inode_find_child(struct fs_ctx *fs, struct fs_inode *parent, co
 void inode_move(struct fs_ctx *fs, struct fs_inode *in, struct fs_inode *newparent, const char *newname);
 /* The name is gone on the server (unlinked/replaced): drop it from the name and id indexes. */
 void inode_detach(struct fs_ctx *fs, struct fs_inode *in);
+/* What we know of in's attributes is out of date (its link count, ctime, a directory's mtime
+ * changed by an entry operation): the next GETATTR asks the server. NULL: nothing. */
+void inode_attr_expire(struct fs_inode *in);
+/* After the unlink of a name no inode of ours carries (a hard link's other name): every file with
+ * more than one link may be the one that lost a link. */
+void itab_expire_linked(struct fs_ctx *fs);
 /* Negative lookups without a round trip. A directory this mount has just made holds nothing but
  * what the mount puts in it; for actimeo seconds (the staleness every cached attribute has, and
  * the kernel's cifs client's for its negative dentries) a lookup of a name it does not hold is

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "closeq.h"
 #include "conn.h"
@@ -99,7 +100,11 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
 }
 
 static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
-  struct fs_inode *in = inode_link(o->fs, o->parent, o->name, st, o->asked);
+  inode_attr_expire(o->parent); /* a new name in it: its mtime and ctime (mkdir: its links) changed */
+  struct smb3_stat made = *st;
+  if (o->rdev && (S_ISCHR(made.mode) || S_ISBLK(made.mode)))
+    made.rdev = o->rdev; /* mknod: the numbers it set */
+  struct fs_inode *in = inode_link(o->fs, o->parent, o->name, &made, o->asked);
   if (!in) {
     nsop_finish_err(o, ENOMEM);
     return;
@@ -376,17 +381,20 @@ static void unlink_done(int rc, void *arg) {
   struct nsop *o = arg;
   o->sending = 0; /* it left: never again */
   if (o->silly) { /* the name is already gone; a failure leaves a hidden file behind */
+    inode_attr_expire(o->parent);
     nsop_finish_err(o, 0);
     return;
   }
-  if (!rc) inode_known_del(o->fs, o->parent, o->name);
+  if (!rc) {
+    inode_known_del(o->fs, o->parent, o->name);
+    inode_attr_expire(o->parent); /* its mtime and ctime (and a directory's link count) changed */
+  }
   if (!rc && o->victim) {
     /* a hard link's other names keep the inode: its link count (and ctime) changed, ask again */
-    pthread_mutex_lock(&o->victim->lock);
-    o->victim->attr_expiry = 0;
-    o->victim->attr_lookup = 0;
-    pthread_mutex_unlock(&o->victim->lock);
+    inode_attr_expire(o->victim);
     inode_detach(o->fs, o->victim);
+  } else if (!rc && !o->rmdir) {
+    itab_expire_linked(o->fs); /* the name was another of some inode's hard links */
   }
   nsop_finish_smb(o, rc);
 }
@@ -470,6 +478,26 @@ static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
 }
 
 /* ---- rename ---- */
+static void rename_restored(int rc, void *arg) {
+  (void)rc; /* at worst it shows as the regular file Samba made of it */
+  nsop_finish_err(arg, 0);
+}
+
+/* Samba 4.22 drops a special file's FILE_ATTRIBUTE_REPARSE_POINT when renaming it (smb3_mknod_restore)
+ * and calls it a regular file from then on: its reparse point is set again under the new name.
+ * 1 when that was sent (rename_restored answers). */
+static int rename_restore_special(struct nsop *o) {
+  if (!o->in) return 0;
+  pthread_mutex_lock(&o->in->lock);
+  uint32_t mode = o->in->st.mode;
+  uint64_t rdev = o->in->st.rdev;
+  int special = o->in->st.posix && (S_ISFIFO(mode) || S_ISSOCK(mode) || S_ISCHR(mode) || S_ISBLK(mode));
+  pthread_mutex_unlock(&o->in->lock);
+  if (!special || ((S_ISCHR(mode) || S_ISBLK(mode)) && !rdev)) return 0; /* a device: its numbers unknown */
+  int rc = smb3_mknod_restore_async(fs_conn(o->fs), o->dest, mode, rdev, rename_restored, o);
+  return rc == 0;
+}
+
 static void rename_done(int rc, void *arg) {
   struct nsop *o = arg;
   if (rc) {
@@ -478,8 +506,13 @@ static void rename_done(int rc, void *arg) {
   }
   inode_known_del(o->fs, o->parent, o->name);
   inode_known_add(o->fs, o->newparent, o->newname);
+  /* both directories' times (and, moving a directory, their link counts) and the file's ctime changed */
+  inode_attr_expire(o->parent);
+  inode_attr_expire(o->newparent);
+  inode_attr_expire(o->in);
   if (o->victim && o->victim != o->in && !o->silly) inode_detach(o->fs, o->victim);
   if (o->in) inode_move(o->fs, o->in, o->newparent, o->newname);
+  if (rename_restore_special(o)) return;
   nsop_finish_err(o, 0);
 }
 

@@ -1,6 +1,7 @@
 /* reply.c - what the FUSE handlers answer the kernel with: the errno of a library error, which
  * names may be passed on, and a file's attributes as struct stat and as a FUSE entry. */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "conn.h"
 #include "reply.h"
@@ -37,6 +38,7 @@ void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct st
     a->st_nlink = st->nlink ? st->nlink : 1;
     a->st_uid = owner_of(st->uid, fs->forceuid, fs->uid);
     a->st_gid = owner_of(st->gid, fs->forcegid, fs->gid);
+    if (S_ISCHR(a->st_mode) || S_ISBLK(a->st_mode)) a->st_rdev = (dev_t)st->rdev;
   } else if (st->is_dir) {
     a->st_mode = S_IFDIR | fs->dir_mode;
     a->st_nlink = 2;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "conn.h"
 #include "symlink.h"
@@ -143,10 +144,48 @@ static void checked(int64_t result, void *arg) {
   then(targ, decided ? 0 : (int)result);
 }
 
+/* A device's numbers: in the reparse point (the POSIX information has no rdev). One that cannot be
+ * read shows as 0,0 (the type is still the server's). */
+static void rdev_read(int rc, uint64_t dev, void *arg) {
+  struct check *k = arg;
+  if (!rc) {
+    pthread_mutex_lock(&k->in->lock);
+    if (S_ISCHR(k->in->st.mode) || S_ISBLK(k->in->st.mode)) k->in->st.rdev = dev;
+    pthread_mutex_unlock(&k->in->lock);
+  }
+  k->then(k->arg, 0);
+  inode_put(k->fs, k->in);
+  free(k);
+}
+
+static void rdev_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg, int rc), void *arg) {
+  char *path = inode_path(fs, in);
+  struct check *k = path ? malloc(sizeof *k) : NULL;
+  int rc = path ? SMB3_ENOMEM : SMB3_ENOENT;
+  if (k) {
+    *k = (struct check){fs, in, 0, {0, 0}, then, arg, {0}};
+    inode_ref(fs, in);
+    rc = smb3_readdev_async(fs_conn(fs), path, rdev_read, k);
+    if (rc) {
+      inode_put(fs, in);
+      free(k);
+    }
+  }
+  free(path);
+  if (rc) then(arg, 0);
+}
+
 void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg, int rc), void *arg) {
   /* (every getattr and lookup comes through here: no lock for nothing) */
   if (!fs->mfsymlinks && !smb3_posix(fs_conn(fs))) {
     then(arg, 0);
+    return;
+  }
+  pthread_mutex_lock(&in->lock);
+  int dev = in->st.posix && (S_ISCHR(in->st.mode) || S_ISBLK(in->st.mode)) && !in->st.rdev;
+  pthread_mutex_unlock(&in->lock);
+  if (dev) {
+    rdev_check(fs, in, then, arg);
     return;
   }
   pthread_mutex_lock(&in->lock);

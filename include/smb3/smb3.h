@@ -255,6 +255,8 @@ struct smb3_stat {
   uint32_t uid, gid;    /* SMB3_NO_ID when unknown (not a Unix SID: S-1-22-1-UID / S-1-22-2-GID) */
   uint32_t dev;         /* the server's st_dev (POSIX only, else 0) */
   uint32_t reparse_tag; /* IO_REPARSE_TAG_* of a reparse point (POSIX only), else 0 */
+  uint64_t rdev;        /* a device's makedev(major, minor) once known (smb3_readdev; no stat call
+                         * fills it: the POSIX information has none), else 0 */
   int created;          /* the attributes of an open whose CREATE made the file (FILE_CREATED), else 0 */
   struct timespec_smb3 {
     int64_t sec;
@@ -426,6 +428,16 @@ int smb3_symlink(smb3_client *c, const char *target, const char *path);
  * what Samba 4.22 reports as that type (st.mode) and stores, like symlinks, in an extended
  * attribute of a regular file. Errors: as smb3_symlink (SMB3_EINVAL: another type). */
 int smb3_mknod(smb3_client *c, const char *path, uint32_t mode, uint64_t dev);
+/* smb3_mknod on the file that exists at path: its reparse point set again. Samba 4.22 loses a
+ * special file's FILE_ATTRIBUTE_REPARSE_POINT when it is renamed (rename_internals_fsp sets the
+ * archive bit through file_set_dosmode, which keeps only SAMBA_ATTRIBUTES_MASK), and then reports it
+ * as a regular file although the reparse data is still there. Errors: as smb3_mknod (SMB3_ENOENT). */
+int smb3_mknod_restore(smb3_client *c, const char *path, uint32_t mode, uint64_t dev);
+/* The device numbers (makedev(major, minor)) of the character or block device at path: an NFS CHR
+ * or BLK reparse point (what smb3_mknod makes; the POSIX information has no rdev). Errors:
+ * SMB3_EINVAL (NULL, not a device), CONN, STATUS (SMB3_ENOENT, SMB3_EACCES), SMB3_EPROTO (a
+ * malformed one), SYNC. From a callback: no (SYNC). */
+int smb3_readdev(smb3_client *c, const char *path, uint64_t *dev);
 /* The target of the symlink at path (an IO_REPARSE_TAG_SYMLINK or NFS LNK reparse point; '\\'
  * turned into '/'), NUL-terminated in buf (size bytes; a longer one is cut to size - 1); returns its
  * full length. Errors: SMB3_EINVAL (NULL, size 0, not a symlink: no reparse point or another kind),
@@ -437,6 +449,10 @@ ssize_t smb3_readlink(smb3_client *c, const char *path, char *buf, size_t size);
  * mkdir_mode are smb3_open_async / smb3_mkdir_stat_async with the permission bits a new file or
  * directory gets on a POSIX share (mode is ignored elsewhere, and for a file that exists). */
 typedef void (*smb3_readlink_cb)(int rc, const char *target, void *arg);
+typedef void (*smb3_readdev_cb)(int rc, uint64_t dev, void *arg);
+int smb3_readdev_async(smb3_client *c, const char *path, smb3_readdev_cb cb, void *arg);
+int smb3_mknod_restore_async(smb3_client *c, const char *path, uint32_t mode, uint64_t dev,
+                             void (*cb)(int rc, void *arg), void *arg);
 int smb3_chmod_async(smb3_client *c, const char *path, uint32_t mode, void (*cb)(int rc, void *arg),
                      void *arg);
 int smb3_chown_async(smb3_client *c, const char *path, uint32_t uid, uint32_t gid,

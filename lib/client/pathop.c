@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
 #include "client/pathop.h"
 #include "util/status.h"
@@ -220,8 +221,8 @@ static int prepare_path(struct pathop *op) {
     op->what = op->symlink ? "symlink" : "mknod";
     meta_create(op, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES | SMB2_FILE_WRITE_ATTRIBUTES);
     op->ca.mode = op->mode;
-    op->ca.mode_set = 1;
-    op->ca.disposition = SMB2_FILE_CREATE;
+    op->ca.mode_set = !op->existing;
+    op->ca.disposition = op->existing ? SMB2_FILE_OPEN : SMB2_FILE_CREATE;
     op->ca.options = SMB2_FILE_NON_DIRECTORY_FILE | SMB2_FILE_OPEN_REPARSE_POINT;
     op->ctl_code = SMB2_FSCTL_SET_REPARSE_POINT;
     triple(op, enc_ioctl);
@@ -428,6 +429,14 @@ static int finish_readlink(struct pathop *op, struct smb3_msg *m) {
   if (smb2_ioctl_rsp_decode(m->rsp, m->rsp_len, &r) ||
       fscc_reparse_decode(r.output, r.output_len, &op->reparse))
     return client_fail(op->c, SMB3_EPROTO, 0, "readlink '%s': malformed reparse point", op->path);
+  if (op->want_dev) {
+    if (op->reparse.tag != FSCC_IO_REPARSE_TAG_NFS ||
+        (op->reparse.nfs_type != FSCC_NFS_SPECFILE_CHR && op->reparse.nfs_type != FSCC_NFS_SPECFILE_BLK))
+      return client_fail(op->c, SMB3_EINVAL, 0, "readdev '%s': not a device (reparse tag 0x%08x)", op->path,
+                         op->reparse.tag);
+    op->rdev = makedev(op->reparse.major, op->reparse.minor);
+    return 0;
+  }
   if (!op->reparse.target)
     return client_fail(op->c, SMB3_EINVAL, 0, "readlink '%s': not a symbolic link (reparse tag 0x%08x)",
                        op->path, op->reparse.tag);
@@ -512,7 +521,10 @@ static void async_done(struct smb3_chain *ch, int rc, void *arg) {
     op->cb.eas(rc, rc ? NULL : op->eas, rc ? 0 : op->neas, op->arg);
     break;
   case OP_READLINK:
-    op->cb.readlink(rc, rc ? NULL : op->target, op->arg);
+    if (op->want_dev)
+      op->cb.readdev(rc, rc ? 0 : op->rdev, op->arg);
+    else
+      op->cb.readlink(rc, rc ? NULL : op->target, op->arg);
     break;
   case OP_CLOSE:
     if (op->close_stat)

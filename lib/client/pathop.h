@@ -53,6 +53,9 @@ struct pathop {
   uint32_t outlen;
   uint32_t addl_info; /* OP_SET_SECURITY: AdditionalInformation (FSCC_SECINFO_*) */
   int symlink;        /* OP_MKREPARSE: a symlink (else a special file) */
+  int existing;       /* OP_MKREPARSE: on the file that is there (a rename in Samba 4.22 loses it) */
+  int want_dev;       /* OP_READLINK: a device's numbers (rdev), not a symlink's target */
+  uint64_t rdev;      /* OP_READLINK with want_dev: makedev(major, minor) */
   uint32_t mode;      /* OP_MKREPARSE, and OP_OPEN / OP_MKDIR with mode_set: the POSIX context's mode */
   int mode_set;
   uint8_t *buf; /* SET_INFO payload (owned) */
@@ -83,6 +86,7 @@ struct pathop {
     smb3_statvfs_cb statvfs;
     smb3_eas_cb eas;
     smb3_readlink_cb readlink;
+    smb3_readdev_cb readdev;
   } cb;
   void *arg;
   /* one-by-one runner state */

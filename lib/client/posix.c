@@ -152,7 +152,7 @@ static uint64_t nfs_type(uint32_t mode) {
 }
 
 static int mknod_run(smb3_client *c, const char *path, uint32_t mode, uint64_t dev, smb3_done_cb cb,
-                     void *arg, int sync) {
+                     void *arg, int sync, int existing) {
   int rc;
   uint64_t type = nfs_type(mode);
   if ((!sync && !cb) || !type) return SMB3_EINVAL;
@@ -164,15 +164,54 @@ static int mknod_run(smb3_client *c, const char *path, uint32_t mode, uint64_t d
     return rc;
   }
   op->mode = mode & 07777;
+  op->existing = existing;
   return op_go(op, sync);
 }
 
 int smb3_mknod(smb3_client *c, const char *path, uint32_t mode, uint64_t dev) {
-  return mknod_run(c, path, mode, dev, NULL, NULL, 1);
+  return mknod_run(c, path, mode, dev, NULL, NULL, 1, 0);
 }
 int smb3_mknod_async(smb3_client *c, const char *path, uint32_t mode, uint64_t dev, smb3_done_cb cb,
                      void *arg) {
-  return mknod_run(c, path, mode, dev, cb, arg, 0);
+  return mknod_run(c, path, mode, dev, cb, arg, 0, 0);
+}
+int smb3_mknod_restore(smb3_client *c, const char *path, uint32_t mode, uint64_t dev) {
+  return mknod_run(c, path, mode, dev, NULL, NULL, 1, 1);
+}
+int smb3_mknod_restore_async(smb3_client *c, const char *path, uint32_t mode, uint64_t dev, smb3_done_cb cb,
+                             void *arg) {
+  return mknod_run(c, path, mode, dev, cb, arg, 0, 1);
+}
+
+static int readdev_op(smb3_client *c, const char *path, struct pathop **out) {
+  int rc;
+  struct pathop *op = op_begin(c, OP_READLINK, path, NULL, NULL, &rc);
+  if (!op) return rc;
+  op->want_dev = 1;
+  *out = op;
+  return 0;
+}
+
+int smb3_readdev(smb3_client *c, const char *path, uint64_t *dev) {
+  struct pathop *op = NULL;
+  if (!dev) return SMB3_EINVAL;
+  int rc = readdev_op(c, path, &op);
+  if (rc) return rc;
+  rc = pathop_prepare(op);
+  if (!rc) rc = pathop_run_sync(op);
+  if (!rc) *dev = op->rdev;
+  pathop_free(op);
+  return rc;
+}
+
+int smb3_readdev_async(smb3_client *c, const char *path, smb3_readdev_cb cb, void *arg) {
+  struct pathop *op = NULL;
+  if (!cb) return SMB3_EINVAL;
+  int rc = readdev_op(c, path, &op);
+  if (rc) return rc;
+  op->cb.readdev = cb;
+  op->arg = arg;
+  return op_go(op, 0);
 }
 
 ssize_t smb3_readlink(smb3_client *c, const char *path, char *buf, size_t size) {

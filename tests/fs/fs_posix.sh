@@ -162,6 +162,18 @@ if [ "$POSIX" = 1 ]; then
   expect "a character device on the second mount" "$(type_of "$M2/cdev")" "character special file"
   check "mknod b 7 0" mknod "$M/bdev" b 7 0
   expect "a block device on the second mount" "$(type_of "$M2/bdev")" "block special file"
+  expect "the device's numbers through the mount" "$(stat -c %t:%T "$M/cdev")" "1:3"
+  expect "... on the second mount (read from the reparse point)" "$(stat -c %t:%T "$M2/bdev")" "7:0"
+  expect "... on disk: the NFS reparse point's major and minor" "$("$PYTHON" -c 'import os,struct,sys
+b = os.getxattr(sys.argv[1], "user.SmbReparse"); print("%d:%d" % struct.unpack_from("<II", b, 16))' "$D/cdev" 2>&1)" "1:3"
+  # rename(2) (no RENAME_NOREPLACE, unlike mv): Samba 4.22 drops the reparse attribute; we set it again
+  check "rename(2) of a FIFO" "$PYTHON" -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' "$M/fifo" "$M/fifo2"
+  check "... and back" "$PYTHON" -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' "$M/fifo2" "$M/fifo"
+  expect "a renamed FIFO is a FIFO through the mount" "$(type_of "$M/fifo")" "fifo"
+  expect "... on the second mount" "$(type_of "$M2/fifo")" "fifo"
+  check "rename(2) of a device" "$PYTHON" -c 'import os,sys; os.rename(sys.argv[1], sys.argv[2])' "$M/cdev" "$M/cdev2"
+  expect "a renamed device on the second mount, its numbers kept" "$(stat -c %F:%t:%T "$M2/cdev2")" \
+    "character special file:1:3"
   mkfifo "$D/disk_fifo"
   expect "a FIFO made on disk" "$(type_of "$M/disk_fifo")" "fifo"
   check "rm of the FIFO" rm "$M/fifo"
@@ -236,6 +248,32 @@ expect "link count on disk" "$(stat -c %h "$D/h1")" "2"
 expect "one inode" "$(stat -c %i "$M/h1")" "$(stat -c %i "$M/h2")"
 rm "$M/h2"
 expect "after rm, at once: 1" "$(stat -c %h "$M/h1")" "1"
+check "three names" sh -c "ln '$M/h1' '$M/h2' && ln '$M/h2' '$M/h3'"
+expect "3 links each" "$(stat -c %h "$M/h1" "$M/h2" "$M/h3" | tr '\n' ' ')" "3 3 3 "
+# unlink(2) alone (rm would lstat the name first): the name is not the one the mount saw last
+check "unlink of the first name" "$PYTHON" -c 'import os,sys; os.unlink(sys.argv[1])' "$M/h1"
+expect "the other names: 2 links, at once" "$(stat -c %h "$M/h2" "$M/h3" | tr '\n' ' ')" "2 2 "
+expect "... as on disk" "$(stat -c %h "$D/h3")" "2"
+rm "$M/h2" "$M/h3"
+
+# ---- a directory's times and link count follow the entries made in it ----
+# (mtime and ctime in the 100 ns units SMB carries)
+times100() { "$PYTHON" -c 'import os,sys; s=os.stat(sys.argv[1]); print(s.st_mtime_ns//100, s.st_ctime_ns//100)' "$1" 2>&1; }
+mkdir "$M/dt" "$M/dt2" "$M/dt/sub"
+stat "$M/dt" "$M/dt2" >/dev/null # (cached)
+echo x >"$M/dt/new"
+expect "a create: the directory's times as on disk" "$(times100 "$M/dt")" "$(times100 "$D/dt")"
+mkdir "$M/dt/d"
+expect "a mkdir: its times as on disk" "$(times100 "$M/dt")" "$(times100 "$D/dt")"
+"$PYTHON" -c 'import os,sys; os.unlink(sys.argv[1])' "$M/dt/new"
+expect "an unlink: its times as on disk" "$(times100 "$M/dt")" "$(times100 "$D/dt")"
+check "a directory moved to another" mv "$M/dt/sub" "$M/dt2/sub"
+expect "a rename: both directories' times as on disk" "$(times100 "$M/dt") $(times100 "$M/dt2")" \
+  "$(times100 "$D/dt") $(times100 "$D/dt2")"
+if [ "$POSIX" = 1 ]; then
+  expect "... and their link counts" "$(stat -c %h "$M/dt" "$M/dt2" | tr '\n' ' ')" "3 3 "
+  expect "... as on disk" "$(stat -c %h "$D/dt" "$D/dt2" | tr '\n' ' ')" "3 3 "
+fi
 
 # ---- O_EXCL, rename over ----
 cat >"$WORK/excl.py" <<'EOF'

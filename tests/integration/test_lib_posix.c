@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
 #include "fscc/fscc.h"
@@ -210,6 +211,20 @@ static void test_fifo(void **state) {
   assert_int_equal(st.mode, S_IFIFO | 0644);
   assert_int_equal(smb3_unlink(c2, "disk_fifo"), 0);
   assert_false(lt_exists("disk_fifo"));
+  /* a device's numbers, from its reparse point */
+  assert_int_equal(smb3_mknod(c, "cdev", S_IFCHR | 0600, makedev(5, 7)), 0);
+  uint64_t dev = 0;
+  assert_int_equal(smb3_readdev(c2, "cdev", &dev), 0);
+  assert_int_equal(major(dev), 5);
+  assert_int_equal(minor(dev), 7);
+  assert_int_equal(smb3_readdev(c2, "fifo", &dev), SMB3_EINVAL); /* not a device */
+  assert_int_equal(smb3_readdev(c2, "nothing", &dev), SMB3_ENOENT);
+  /* Samba 4.22's rename loses the reparse attribute (a regular file then); restore sets it again */
+  assert_int_equal(smb3_rename(c, "fifo", "fifo2", 1), 0);
+  assert_int_equal(smb3_mknod_restore(c, "fifo2", S_IFIFO | 0640, 0), 0);
+  assert_int_equal(smb3_stat(c2, "fifo2", &st), 0);
+  assert_int_equal(st.mode & S_IFMT, S_IFIFO);
+  assert_int_equal(smb3_mknod_restore(c, "nothing", S_IFIFO | 0640, 0), SMB3_ENOENT);
 }
 
 static void test_noposix(void **state) {
