@@ -413,6 +413,19 @@ void inode_detach(struct fs_ctx *fs, struct fs_inode *in) {
   pthread_mutex_unlock(&t->lock);
 }
 
+void inode_dir_changed(struct fs_inode *dir, int links) {
+  if (!dir) return;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  pthread_mutex_lock(&dir->lock);
+  dir->st.mtime = dir->st.ctime = (struct timespec_smb3){now.tv_sec, now.tv_nsec};
+  if (links < 0 && dir->st.nlink > 2)
+    dir->st.nlink--;
+  else if (links > 0 && dir->st.posix)
+    dir->st.nlink++;
+  pthread_mutex_unlock(&dir->lock);
+}
+
 void inode_attr_expire(struct fs_inode *in) {
   if (!in) return;
   pthread_mutex_lock(&in->lock);

@@ -133,6 +133,11 @@ void inode_detach(struct fs_ctx *fs, struct fs_inode *in);
 /* What we know of in's attributes is out of date (its link count, ctime, a directory's mtime
  * changed by an entry operation): the next GETATTR asks the server. NULL: nothing. */
 void inode_attr_expire(struct fs_inode *in);
+/* An entry operation of ours changed dir: its mtime and ctime become now (this machine's clock;
+ * the server's own come with the next refresh) and its link count follows a subdirectory made
+ * (links 1, POSIX shares) or removed (-1). What we cache stays valid: the GETATTR the kernel sends
+ * after every create (its permission check of the directory) costs no round trip. NULL: nothing. */
+void inode_dir_changed(struct fs_inode *dir, int links);
 /* After the unlink of a name no inode of ours carries (a hard link's other name): every file with
  * more than one link may be the one that lost a link. */
 void itab_expire_linked(struct fs_ctx *fs);

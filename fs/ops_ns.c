@@ -100,7 +100,7 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
 }
 
 static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
-  inode_attr_expire(o->parent); /* a new name in it: its mtime and ctime (mkdir: its links) changed */
+  inode_dir_changed(o->parent, st->is_dir); /* a new name in it: its times (mkdir: its links) changed */
   struct smb3_stat made = *st;
   if (o->rdev && (S_ISCHR(made.mode) || S_ISBLK(made.mode)))
     made.rdev = o->rdev; /* mknod: the numbers it set */
@@ -381,13 +381,13 @@ static void unlink_done(int rc, void *arg) {
   struct nsop *o = arg;
   o->sending = 0; /* it left: never again */
   if (o->silly) { /* the name is already gone; a failure leaves a hidden file behind */
-    inode_attr_expire(o->parent);
+    inode_dir_changed(o->parent, 0);
     nsop_finish_err(o, 0);
     return;
   }
   if (!rc) {
     inode_known_del(o->fs, o->parent, o->name);
-    inode_attr_expire(o->parent); /* its mtime and ctime (and a directory's link count) changed */
+    inode_dir_changed(o->parent, o->rmdir ? -1 : 0); /* its times (rmdir: its links) changed */
   }
   if (!rc && o->victim) {
     /* a hard link's other names keep the inode: its link count (and ctime) changed, ask again */
@@ -507,8 +507,9 @@ static void rename_done(int rc, void *arg) {
   inode_known_del(o->fs, o->parent, o->name);
   inode_known_add(o->fs, o->newparent, o->newname);
   /* both directories' times (and, moving a directory, their link counts) and the file's ctime changed */
-  inode_attr_expire(o->parent);
-  inode_attr_expire(o->newparent);
+  int moved_dir = o->in && o->in->st.is_dir && o->parent != o->newparent;
+  inode_dir_changed(o->parent, moved_dir ? -1 : 0);
+  if (o->newparent != o->parent) inode_dir_changed(o->newparent, moved_dir ? 1 : 0);
   inode_attr_expire(o->in);
   if (o->victim && o->victim != o->in && !o->silly) inode_detach(o->fs, o->victim);
   if (o->in) inode_move(o->fs, o->in, o->newparent, o->newname);
