@@ -28,11 +28,13 @@ struct dfs_link {
 };
 
 struct fs_dfs {
-  pthread_mutex_t lock; /* guards links (the list; entries are never removed before the end), retired, active */
+  pthread_mutex_t
+      lock; /* guards links (the list; entries are never removed before the end), retired, active */
   pthread_cond_t idle;
   pthread_mutex_t work; /* one referral or logon at a time (helper threads) */
   struct dfs_link *links;
-  smb3_client **retired; /* lost link connections, disconnected at the end (handles may still point at them) */
+  smb3_client *
+      *retired; /* lost link connections, disconnected at the end (handles may still point at them) */
   int nretired;
   int active; /* helper threads running */
   smb3_break_cb break_cb;
@@ -163,7 +165,8 @@ static int resolve(struct fs_ctx *fs, const char *path) {
     return SMB3_ENOMEM;
   }
   if (d->break_cb) smb3_set_break_handler(t, d->break_cb, fs);
-  syslog(LOG_INFO, "smb3fs: DFS link '%s' -> \\\\%s\\%s%s%s", l->prefix, l->host, l->share, tp[0] ? "\\" : "", tp);
+  syslog(LOG_INFO, "smb3fs: DFS link '%s' -> \\\\%s\\%s%s%s", l->prefix, l->host, l->share, tp[0] ? "\\" : "",
+         tp);
   pthread_mutex_lock(&d->lock);
   l->next = d->links;
   __atomic_store_n(&d->links, l, __ATOMIC_RELEASE);
@@ -177,7 +180,7 @@ static int relink(struct fs_ctx *fs, smb3_client *old) {
   pthread_mutex_lock(&d->lock);
   struct dfs_link *l = link_of_conn(d, old);
   pthread_mutex_unlock(&d->lock);
-  if (!l) return 0; /* replaced meanwhile */
+  if (!l) return 0;                         /* replaced meanwhile */
   if (!smb3_connection_lost(old)) return 0; /* a timeout that did not end it: send again */
   struct smb3_options o = fs->o;
   o.host = l->host;
@@ -224,8 +227,8 @@ static void *job_main(void *arg) {
   return NULL;
 }
 
-int fs_dfs_retry(struct fs_ctx *fs, struct fs_retry *r, int rc, const char *path, void (*resume)(void *arg, int ok),
-                 void *arg) {
+int fs_dfs_retry(struct fs_ctx *fs, struct fs_retry *r, int rc, const char *path,
+                 void (*resume)(void *arg, int ok), void *arg) {
   struct fs_dfs *d = fs->dfs;
   if (!d || r->dfs >= 2 || !r->conn) return 0;
   int is_link = 0;
@@ -279,7 +282,8 @@ void fs_dfs_add_stats(struct fs_ctx *fs, struct smb3_stats *s) {
     s->writes += x.writes;
     if (x.max_read_size > s->max_read_size) s->max_read_size = x.max_read_size;
     if (x.max_write_size > s->max_write_size) s->max_write_size = x.max_write_size;
-    if (x.credits_max_in_flight > s->credits_max_in_flight) s->credits_max_in_flight = x.credits_max_in_flight;
+    if (x.credits_max_in_flight > s->credits_max_in_flight)
+      s->credits_max_in_flight = x.credits_max_in_flight;
     for (size_t i = 0; i < sizeof s->per_command / sizeof s->per_command[0]; i++)
       s->per_command[i] += x.per_command[i];
     s->io_ns += x.io_ns;

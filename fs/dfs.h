@@ -36,8 +36,8 @@ int fs_dfs_current(struct fs_ctx *fs, smb3_client *c);
  * routed there now), or set r->rc and resume(arg, 0). A lost connection of a link: log on to its
  * target again the same way. 1 when taken over, 0 when the caller goes on with rc itself (at most
  * twice per operation: r->dfs counts). */
-int fs_dfs_retry(struct fs_ctx *fs, struct fs_retry *r, int rc, const char *path, void (*resume)(void *arg, int ok),
-                 void *arg);
+int fs_dfs_retry(struct fs_ctx *fs, struct fs_retry *r, int rc, const char *path,
+                 void (*resume)(void *arg, int ok), void *arg);
 /* The links' connections' counters added to s (smb3 stats, --stats). */
 void fs_dfs_add_stats(struct fs_ctx *fs, struct smb3_stats *s);
 /* break_cb: the lease break handler each link's connection gets (notifier.c's). */
