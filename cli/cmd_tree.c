@@ -210,6 +210,14 @@ static void on_rc(int rc, void *arg) {
 }
 static void on_list(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
   struct job *j = arg;
+  if (rc == SMB3_EDFS) { /* one connection walks the tree: a link to elsewhere is named, not entered */
+    char path[FULL_MAX], why[FULL_MAX + 160];
+    full_path(j->t->src, j->rel, path, sizeof path);
+    fmt(why, sizeof why, "'%s' is a DFS link: not followed inside a recursive transfer (give its own path)",
+        path);
+    job_done(j, rc, why);
+    return;
+  }
   if (rc) {
     job_done(j, rc, NULL);
     return;

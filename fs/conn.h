@@ -22,6 +22,7 @@ struct fs_retry {
   smb3_client *conn; /* the connection it was (last) sent on; NULL: never sent, never again */
   int again;         /* parked once already */
   int rc;            /* the lost connection's error, to answer if no new connection comes */
+  int dfs;           /* handed to dfs.c (a DFS link followed, or its connection logged on again) */
 };
 /* rc from an operation: if it means the connection is lost, kick the reconnect thread and, the
  * first time for r, park the operation (fs_park on r->conn). 1 when parked (resume runs later;

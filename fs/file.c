@@ -10,6 +10,7 @@
 
 #include "cache.h"
 #include "conn.h"
+#include "dfs.h"
 #include "file.h"
 
 struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_file *f, int flags) {
@@ -96,7 +97,7 @@ struct fh_waiter {
 };
 
 static int fh_current(struct fs_file *fh) {
-  return smb3_file_client(fh_handle(fh)) == fs_conn(fh->fs);
+  return fs_dfs_current(fh->fs, smb3_file_client(fh_handle(fh)));
 }
 
 void fh_when_current(struct fs_file *fh, void (*fn)(void *arg, int ok), void *arg) {
@@ -148,7 +149,7 @@ static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg
   if (!rc) {
     pthread_mutex_lock(&in->lock);
     /* not the handle of a connection lost again meanwhile (a later reopen brings the current one) */
-    int keep = !fh->released && fh->nstale < FS_STALE_MAX && smb3_file_client(f) == fs_conn(fh->fs);
+    int keep = !fh->released && fh->nstale < FS_STALE_MAX && fs_dfs_current(fh->fs, smb3_file_client(f));
     if (keep) {
       fh->stale[fh->nstale++] = fh->f; /* a worker may still be using it: freed at release */
       __atomic_store_n(&fh->f, f, __ATOMIC_RELEASE);
@@ -203,9 +204,12 @@ void files_reopen(struct fs_ctx *fs, struct reopen_list *l, void (*then)(struct 
     }
     /* never again O_CREAT/O_EXCL/O_TRUNC: the file exists and its data must stay */
     int flags = fh->flags & ~(O_CREAT | O_EXCL | O_TRUNC);
-    int rc = r && r->path ? smb3_open_lease_async(fs_conn(fs), r->path, flags, fh->in->key,
+    struct fs_route rt = {0};
+    if (r && r->path) fs_route(fs, r->path, &rt);
+    int rc = r && r->path ? smb3_open_lease_async(rt.c, rt.path, flags, fh->in->key,
                                                   cache_lease_want(fs, flags), reopened, r)
                           : SMB3_ENOMEM;
+    fs_route_done(&rt);
     if (rc) {
       if (r) free(r->path);
       free(r);

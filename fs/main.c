@@ -22,6 +22,7 @@
 
 #include "budget.h"
 #include "closeq.h"
+#include "dfs.h"
 #include "inode.h"
 #include "locks.h"
 #include "memtrim.h"
@@ -331,6 +332,8 @@ static int run(int argc, char **argv) {
     goto out;
   }
   smb3_set_break_handler(fs.c, notifier_break_cb, &fs);
+  if (fs_dfs_init(&fs, notifier_break_cb)) /* without it a DFS link below the mount stays EOPNOTSUPP */
+    fprintf(stderr, "smb3fs: out of memory for DFS links\n");
   if (reconnect_start(&fs)) {
     fprintf(stderr, "smb3fs: cannot start the reconnect thread\n");
     fuse_session_unmount(se);
@@ -348,6 +351,7 @@ static int run(int argc, char **argv) {
   fuse_session_unmount(se);
   locks_stop(&fs);     /* before the reconnect thread: a waiting lock may wait for a reopen */
   reconnect_stop(&fs); /* fs.c stays as it is from here on */
+  fs_dfs_free(&fs);    /* the links' connections (their callbacks still reply, and may ask the notifier) */
   smb3_set_break_handler(fs.c, NULL, NULL);
   notifier_stop(&fs);
 out:
@@ -355,6 +359,7 @@ out:
   report(&wfd, 1);
   /* Disconnect before destroying the session: it completes whatever is still in flight (each
    * callback replies to its request) while the session is still valid. */
+  fs_dfs_free(&fs); /* (a start that failed half-way) */
   smb3_disconnect(fs.c);
   memtrim_stop(&fs); /* after the last callback: completions release budget */
   closeq_free(&fs);

@@ -60,6 +60,7 @@ struct reconn;
 struct conn;
 struct memtrim;
 struct closeq;
+struct fs_dfs;
 
 /* One per mount: the FUSE userdata. Immutable after init except where noted. */
 struct fs_ctx {
@@ -87,8 +88,9 @@ struct fs_ctx {
   uint8_t lease_salt[8];
   struct inode_table *it;
   struct notifier *nt;
-  struct conn *conn; /* connection state shared with the reconnect thread (conn.c) */
-  struct reconn *rc; /* the reconnect thread (reconnect.c) */
+  struct conn *conn;  /* connection state shared with the reconnect thread (conn.c) */
+  struct reconn *rc;  /* the reconnect thread (reconnect.c) */
+  struct fs_dfs *dfs; /* DFS links below the mount and their connections (dfs.c) */
   pthread_mutex_t files_lock;
   pthread_mutex_t locks_mu;      /* one byte-range lock change at a time (locks.c) */
   int nobrl;                     /* locks stay in the kernel, on this machine only */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "conn.h"
+#include "dfs.h"
 #include "nsop.h"
 
 struct nsop *nsop_new(fuse_req_t req) {
@@ -55,6 +56,10 @@ void nsop_finish_smb(struct nsop *o, int rc) {
   /* the server says a name in the directory is there, or is not, against what we hold: whatever we
    * knew of it is stale (inode_known_absent) */
   if (o->parent && (rc == SMB3_EEXIST || rc == SMB3_ENOENT)) inode_known_forget(o->fs, o->parent);
+  /* behind a DFS link (refused before anything was done), or a link's lost connection: dfs.c */
+  if (o->start && (rc == SMB3_EDFS || !o->unsent_only || o->sending) &&
+      fs_dfs_retry(o->fs, &o->retry, rc, o->path, resume, o))
+    return;
   if (o->start && (!o->unsent_only || o->sending)) {
     if (fs_park_once(o->fs, &o->retry, rc, resume, o)) return;
   } else if (fs_conn_error(rc)) {

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "conn.h"
+#include "dfs.h"
 #include "file.h"
 #include "inode.h"
 #include "nsop.h"
@@ -80,8 +81,10 @@ static void stat_inode(struct nsop *o) {
     nsop_finish_err(o, ESTALE);
     return;
   }
-  o->retry.conn = fs_conn(o->fs);
-  nsop_submitted(o, smb3_stat_async(o->retry.conn, o->path, attr_done, o));
+  struct fs_route r;
+  o->retry.conn = fs_route_c(o->fs, o->path, &r);
+  nsop_submitted(o, smb3_stat_async(r.c, r.path, attr_done, o));
+  fs_route_done(&r);
 }
 
 /* getattr asked again after a reconnect: by path, unless only the handle names the file (its
@@ -176,7 +179,11 @@ static int setattr_truncate(struct nsop *o) {
   o->in->st.size = size;
   pthread_mutex_unlock(&o->in->lock);
   if (o->fh) return smb3_ftruncate_async(fh_handle(o->fh), size, setattr_done_cb, o);
-  return smb3_truncate_async(fs_conn(o->fs), o->path, size, setattr_done_cb, o);
+  struct fs_route r;
+  fs_route(o->fs, o->path, &r);
+  int rc = smb3_truncate_async(r.c, r.path, size, setattr_done_cb, o);
+  fs_route_done(&r);
+  return rc;
 }
 
 static int setattr_times(struct nsop *o, uint32_t attrs) {
@@ -193,8 +200,12 @@ static int setattr_times(struct nsop *o, uint32_t attrs) {
   if (nameless && o->fh)
     return smb3_fsetattr_async(fh_handle(o->fh), has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
                                setattr_done_cb, o);
-  return smb3_setattr_async(fs_conn(o->fs), o->path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
-                            setattr_done_cb, o);
+  struct fs_route r;
+  fs_route(o->fs, o->path, &r);
+  int rc =
+      smb3_setattr_async(r.c, r.path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+  fs_route_done(&r);
+  return rc;
 }
 
 /* chmod and chown on a POSIX share: the server's refusal (not the owner, no WRITE_OWNER) is what
@@ -211,11 +222,19 @@ static void setattr_perm_cb(int rc, void *arg) {
 static int setattr_chown(struct nsop *o) {
   uint32_t uid = (o->to_set & FUSE_SET_ATTR_UID) ? (uint32_t)o->attr.st_uid : SMB3_NO_ID;
   uint32_t gid = (o->to_set & FUSE_SET_ATTR_GID) ? (uint32_t)o->attr.st_gid : SMB3_NO_ID;
-  return smb3_chown_async(fs_conn(o->fs), o->path, uid, gid, setattr_perm_cb, o);
+  struct fs_route r;
+  fs_route(o->fs, o->path, &r);
+  int rc = smb3_chown_async(r.c, r.path, uid, gid, setattr_perm_cb, o);
+  fs_route_done(&r);
+  return rc;
 }
 
 static int setattr_chmod(struct nsop *o) {
-  return smb3_chmod_async(fs_conn(o->fs), o->path, (uint32_t)o->attr.st_mode & 0777, setattr_perm_cb, o);
+  struct fs_route r;
+  fs_route(o->fs, o->path, &r);
+  int rc = smb3_chmod_async(r.c, r.path, (uint32_t)o->attr.st_mode & 0777, setattr_perm_cb, o);
+  fs_route_done(&r);
+  return rc;
 }
 
 /* The steps of a setattr, each sent once its predecessor completed: write-back flush, truncate,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "dfs.h"
 #include "inode.h"
 #include "ops.h"
 #include "reply.h"
@@ -183,7 +184,9 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
   pthread_mutex_lock(&dh->lock);
   int released = dh->release;
   pthread_mutex_unlock(&dh->lock);
-  if (!released && fs_park_once(dh->fs, &dh->retry, rc, list_resume, dh)) return;
+  if (!released && (fs_dfs_retry(dh->fs, &dh->retry, rc, dh->path, list_resume, dh) ||
+                    fs_park_once(dh->fs, &dh->retry, rc, list_resume, dh)))
+    return;
   if (released && fs_conn_error(rc)) reconnect_kick(dh->fs);
   pthread_mutex_lock(&dh->lock);
   clear_entries(dh);
@@ -231,19 +234,21 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   *w = (struct dir_wait){dh->waiters, req, ino, size, off, plus};
   dh->waiters = w;
   int start = dh->state == DIR_EMPTY;
-  if (start) dh->retry.again = 0;
+  if (start) dh->retry.again = dh->retry.dfs = 0;
   dh->state = DIR_LISTING;
   pthread_mutex_unlock(&dh->lock);
   if (start) list_start(dh);
 }
 
 static void list_start(struct dirh *dh) {
-  smb3_client *c = fs_conn(dh->fs);
+  struct fs_route r;
+  smb3_client *c = fs_route_c(dh->fs, dh->path, &r);
   pthread_mutex_lock(&dh->lock);
   dh->asked = fs_now();
   dh->retry.conn = c;
   pthread_mutex_unlock(&dh->lock);
-  int rc = smb3_listdir_async(c, dh->path, listed, dh);
+  int rc = smb3_listdir_async(c, r.path, listed, dh);
+  fs_route_done(&r);
   if (rc) listed(rc, NULL, 0, dh); /* the callback will not run: answer the waiters now */
 }
 

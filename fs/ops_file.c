@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "closeq.h"
 #include "conn.h"
+#include "dfs.h"
 #include "file.h"
 #include "inode.h"
 #include "locks.h"
@@ -177,7 +178,9 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
     return;
   }
   /* the open of an existing file can be sent again: on a lost connection, wait for the next one */
-  if (rc && fs_park_once(o->fs, &o->retry, rc, open_resume, o)) return;
+  if (rc && (fs_dfs_retry(o->fs, &o->retry, rc, o->path, open_resume, o) ||
+             fs_park_once(o->fs, &o->retry, rc, open_resume, o)))
+    return;
   if (rc == SMB3_ENOENT) {
     /* The kernel's entry is stale: another client deleted or renamed the file. ESTALE makes the
      * kernel look the name up again and retry the open once, so that open(O_CREAT) creates the
@@ -241,7 +244,8 @@ static void open_go(int err, void *arg) {
   (void)err; /* an earlier write error stays for that file's own fsync/close */
   struct fop *o = arg;
   uint32_t want = cache_lease_want(o->fs, o->flags);
-  o->retry.conn = fs_conn(o->fs);
+  struct fs_route r;
+  o->retry.conn = fs_route_c(o->fs, o->path, &r);
   size_t len = o->pre ? o->pre_len : open_read_len(o, want);
   if (len && !o->pre) {
     budget_charge(&o->fs->mem, len); /* the reader waits for it: counted, never refused */
@@ -250,9 +254,10 @@ static void open_go(int err, void *arg) {
     else
       fs_mem_release(o->fs, len);
   }
-  int rc = o->pre ? smb3_open_read_async(o->retry.conn, o->path, o->flags, o->in->key, want, o->pre,
-                                         o->pre_len, open_read_done, o)
-                  : smb3_open_lease_async(o->retry.conn, o->path, o->flags, o->in->key, want, open_done, o);
+  int rc = o->pre ? smb3_open_read_async(r.c, r.path, o->flags, o->in->key, want, o->pre, o->pre_len,
+                                         open_read_done, o)
+                  : smb3_open_lease_async(r.c, r.path, o->flags, o->in->key, want, open_done, o);
+  fs_route_done(&r);
   if (rc && !fs_park_once(o->fs, &o->retry, rc, open_resume, o)) fop_fail(o, rc);
 }
 
@@ -338,8 +343,12 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
 /* The CREATE of ll_create, with o->flags, the inode's lease key and the new file's mode (which only
  * a POSIX share takes: elsewhere file_mode decides what the mount shows). */
 static int create_go(struct fop *o) {
-  return smb3_open_lease_mode_async(fs_conn(o->fs), o->path, o->flags, o->key,
-                                    cache_lease_want(o->fs, o->flags), o->mode, create_opened, o);
+  struct fs_route r;
+  fs_route(o->fs, o->path, &r);
+  int rc = smb3_open_lease_mode_async(r.c, r.path, o->flags, o->key, cache_lease_want(o->fs, o->flags),
+                                      o->mode, create_opened, o);
+  fs_route_done(&r);
+  return rc;
 }
 
 static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg) {

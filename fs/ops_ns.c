@@ -11,6 +11,7 @@
 
 #include "closeq.h"
 #include "conn.h"
+#include "dfs.h"
 #include "inode.h"
 #include "nsop.h"
 #include "ops.h"
@@ -137,9 +138,11 @@ static int entry_again(struct nsop *o) {
 
 static void lookup_start(struct nsop *o) {
   if (entry_again(o)) return;
-  o->retry.conn = fs_conn(o->fs);
+  struct fs_route r;
+  o->retry.conn = fs_route_c(o->fs, o->path, &r);
   o->asked = fs_now();
-  nsop_submitted(o, smb3_stat_async(o->retry.conn, o->path, entry_done, o));
+  nsop_submitted(o, smb3_stat_async(r.c, r.path, entry_done, o));
+  fs_route_done(&r);
 }
 
 /* Reply: I/O thread (the stat, or the symlink file's read); reconnect thread if it waited. */
@@ -163,16 +166,21 @@ static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
     return;
   }
   /* A server that did not answer QFid: a second round trip for the file id. */
-  nsop_submitted(o, smb3_stat_async(fs_conn(o->fs), o->path, entry_done, o));
+  struct fs_route r;
+  fs_route(o->fs, o->path, &r);
+  nsop_submitted(o, smb3_stat_async(r.c, r.path, entry_done, o));
+  fs_route_done(&r);
 }
 
 static void mkdir_start(struct nsop *o) {
   if (entry_again(o)) return;
-  o->retry.conn = fs_conn(o->fs);
+  struct fs_route r;
+  o->retry.conn = fs_route_c(o->fs, o->path, &r);
   o->asked = fs_now();
   o->sending = 1;
   /* (the mode goes only to a POSIX share: elsewhere dir_mode decides what the mount shows) */
-  nsop_submitted(o, smb3_mkdir_mode_async(o->retry.conn, o->path, o->mode, mkdir_done, o));
+  nsop_submitted(o, smb3_mkdir_mode_async(r.c, r.path, o->mode, mkdir_done, o));
+  fs_route_done(&r);
 }
 
 /* Reply: I/O thread (the CREATE, or the stat after it); reconnect thread if it waited. */
@@ -206,14 +214,16 @@ static void mknod_reg_opened(int rc, smb3_file *f, const struct smb3_stat *st, v
 
 static void mknod_start(struct nsop *o) {
   if (entry_again(o)) return;
-  o->retry.conn = fs_conn(o->fs);
+  struct fs_route r;
+  o->retry.conn = fs_route_c(o->fs, o->path, &r);
   o->asked = fs_now();
   o->sending = 1;
   if (S_ISREG(o->mode))
-    nsop_submitted(o, smb3_open_mode_async(o->retry.conn, o->path, O_WRONLY | O_CREAT | O_EXCL,
-                                           o->mode & 07777, mknod_reg_opened, o));
+    nsop_submitted(o, smb3_open_mode_async(r.c, r.path, O_WRONLY | O_CREAT | O_EXCL, o->mode & 07777,
+                                           mknod_reg_opened, o));
   else
-    nsop_submitted(o, smb3_mknod_async(o->retry.conn, o->path, o->mode, o->rdev, mknod_done, o));
+    nsop_submitted(o, smb3_mknod_async(r.c, r.path, o->mode, o->rdev, mknod_done, o));
+  fs_route_done(&r);
 }
 
 /* Reply: I/O thread (the new file, then its lookup); reconnect thread if it waited. Without the
@@ -290,10 +300,12 @@ static void symlink_written(int64_t result, void *arg) {
 
 static void symlink_posix_start(struct nsop *o) {
   if (entry_again(o)) return;
-  o->retry.conn = fs_conn(o->fs);
+  struct fs_route r;
+  o->retry.conn = fs_route_c(o->fs, o->path, &r);
   o->asked = fs_now();
   o->sending = 1;
-  nsop_submitted(o, smb3_symlink_async(o->retry.conn, o->newname, o->path, mknod_done, o));
+  nsop_submitted(o, smb3_symlink_async(r.c, o->newname, r.path, mknod_done, o));
+  fs_route_done(&r);
 }
 
 /* Reply: I/O thread (the server's symlink, or the write of the symlink file; then the lookup of
@@ -337,9 +349,11 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
     nsop_finish_err(o, ENOMEM);
     return;
   }
-  o->retry.conn = fs_conn(fs);
+  struct fs_route r;
+  o->retry.conn = fs_route_c(fs, o->path, &r);
   o->asked = fs_now();
-  rc = smb3_create_file_async(o->retry.conn, o->path, buf, MFSL_SIZE, symlink_written, o);
+  rc = smb3_create_file_async(r.c, r.path, buf, MFSL_SIZE, symlink_written, o);
+  fs_route_done(&r);
   if (rc) symlink_written(rc, o);
 }
 
@@ -352,7 +366,10 @@ static void link_done(int rc, void *arg) {
     return;
   }
   o->asked = fs_now();
-  nsop_submitted(o, smb3_stat_async(fs_conn(o->fs), o->path, entry_done, o));
+  struct fs_route r;
+  fs_route(o->fs, o->path, &r);
+  nsop_submitted(o, smb3_stat_async(r.c, r.path, entry_done, o));
+  fs_route_done(&r);
 }
 
 static void link_start(struct nsop *o) {
@@ -363,9 +380,12 @@ static void link_start(struct nsop *o) {
     nsop_finish_err(o, ESTALE);
     return;
   }
-  o->retry.conn = fs_conn(o->fs);
+  struct fs_route r1, r2;
+  int xdev = fs_route2(o->fs, o->dest, o->path, &r1, &r2);
+  o->retry.conn = r1.c;
   o->sending = 1;
-  nsop_submitted(o, smb3_link_async(o->retry.conn, o->dest, o->path, link_done, o));
+  nsop_submitted(o, xdev ? xdev : smb3_link_async(r1.c, r1.path, r2.path, link_done, o));
+  fs_route2_done(&r1, &r2);
 }
 
 /* Reply: I/O thread (the link, then the stat of the new name); reconnect thread if it waited. */
@@ -417,7 +437,11 @@ static int start_silly(struct nsop *o, struct fs_inode *dir, const char *from, s
   o->hidden = strdup(hidden);
   o->path2 = o->hidden ? inode_child_path(o->fs, dir, hidden) : NULL;
   if (!o->path2) return SMB3_ENOMEM;
-  return smb3_rename_async(fs_conn(o->fs), from, o->path2, 1, cb, o);
+  struct fs_route r1, r2;
+  int rc = fs_route2(o->fs, from, o->path2, &r1, &r2);
+  if (!rc) rc = smb3_rename_async(r1.c, r1.path, r2.path, 1, cb, o);
+  fs_route2_done(&r1, &r2);
+  return rc;
 }
 
 /* The victim now has its hidden name (in the directory it was in). */
@@ -429,7 +453,11 @@ static int silly_moved(struct nsop *o, struct fs_inode *dir, int rc, smb3_done_c
   o->victim->unlinked = 1; /* its last close detaches it */
   pthread_mutex_unlock(&o->victim->lock);
   o->silly = 1;
-  return smb3_unlink_async(fs_conn(o->fs), o->path2, then, o);
+  struct fs_route r;
+  fs_route(o->fs, o->path2, &r);
+  rc = smb3_unlink_async(r.c, r.path, then, o);
+  fs_route_done(&r);
+  return rc;
 }
 
 static void unlink_silly_done(int rc, void *arg) {
@@ -441,11 +469,13 @@ static void unlink_silly_done(int rc, void *arg) {
  * hidden rename an open file needs first: start_silly). */
 static void remove_start(struct nsop *o) {
   if (entry_again(o)) return;
-  o->retry.conn = fs_conn(o->fs);
+  struct fs_route r;
+  o->retry.conn = fs_route_c(o->fs, o->path, &r);
   o->sending = 1;
   int (*send)(smb3_client *, const char *, smb3_done_cb, void *) =
       o->rmdir ? smb3_rmdir_async : smb3_unlink_async;
-  nsop_submitted(o, send(o->retry.conn, o->path, unlink_done, o));
+  nsop_submitted(o, send(r.c, r.path, unlink_done, o));
+  fs_route_done(&r);
 }
 
 /* After the handles waiting to be closed are closed (closeq_drain): a file still open on the server
@@ -518,7 +548,10 @@ static void rename_done(int rc, void *arg) {
 }
 
 static void rename_go(struct nsop *o) {
-  nsop_submitted(o, smb3_rename_async(fs_conn(o->fs), o->path, o->dest, o->replace, rename_done, o));
+  struct fs_route r1, r2;
+  int rc = fs_route2(o->fs, o->path, o->dest, &r1, &r2);
+  nsop_submitted(o, rc ? rc : smb3_rename_async(r1.c, r1.path, r2.path, o->replace, rename_done, o));
+  fs_route2_done(&r1, &r2);
 }
 
 static void rename_victim_gone(int rc, void *arg) {

@@ -6,11 +6,13 @@
 #include <string.h>
 
 #include "conn.h"
+#include "dfs.h"
 #include "stats.h"
 
 char *stats_json(struct fs_ctx *fs) {
   struct smb3_stats s;
   smb3_get_stats(fs_conn(fs), &s);
+  fs_dfs_add_stats(fs, &s); /* the DFS links' connections: their round trips are the mount's too */
   char *lib = smb3_stats_json(&s);
   if (!lib) return NULL;
   size_t n = strlen(lib);

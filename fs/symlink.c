@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "conn.h"
+#include "dfs.h"
 #include "symlink.h"
 
 /* A symlink of the server's own (POSIX share). */
@@ -204,8 +205,11 @@ void mfsl_check(struct fs_ctx *fs, struct fs_inode *in, void (*then)(void *arg, 
   if (k) {
     *k = (struct check){fs, in, size, mtime, then, arg, {0}};
     inode_ref(fs, in);
-    rc = server ? smb3_readlink_async(fs_conn(fs), path, srv_link_read, k)
-                : smb3_read_file_async(fs_conn(fs), path, k->buf, MFSL_SIZE, checked, k);
+    struct fs_route r;
+    fs_route(fs, path, &r);
+    rc = server ? smb3_readlink_async(r.c, r.path, srv_link_read, k)
+                : smb3_read_file_async(r.c, r.path, k->buf, MFSL_SIZE, checked, k);
+    fs_route_done(&r);
     if (rc) {
       inode_put(fs, in);
       free(k);

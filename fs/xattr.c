@@ -10,6 +10,7 @@
 #include <sys/xattr.h>
 
 #include "conn.h"
+#include "dfs.h"
 #include "inode.h"
 #include "xattr.h"
 
@@ -64,8 +65,11 @@ static void set_done(int rc, void *arg) {
 }
 
 static void send_set(struct xop *o) {
-  int rc = smb3_set_ea_async(fs_conn(o->fs), o->path, o->name, o->kind == X_SET ? o->value : NULL,
+  struct fs_route r;
+  fs_route(o->fs, o->path, &r);
+  int rc = smb3_set_ea_async(r.c, r.path, o->name, o->kind == X_SET ? o->value : NULL,
                              o->kind == X_SET ? o->size : 0, set_done, o);
+  fs_route_done(&r);
   if (rc) set_done(rc, o);
 }
 
@@ -150,7 +154,10 @@ static struct xop *xop_new(fuse_req_t req, fuse_ino_t ino, enum xop_kind kind, c
 }
 
 static void list_now(struct xop *o) {
-  int rc = smb3_get_eas_async(fs_conn(o->fs), o->path, listed, o);
+  struct fs_route r;
+  fs_route(o->fs, o->path, &r);
+  int rc = smb3_get_eas_async(r.c, r.path, listed, o);
+  fs_route_done(&r);
   if (rc) listed(rc, NULL, 0, o);
 }
 

@@ -179,7 +179,7 @@ void smb3_disconnect(smb3_client *c);
 #define SMB3_DFS_MAX_HOPS 8
 /* Nonzero when c's share is in a DFS namespace (TREE_CONNECT said SMB2_SHAREFLAG_DFS or DFS_ROOT):
  * a path on it may cross a DFS link, which the server answers with STATUS_PATH_NOT_COVERED
- * (SMB3_ENOTSUP). Errors: none. From a callback: yes. */
+ * (SMB3_EDFS). Errors: none. From a callback: yes. */
 int smb3_dfs_share(smb3_client *c);
 /* One DFS hop for path (relative to c's share, '/' separated): asks c's server for the referral
  * that covers \\host\share\path (FSCTL_DFS_GET_REFERRALS, one round trip on c; answers are kept
@@ -194,6 +194,10 @@ int smb3_dfs_share(smb3_client *c);
  * target answers; the last target's reason is in the message), SMB3_EPROTO (a malformed referral),
  * SMB3_ENOMEM, transport errors. From a callback: no (SYNC). */
 int smb3_dfs_follow(smb3_client *c, const char *path, smb3_client **out, char **out_path);
+/* The same, and when redirected *link is the part of path (relative to c's share, '/' separated,
+ * malloc'd, caller frees) that the referral covers: the DFS link itself, so that a caller can send
+ * every later path under it to *out without asking again (smb3fs does). NULL when not redirected. */
+int smb3_dfs_follow_link(smb3_client *c, const char *path, smb3_client **out, char **out_path, char **link);
 /* The host and share c is connected to (as given to smb3_connect; share "" for IPC$). The strings
  * live as long as c. Errors: none. From a callback: yes. */
 const char *smb3_client_host(smb3_client *c);

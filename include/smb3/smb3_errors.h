@@ -46,7 +46,8 @@ enum smb3_error {
   SMB3_ELOOP = -30,        /* symbolic link / reparse point not followed */
   SMB3_ENCRYPT = -31,      /* encryption required but not available, or decryption failed */
   SMB3_EDEADLK = -32,      /* a synchronous call on the connection's own I/O thread (from a callback) */
-  SMB3_E_LAST = -33
+  SMB3_EDFS = -33,         /* the path is behind a DFS link (STATUS_PATH_NOT_COVERED): smb3_dfs_follow() */
+  SMB3_E_LAST = -34
 };
 
 /* Fixed text for an SMB3_E* code (never NULL; unknown codes give "unknown error"). */

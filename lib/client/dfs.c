@@ -72,7 +72,10 @@ static struct dfs_cache_entry *cache_find(smb3_client *c, const char *path) {
       entry_free(e);
       continue;
     }
-    if (prefix_covers(e->prefix, path) && (!best || strlen(e->prefix) > strlen(best->prefix))) best = e;
+    /* a root referral answers for the root itself: a link below it has its own (MS-DFSC 3.1.4.2) */
+    int covers = prefix_covers(e->prefix, path) &&
+                 (!(e->server_type & DFS_SERVER_TYPE_ROOT) || strlen(e->prefix) == strlen(path));
+    if (covers && (!best || strlen(e->prefix) > strlen(best->prefix))) best = e;
     pp = &e->next;
   }
   struct dfs_cache_entry *copy = NULL;
@@ -244,8 +247,13 @@ static int connect_target(smb3_client *c, const char *server, const char *share,
 }
 
 int smb3_dfs_follow(smb3_client *c, const char *path, smb3_client **out, char **out_path) {
+  return smb3_dfs_follow_link(c, path, out, out_path, NULL);
+}
+
+int smb3_dfs_follow_link(smb3_client *c, const char *path, smb3_client **out, char **out_path, char **link) {
   *out = c;
   *out_path = NULL;
+  if (link) *link = NULL;
   if (c->ipc || !c->opts.share) return 0;
   char *rel = norm_path(path);
   if (!rel) return SMB3_ENOMEM;
@@ -307,6 +315,18 @@ int smb3_dfs_follow(smb3_client *c, const char *path, smb3_client **out, char **
                      err[0] ? err : "?");
   else if (!rc && *out == c && self && !(e->server_type & DFS_SERVER_TYPE_ROOT))
     rc = client_fail(c, SMB3_ELOOP, 0, "DFS link '%s' refers back to itself", e->prefix);
+  if (!rc && *out != c && link) {
+    /* the link: the referral's prefix without "\\host\\share" (a prefix of req, so at most as long),
+     * as a share-relative path */
+    size_t base = 1 + strlen(c->opts.host) + 1 + strlen(c->opts.share), pl = strlen(e->prefix);
+    if (!(*link = norm_path(pl > base ? e->prefix + base : ""))) {
+      smb3_disconnect(*out);
+      *out = c;
+      free(*out_path);
+      *out_path = NULL;
+      rc = SMB3_ENOMEM;
+    }
+  }
   entry_free(e);
   free(req);
   free(rel);

@@ -44,6 +44,7 @@ static const struct err_row err_table[] = {
     {SMB3_ELOOP, ELOOP, "symbolic link or reparse point"},
     {SMB3_ENCRYPT, EACCES, "encryption required or failed"},
     {SMB3_EDEADLK, EDEADLK, "synchronous call from a callback on the connection's I/O thread"},
+    {SMB3_EDFS, EOPNOTSUPP, "the path is behind a DFS link (path not covered)"},
 };
 
 static const struct err_row *err_find(int code) {

@@ -45,7 +45,7 @@ static const struct status_row status_table[] = {
     ROW(USER_SESSION_DELETED, SMB3_ECLOSED),
     ROW(NETWORK_SESSION_EXPIRED, SMB3_ECLOSED),
     ROW(NETWORK_ACCESS_DENIED, SMB3_EACCES),
-    ROW(PATH_NOT_COVERED, SMB3_ENOTSUP), /* a DFS link: smb3_dfs_follow() (client/dfs.c) */
+    ROW(PATH_NOT_COVERED, SMB3_EDFS), /* a DFS link: smb3_dfs_follow() (client/dfs.c) */
     ROW(FS_DRIVER_REQUIRED,
         SMB3_ENOTSUP), /* DFS referral asked of a server without DFS (MS-SMB2 3.3.5.15.2) */
     ROW(INVALID_NETWORK_RESPONSE, SMB3_EPROTO),

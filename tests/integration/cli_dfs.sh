@@ -8,7 +8,7 @@
 #   remote -> 127.0.0.3\test            another server
 #   fo     -> 127.0.0.9\x,127.0.0.1\public  a first target that does not answer (nothing listens there)
 #   loop   -> 127.0.0.1\test\loop       a link to itself
-# Checked: ls/stat/get/put across each, mv/cp of two paths under one link (and refused across), a plain directory of the DFS root, one-line errors for the
+# Checked: ls/stat/get/put across each, get -r of the root naming each link it does not enter, mv/cp of two paths under one link (and refused across), a plain directory of the DFS root, one-line errors for the
 # loop, and exact --stats: a referral is one IOCTL round trip, the target's connection its own.
 set -u
 if [ "${1:-}" != --inner ]; then
@@ -80,6 +80,17 @@ same_file "$WORK/f" "$A_DIR/plain/f" && ok "plain/f intact" || bad "plain/f diff
 # a link that refers to itself ends with one line, not a loop
 check_fails "a self-referencing link" "DFS.*(refers back to itself|loop)" $SMB3 ls "$A/loop/x"
 check_fails "a self-referencing link (get)" "DFS.*(refers back to itself|loop)" $SMB3 get "$A/loop" "$WORK/l"
+
+# get -r of the DFS root: one connection walks the tree, so each link met is reported by name (one
+# line each, non-zero exit), never silently skipped; the rest of the tree arrives
+rc=0
+timeout 120 $SMB3 get -r "$A" "$WORK/tree" >"$WORK/out" 2>"$WORK/err" || rc=$?
+[ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] && ok "get -r of the DFS root exits non-zero ($rc)" || bad "get -r of the DFS root: exit $rc"
+for l in other remote fo loop; do
+  grep -q "'[^']*$l' is a DFS link: not followed inside a recursive transfer" "$WORK/err" &&
+    ok "get -r names the link $l" || bad "get -r says nothing of $l: $(head -c 600 "$WORK/err")"
+done
+same_file "$WORK/tree/plain/f" "$A_DIR/plain/f" && ok "get -r fetched the rest of the root" || bad "get -r: no plain/f"
 
 # --stats: the referral is one IOCTL round trip; following it costs the target's own connection.
 #   X = stat of plain/f on A (connect A + referral + stat), Y = stat of pubfile on public directly

@@ -85,6 +85,7 @@ static void test_mappings(void **state) {
       {NT_STATUS_CANCELLED, SMB3_ECANCELED},
       {NT_STATUS_NOT_SAME_DEVICE, SMB3_EXDEV},
       {NT_STATUS_STOPPED_ON_SYMLINK, SMB3_ELOOP},
+      {NT_STATUS_PATH_NOT_COVERED, SMB3_EDFS},
       {NT_STATUS_NAME_TOO_LONG, SMB3_ENAMETOOLONG},
       {NT_STATUS_OBJECT_NAME_INVALID, SMB3_ENAMETOOLONG},
       {NT_STATUS_IO_TIMEOUT, SMB3_ETIMEDOUT},
@@ -121,6 +122,7 @@ static void test_every_error_text(void **state) {
   }
   assert_string_equal(smb3_strerror(SMB3_E_LAST), "unknown error");
   assert_int_equal(smb3_err_to_errno(SMB3_EDEADLK), EDEADLK);
+  assert_int_equal(smb3_err_to_errno(SMB3_EDFS), EOPNOTSUPP);
 }
 
 int main(void) {
