@@ -2,7 +2,6 @@
  * mount root. Each submits an asynchronous libsmb3 call and returns; the completion (on the I/O
  * thread) replies. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -364,7 +363,7 @@ static int setattr_unchanged(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t ino, 
   }
   struct stat a;
   if (same) {
-    fs_fill_stat(fs, &in->st, &a);
+    fs_fill_stat_in(fs, in, &a);
     mfsl_fill(in, &a); /* an mfsymlinks link is a symlink to the kernel, whatever the server stores */
     same = !fs_type_changed(in, a.st_mode & S_IFMT);
   }
