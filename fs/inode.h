@@ -72,7 +72,10 @@ struct fs_inode {
   /* cache=loose only (the kernel's write-back cache keeps its own size and mtime of a regular file
    * and ignores ours): the size and mtime the kernel's inode was made with or last agreed with us
    * on, and whether this mount changed the file since (open for writing, setattr). inode_link_gen
-   * gives a file that changed on the server behind the kernel's back a new inode. */
+   * gives a file that changed on the server behind the kernel's back a new inode. kern_size follows
+   * the kernel's own size: taken from the server only when the kernel made its inode, then moved
+   * by what the kernel sends (writes, truncation, O_TRUNC, fallocate), never by a stat of ours:
+   * a stat at close may already show another client's append, which the kernel never saw. */
   uint64_t kern_size;
   struct timespec_smb3 kern_mtime;
   int kern_valid;

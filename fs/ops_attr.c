@@ -176,6 +176,7 @@ static int setattr_truncate(struct nsop *o) {
   pthread_mutex_lock(&o->in->lock);
   o->in->data_gen++;
   o->in->st.size = size;
+  o->in->kern_size = size;
   pthread_mutex_unlock(&o->in->lock);
   if (o->fh) return smb3_ftruncate_async(fh_handle(o->fh), size, setattr_done_cb, o);
   struct fs_route r;

@@ -102,7 +102,10 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
   uint32_t lease = smb3_file_lease(f);
   pthread_mutex_lock(&in->lock);
   if (lease || in->nopen == 1) in->lease = lease;
-  if (truncated) in->data_gen++;
+  if (truncated) {
+    in->data_gen++;
+    in->kern_size = 0; /* the kernel truncated its inode too (FUSE_CAP_ATOMIC_O_TRUNC) */
+  }
   in->opened_ever = 1;
   fh->direct_wr = cache_open_mode(o->fs, in, in->lease, &o->fi);
   in->direct_writers += fh->direct_wr;
@@ -486,15 +489,19 @@ static void release_closed(int rc, void *arg) {
   fuse_reply_err(req, 0);
 }
 
-/* cache=loose: the last close of a file this mount changed tells what the server now holds, which
- * is what the kernel's inode holds too (every write and truncate went through us): the reference
- * kernel_view_stale() compares later lookups with. */
+/* cache=loose: the last close of a file this mount changed tells the mtime the server gave our
+ * writes; the size is the kernel's own (kern_size: every write and truncate went through us). That
+ * is the reference kernel_view_stale() compares later lookups with. The close is the kernel's
+ * RELEASE, sent after close(2) returned: another client may have appended by the time the server
+ * answers, and its size must not become the kernel's (the next lookup then sees the change). */
 static void release_closed_stat(int rc, const struct smb3_stat *st, void *arg) {
   struct fs_file *fh = arg;
   struct fs_inode *in = fh->in;
   pthread_mutex_lock(&in->lock);
   if (!rc && st && in->nopen == 1 && !wb_dirty(in)) {
-    inode_kernel_view_set(in, st, fh->close_asked);
+    struct smb3_stat seen = *st;
+    seen.size = in->kern_size;
+    inode_kernel_view_set(in, &seen, fh->close_asked);
     in->local_mod = 0;
   }
   pthread_mutex_unlock(&in->lock);

@@ -392,6 +392,7 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
     err = absorb(fh, buf, size, off, &send, &dead);
     if (off + size > in->st.size) in->st.size = off + size;
   }
+  if (off + size > in->kern_size) in->kern_size = off + size; /* the kernel's write(2) grew it already */
   struct wb_parked *park = NULL;
   if (!err && w->inflight && over_bound(fs, w)) {
     park = calloc(1, sizeof *park);
