@@ -2,7 +2,7 @@
 # Kerberos against a throwaway Samba AD DC (tests/harness/with-dc), many cases on one DC (its
 # provisioning costs ~10 s): smb3 -k ls/get/put, the default choosing Kerberos when a ticket is
 # there, signing (the DC requires it) and encryption (seal, and a share that requires it), a
-# sec=krb5 mount read + write and on the encrypted share, a keytab mount and CLI logon, and each
+# sec=krb5 mount read + write + lease break and on the encrypted share, a keytab mount and CLI logon, and each
 # error case's one line: no ticket, destroyed and expired tickets, unknown service principal,
 # wrong realm, KDC unreachable, principal not in the keytab.
 # With NTLM_DISABLED=1 (the DC runs with "ntlm auth = disabled"): Kerberos still works, NTLM is
@@ -10,6 +10,7 @@
 # The DC's name smb3dc.smb3test.lan resolves nowhere: every connection is given ip=.
 source "$(dirname "$0")/lib.sh"
 SMB3FS=${SMB3FS:-smb3fs}
+PYTHON=${PYTHON:-python3}
 O="ip=$SMB3_TEST_IP"
 URL=$SMB3_TEST_URL
 ENC="smb://$SMB3_TEST_HOST/$SMB3_TEST_ENC_SHARE"
@@ -78,6 +79,33 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
     if cmp -s "$WORK/data" "$D/w.bin"; then ok "mount sec=krb5: write reached the server"; else bad "mount: write"; fi
     echo appended >>"$M/w.bin"
     if [ "$(tail -c 9 "$D/w.bin")" = "appended" ]; then ok "mount: append"; else bad "mount: append"; fi
+    # Lease break on the Kerberos session: the mount holds lb.txt open and in the page cache
+    # (read lease), a second client (smb3 -k, its own Kerberos session) writes into it; the
+    # server breaks the lease, the mount drops its pages, the open file reads the new bytes.
+    printf 'AAAAAAAAAAAAAAAA' >"$WORK/lb.old"; printf 'CCCCCCCCCCCCCCCC' >"$WORK/lb.new"
+    check "smb3 -k put lb.txt" "$SMB3" -k -o "$O" put "$WORK/lb.old" "$URL/lb.txt"
+    "$PYTHON" - "$M/lb.txt" "$WORK/lb.new" "$SMB3" "$O" "$URL/lb.txt" <<'PY' >"$WORK/py" 2>&1 \
+      && ok "mount sec=krb5: lease break, the open file reads the other client's bytes" \
+      || bad "mount sec=krb5: lease break: $(cat "$WORK/py")"
+import json, os, subprocess, sys, time
+path, newfile, smb3, opts, url = sys.argv[1:]
+m = os.path.dirname(path)
+def counter(k):
+    return json.loads(subprocess.run([smb3, "stats", m], capture_output=True, check=True).stdout)[k]
+fd = os.open(path, os.O_RDONLY)
+assert os.pread(fd, 100, 0) == b"A" * 16
+reads = counter("reads")
+assert os.pread(fd, 100, 0) == b"A" * 16
+assert counter("reads") == reads, "the second read was not served from the page cache"
+before = counter("lease_breaks")
+p = subprocess.run([smb3, "-k", "-o", opts, "put", "--inplace", newfile, url], capture_output=True, text=True)
+assert p.returncode == 0, p.stderr.strip()
+while counter("lease_breaks") == before:  # the break need not be acknowledged: wait until it is seen
+    time.sleep(0.05)
+got = os.pread(fd, 100, 0)
+assert got == b"C" * 16, got
+os.close(fd)
+PY
     check "umount" umount_krb "$M"
   fi
   if mount_krb M "//$SMB3_TEST_HOST/$SMB3_TEST_ENC_SHARE" "$O,sec=krb5"; then
