@@ -59,6 +59,10 @@ void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct st
 void fs_fill_stat_in(const struct fs_ctx *fs, const struct fs_inode *in, struct stat *a) {
   fs_fill_stat(fs, &in->st, a);
   if (!a->st_ino) a->st_ino = (ino_t)in->nodeid;
+  /* An open file that lost its name (start_silly) still has its hidden name on the server, which
+   * the server's link count includes: the name the application removed is gone (fstat after
+   * unlink of the last name: 0). */
+  if (in->unlinked && a->st_nlink > 0) a->st_nlink--;
 }
 
 ino_t fs_ino_of_name(const char *name) {

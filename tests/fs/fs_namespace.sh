@@ -97,6 +97,7 @@ fd = os.open(m + "/open-del", os.O_RDWR)
 os.unlink(m + "/open-del")
 assert not os.path.exists(m + "/open-del"), "name still there"
 assert "open-del" not in os.listdir(m), "still listed"
+assert os.fstat(fd).st_nlink == 0, "fstat after unlink: %d links, not 0" % os.fstat(fd).st_nlink
 os.lseek(fd, 0, 0)
 assert os.read(fd, 100) == b"still-here\n", "cannot read through the descriptor"
 os.pwrite(fd, b"XX", 0)
@@ -107,6 +108,18 @@ os.close(fd)
 assert open(m + "/open-del").read() == "new file\n"
 PY
 expect_soon "no hidden file left" 0 hidden_count
+echo two-names >"$M/hl1" && ln "$M/hl1" "$M/hl2"
+"$PYTHON" - "$M" <<'PY' >"$WORK/py" 2>&1 && ok "unlink of one name of an open file: one link left" || bad "unlink, hard link: $(cat "$WORK/py")"
+import os, sys
+m = sys.argv[1]
+fd = os.open(m + "/hl1", os.O_RDONLY)
+os.unlink(m + "/hl1")
+assert os.fstat(fd).st_nlink == 1, "fstat: %d links" % os.fstat(fd).st_nlink
+assert os.stat(m + "/hl2").st_nlink == 1, "the other name: %d links" % os.stat(m + "/hl2").st_nlink
+os.close(fd)
+PY
+rm -f "$M/hl2"
+expect_soon "no hidden file left after it" 0 hidden_count
 expect "server sees the new file" "$(cat "$D/open-del")" "new file"
 
 # ---- hard links ----
