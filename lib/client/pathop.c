@@ -275,6 +275,49 @@ static int prepare_path(struct pathop *op) {
   }
 }
 
+/* unlink and rmdir of a read-only file or directory on a share without the POSIX extensions. A
+ * server that keeps Windows' rule refuses to delete what has FILE_ATTRIBUTE_READONLY
+ * (STATUS_CANNOT_DELETE), which is what a chmod a-w becomes there (git's objects are 0444); POSIX
+ * asks only for write permission on the parent. So, once, as the kernel's cifs client does: CREATE
+ * with DELETE and FILE_WRITE_ATTRIBUTES, a SET_INFO that clears the attribute, the disposition,
+ * CLOSE: one more round trip. The CREATE asks for DELETE, so a file the user may not delete is
+ * left as it was (a related compound stops at a failed CREATE). (On a POSIX share the attribute
+ * follows the owner's write bit; Samba 4.22 refuses such a directory's deletion whatever the
+ * client does, and asks FILE_WRITE_ATTRIBUTES, which that mode denies, to change it.) */
+static const uint8_t basic_normal[40] = {[32] = 0x80}; /* times unchanged, FILE_ATTRIBUTE_NORMAL */
+static const uint8_t basic_dir[40] = {[32] = 0x10};    /* FILE_ATTRIBUTE_DIRECTORY alone */
+static const uint8_t disposition_delete[1] = {1};
+static int enc_set_normal(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct pathop *op = arg;
+  return build_set_info(c, m, fid, SMB2_0_INFO_FILE, FSCC_FILE_BASIC_INFORMATION,
+                        op->kind == OP_RMDIR ? basic_dir : basic_normal, sizeof basic_normal);
+}
+static int enc_set_delete(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  (void)arg;
+  return build_set_info(c, m, fid, SMB2_0_INFO_FILE, FSCC_FILE_DISPOSITION_INFORMATION, disposition_delete,
+                        sizeof disposition_delete);
+}
+
+static int readonly_refused(const struct pathop *op, const struct smb3_chain *ch) {
+  if ((op->kind != OP_UNLINK && op->kind != OP_RMDIR) || op->ro_retried || !ch || op->c->posix) return 0;
+  for (int i = 0; i < ch->n; i++)
+    if (ch->msgs[i].status == NT_STATUS_CANNOT_DELETE) return 1;
+  return 0;
+}
+
+static void readonly_retry(struct pathop *op) {
+  op->ro_again = 0;
+  op->ro_retried = 1;
+  op->n = 0;
+  meta_create(op, SMB2_DELETE | SMB2_FILE_READ_ATTRIBUTES | SMB2_FILE_WRITE_ATTRIBUTES);
+  op->ca.options = op->kind == OP_RMDIR ? SMB2_FILE_DIRECTORY_FILE : SMB2_FILE_NON_DIRECTORY_FILE;
+  op->first_is_create = 1;
+  add(op, enc_create);
+  add(op, enc_set_normal);
+  add(op, enc_set_delete);
+  add(op, step_close);
+}
+
 /* Handle operations of one request on op->fid (FSTAT, which also sets what it asks, is below). */
 static const struct {
   enum pathop_kind kind;
@@ -467,6 +510,7 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
     ch->msgs[1].status = NT_STATUS_SUCCESS;
   }
   if (!rc) rc = first_failure(op, ch);
+  op->ro_again = rc && readonly_refused(op, ch);
   if (rc && ch && op->kind == OP_MKREPARSE && ch->msgs[0].status == NT_STATUS_SUCCESS)
     (void)smb3_unlink_async(op->c, op->path, ignore_done, NULL); /* the plain file it left, best effort */
   if (!rc && op->kind == OP_READLINK) rc = finish_readlink(op, &ch->msgs[1]);
@@ -497,12 +541,21 @@ int pathop_run_sync(struct pathop *op) {
   struct smb3_chain *ch = NULL;
   int rc = client_sync_check(op->c, op->what); /* (client_steps_first checks too; this names the operation) */
   if (!rc) rc = client_steps_first(op->c, op->steps, op->n, op->first_is_create, &ch);
+  rc = pathop_finish(op, rc ? NULL : ch, rc);
+  if (!op->ro_again) return rc;
+  readonly_retry(op);
+  ch = NULL;
+  rc = client_steps_first(op->c, op->steps, op->n, op->first_is_create, &ch);
   return pathop_finish(op, rc ? NULL : ch, rc);
 }
 
 static void async_done(struct smb3_chain *ch, int rc, void *arg) {
   struct pathop *op = arg;
   rc = pathop_finish(op, ch, rc);
+  if (op->ro_again) {
+    readonly_retry(op);
+    if (!client_steps_async(op->c, op->steps, op->n, op->first_is_create, async_done, op)) return;
+  }
   switch (op->kind) {
   case OP_STAT:
   case OP_FSTAT:

@@ -67,6 +67,8 @@ struct pathop {
   int mkdir_stat; /* OP_MKDIR: report the new directory's attributes (cb.stat) */
   int close_stat; /* OP_CLOSE: ask for the attributes at close (cb.stat) */
   int no_attrs;   /* OP_CLOSE: the server sent none (cb.stat gets NULL) */
+  int ro_again;   /* OP_UNLINK / OP_RMDIR: refused as read-only; run once more (readonly_retry) */
+  int ro_retried;
   /* results */
   struct smb3_stat st;
   struct smb3_statvfs sv;

@@ -122,6 +122,20 @@ rm -f "$M/hl2"
 expect_soon "no hidden file left after it" 0 hidden_count
 expect "server sees the new file" "$(cat "$D/open-del")" "new file"
 
+# ---- a read-only file (chmod a-w: git's objects are 0444) is removed like any other: POSIX asks
+# for write permission on the directory only (a share without the POSIX extensions keeps it as
+# the read-only attribute, which the server's delete refuses: the mount clears it first) ----
+mkdir -p "$M/ro/.git/objects/ab"
+echo obj >"$M/ro/.git/objects/ab/cdef" && chmod 0444 "$M/ro/.git/objects/ab/cdef"
+echo x >"$M/ro/f" && chmod a-w "$M/ro/f"
+R0=$(stats "$M" round_trips)
+check "rm of a read-only file" rm "$M/ro/f"
+[ ! -e "$D/ro/f" ] && ok "... gone on the server" || bad "read-only file still on the server"
+R1=$(stats "$M" round_trips)
+[ $((R1 - R0)) -le 3 ] && ok "... in $((R1 - R0)) round trips" || bad "rm of a read-only file: $((R1 - R0)) round trips"
+check "rm -rf of a tree with read-only files" rm -rf "$M/ro"
+[ ! -e "$D/ro" ] && ok "... gone on the server" || bad "tree still on the server: $(find "$D/ro" | head -3)"
+
 # ---- hard links ----
 echo linked >"$M/l1"
 check "ln (a hard link)" ln "$M/l1" "$M/l2"

@@ -30,6 +30,16 @@ check_fails "mv onto existing" "exist" $SMB3 mv "$U/newdir/z" newdir/w
 check "rm" $SMB3 rm "$U/newdir/z"
 check "rm 2" $SMB3 rm "$U/newdir/w"
 check_fails "rm missing" "no such file" $SMB3 rm "$U/newdir/z"
+# A read-only file (the attribute, as Windows and a chmod a-w on a non-POSIX share set it) is
+# removed like any other: the server's refusal (STATUS_CANNOT_DELETE) makes the client clear it.
+echo ro >"$D/newdir/ro" && chown "$SMB3_TEST_USER" "$D/newdir/ro"
+smbclient "//$SMB3_TEST_HOST/$SMB3_TEST_SHARE" -p "$SMB3_TEST_PORT" -U "$SMB3_TEST_USER%$SMB3_TEST_PASS" \
+  -c "setmode newdir/ro +r" >/dev/null 2>&1
+$SMB3 stat "$U/newdir/ro" >"$WORK/ro.st" 2>&1
+if grep -qE "attributes: 0x[0-9a-f]*[13579bdf]\b" "$WORK/ro.st"; then ok "read-only attribute set (smbclient setmode +r)"
+else bad "setmode +r did not set the attribute: $(grep attributes "$WORK/ro.st")"; fi
+check "rm of a read-only file" $SMB3 rm "$U/newdir/ro"
+[ ! -e "$D/newdir/ro" ] && ok "... gone on the server" || bad "read-only file still on the server"
 check "rmdir" $SMB3 rmdir "$U/newdir"
 if [ ! -e "$D/newdir" ]; then ok "rmdir visible"; else bad "rmdir not visible"; fi
 check_fails "rmdir missing" "no such file" $SMB3 rmdir "$U/newdir"
