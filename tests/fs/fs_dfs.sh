@@ -10,24 +10,11 @@
 # disk; rename out of a link is EXDEV; the self link gives ELOOP, not a hang; `smb3 stats` counts
 # the links' connections (a mkdir under a link: the same 2 round trips as on the share itself).
 set -u
-if [ "${1:-}" != --inner ]; then
-  A_HOST=$SMB3_TEST_HOST A_PORT=$SMB3_TEST_PORT A_DIR=$SMB3_TEST_SHARE_DIR A_PUB=$SMB3_TEST_GUEST_DIR
-  export A_HOST A_PORT A_DIR A_PUB
-  cd "$A_DIR" || exit 1
-  ln -s 'msdfs:127.0.0.1\public' other
-  ln -s 'msdfs:127.0.0.3\test' remote
-  ln -s 'msdfs:127.0.0.1\test\loop' loop
-  mkdir -p "$A_PUB/sub" && head -c 500000 /dev/urandom >"$A_PUB/sub/pubfile"
-  chown -R "$SMB3_TEST_USER:" "$A_DIR" "$A_PUB/sub"
-  WITH_SMBD_ADDR=127.0.0.3 WITH_SMBD_PASS=$SMB3_TEST_PASS WITH_SMBD_FIRST_PORT=$A_PORT \
-    exec "$(dirname "$0")/../harness/with-smbd" -- "$0" --inner
-fi
+source "$(dirname "$0")/../harness/dfs-pair.sh"
+dfs_more_links() { mkdir -p "$A_PUB/sub" && head -c 500000 /dev/urandom >"$A_PUB/sub/pubfile" && chown -R "$SMB3_TEST_USER:" "$A_PUB/sub"; }
+[ "${1:-}" = --inner ] || dfs_pair "$0"
 source "$(dirname "$0")/lib.sh"
-if [ "$SMB3_TEST_PORT" != "$A_PORT" ] || [ "$SMB3_TEST_HOST" != 127.0.0.3 ]; then
-  echo "server B is on $SMB3_TEST_HOST:$SMB3_TEST_PORT, not 127.0.0.3:$A_PORT (port taken?)"
-  exit 1
-fi
-B_DIR=$SMB3_TEST_SHARE_DIR
+dfs_pair "$0" --inner
 head -c 700000 /dev/urandom >"$B_DIR/bfile" && chown "$SMB3_TEST_USER:" "$B_DIR/bfile"
 SRC="//$A_HOST/test"
 head -c 300000 /dev/urandom >"$WORK/up"

@@ -11,27 +11,15 @@
 # Checked: ls/stat/get/put across each, get -r of the root naming each link it does not enter, mv/cp of two paths under one link (and refused across), a plain directory of the DFS root, one-line errors for the
 # loop, and exact --stats: a referral is one IOCTL round trip, the target's connection its own.
 set -u
-if [ "${1:-}" != --inner ]; then
-  A_HOST=$SMB3_TEST_HOST A_PORT=$SMB3_TEST_PORT A_DIR=$SMB3_TEST_SHARE_DIR A_PUB=$SMB3_TEST_GUEST_DIR
-  export A_HOST A_PORT A_DIR A_PUB
-  cd "$A_DIR" || exit 1
-  ln -s 'msdfs:127.0.0.1\public' other
-  ln -s 'msdfs:127.0.0.3\test' remote
-  ln -s 'msdfs:127.0.0.9\x,127.0.0.1\public' fo
-  ln -s 'msdfs:127.0.0.1\test\loop' loop
-  mkdir plain && echo 'plain file on the DFS root' >plain/f
-  head -c 300000 /dev/urandom >"$A_PUB/pubfile"
-  chown -R "$SMB3_TEST_USER:" "$A_DIR" "$A_PUB/pubfile"
-  WITH_SMBD_ADDR=127.0.0.3 WITH_SMBD_PASS=$SMB3_TEST_PASS WITH_SMBD_FIRST_PORT=$A_PORT \
-    exec "$(dirname "$0")/../harness/with-smbd" -- "$0" --inner
-fi
-
+source "$(dirname "$0")/../harness/dfs-pair.sh"
+dfs_more_links() {
+  ln -s 'msdfs:127.0.0.9\x,127.0.0.1\public' fo &&
+    mkdir plain && echo 'plain file on the DFS root' >plain/f &&
+    head -c 300000 /dev/urandom >"$A_PUB/pubfile" && chown "$SMB3_TEST_USER:" "$A_PUB/pubfile"
+}
+[ "${1:-}" = --inner ] || dfs_pair "$0"
 source "$(dirname "$0")/lib.sh"
-if [ "$SMB3_TEST_PORT" != "$A_PORT" ] || [ "$SMB3_TEST_HOST" != 127.0.0.3 ]; then
-  echo "server B is on $SMB3_TEST_HOST:$SMB3_TEST_PORT, not 127.0.0.3:$A_PORT (port taken?)"
-  exit 1
-fi
-B_DIR=$SMB3_TEST_SHARE_DIR
+dfs_pair "$0" --inner
 head -c 1000000 /dev/urandom >"$B_DIR/bfile"
 chown "$SMB3_TEST_USER:" "$B_DIR/bfile"
 A="smb://$SMB3_TEST_USER:$SMB3_TEST_PASS@$A_HOST:$A_PORT/test"
