@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dircache.h"
 #include "inode.h"
 #include "nameset.h"
 
@@ -117,6 +118,7 @@ static void put_locked(struct inode_table *t, struct fs_inode *in) {
     free(in->name);
     free(in->lnk_target);
     known_drop(in);
+    dircache_free(in->dl);
     t->drop(in);
     free(in);
     in = parent;
@@ -179,6 +181,7 @@ void itab_free(struct inode_table *t) {
       free(in->name);
       free(in->lnk_target);
       known_drop(in);
+      dircache_free(in->dl);
       t->drop(in);
       free(in);
     }
@@ -324,6 +327,20 @@ struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, cons
     if (fs->wb_cache) kernel_view_update(in, st, fresh_kernel_inode, asked);
   }
   return in;
+}
+
+struct fs_inode *inode_link_kept(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                 const struct smb3_stat *st, double asked) {
+  struct inode_table *t = fs->it;
+  pthread_mutex_lock(&t->lock);
+  struct fs_inode *in = st->ino ? find_id(t, st->ino) : NULL;
+  int known = in && in->nlookup && in->parent == parent && in->name && !strcmp(in->name, name);
+  if (known) {
+    in->nlookup++;
+    in->refs++;
+  }
+  pthread_mutex_unlock(&t->lock);
+  return known ? in : inode_link(fs, parent, name, st, asked);
 }
 
 void inode_forget(struct fs_ctx *fs, fuse_ino_t nodeid, uint64_t n) {

@@ -12,6 +12,7 @@ struct wb_chunk;
 struct wb_waiter;
 struct wb_parked;
 struct fs_file;
+struct fs_dlist;
 /* Times set (futimens, utimensat) on a file whose data is still being gathered here: they go to the
  * server with that data (writeback.c, wb_set_times), through the handle it came through. */
 struct wb_times {
@@ -82,6 +83,7 @@ struct fs_inode {
   double kern_at; /* when the server was asked for that view (fs_now()) */
   int local_mod;
   struct wb_state wb;
+  struct fs_dlist *dl;     /* a directory's last listing (dircache.h; kept by ops_dir.c), under lock */
   struct fs_lock *locks;   /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
   struct piece *srv_locks; /* ... and what the server holds for them (locks.c) */
   int lock_changing;       /* a change (locks.c apply) has some of them out of the list */
@@ -111,6 +113,10 @@ void inode_put(struct fs_ctx *fs, struct fs_inode *in);
  * (fs_now()), to tell an older answer from a newer one under cache=loose. */
 struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                             const struct smb3_stat *st, double asked);
+/* inode_link for an entry of a listing served again (dircache.h): a file the kernel already has
+ * under that name keeps the attributes its inode has (they may be newer than the listing). */
+struct fs_inode *inode_link_kept(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                 const struct smb3_stat *st, double asked);
 /* The same, giving a newly created inode the generation gen (from itab_new_gen(), so that its
  * lease key was known before the file existed). */
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,

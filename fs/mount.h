@@ -36,8 +36,9 @@ struct fs_counters {
   atomic_uint_fast64_t open_reads;           /* opens that read the file's first bytes in their compound */
   atomic_uint_fast64_t getattrs_held; /* getattr answered from data and times held under a write lease */
   atomic_uint_fast64_t
-      setattrs_unchanged;               /* chown/chmod that change nothing, answered locally (ops_attr.c) */
-  atomic_uint_fast64_t times_deferred;  /* setattr of times sent with the write-back (wb_set_times) */
+      setattrs_unchanged;              /* chown/chmod that change nothing, answered locally (ops_attr.c) */
+  atomic_uint_fast64_t times_deferred; /* setattr of times sent with the write-back (wb_set_times) */
+  atomic_uint_fast64_t listings_kept;  /* directory listings served again without a round trip (dircache.c) */
   atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
   atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */
   atomic_uint_fast64_t invalidations;   /* kernel page-cache invalidations sent */
@@ -97,6 +98,7 @@ struct fs_ctx {
   struct lock_waits *lock_waits; /* F_SETLKW / flock waits (locks.c) */
   struct fs_file *files;         /* every open file (reconnect.c reopens them) */
   struct fs_counters ctr;
+  atomic_uint_fast64_t ns_gen; /* moved by every namespace change of the mount (dircache.h) */
 };
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "cache.h"
 #include "conn.h"
+#include "dircache.h"
 #include "inode.h"
 #include "notifier.h"
 #include "writeback.h"
@@ -79,6 +80,7 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     return;
   }
   atomic_fetch_add(&fs->ctr.lease_breaks, 1);
+  dircache_ns_changed(fs); /* another client opens what we hold: it may make or remove names too */
   struct fs_inode *in = inode_by_key(fs, b->key);
   if (in) {
     pthread_mutex_lock(&in->lock);

@@ -7,22 +7,20 @@
  * (readdir calls that arrive meanwhile queue on the handle and are answered from the completion
  * callback). An opendir alone (cd, the stats ioctl) costs nothing. Entries are kept in the
  * handle so that any offset can be served again (rewinddir, or a reply the kernel could not
- * take whole); a rewind to offset 0 after the listing is complete lists the directory again. */
+ * take whole); a rewind to offset 0 after the listing is complete lists the directory again.
+ * A listing is also kept on the directory's inode and served again to the next opens for up to
+ * actimeo seconds while nothing in the mount's namespace changes (dircache.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conn.h"
 #include "dfs.h"
+#include "dircache.h"
 #include "inode.h"
 #include "ops.h"
 #include "reply.h"
 #include "symlink.h"
-
-struct dent {
-  char *name;
-  struct smb3_stat st;
-};
 
 struct dir_wait {
   struct dir_wait *next;
@@ -42,26 +40,59 @@ struct dirh {
   int state;
   int rc;      /* a failed listing, reported to every readdir waiting for it */
   int release; /* releasedir came while listing (free when it completes) */
-  struct dent *v;
+  struct fs_dent *v;
   size_t n;
   struct dir_wait *waiters;
   double asked;          /* when the listing was asked for (inode_link) */
+  uint64_t gen;          /* dircache_gen() then */
+  int kept;              /* the listing came from dircache_take */
+  struct fs_inode *dir;  /* referenced */
   struct fs_retry retry; /* listed once more after a lost connection (one listing at a time) */
 };
 
 static void clear_entries(struct dirh *dh) {
-  for (size_t i = 0; i < dh->n; i++)
-    free(dh->v[i].name);
-  free(dh->v);
+  dircache_free_entries(dh->v, dh->n);
   dh->v = NULL;
   dh->n = 0;
+  dh->kept = 0;
 }
 
 static void dirh_free(struct dirh *dh) {
   free(dh->path);
   clear_entries(dh);
+  inode_put(dh->fs, dh->dir);
   pthread_mutex_destroy(&dh->lock);
   free(dh);
+}
+
+/* Keep the listing just made on the directory's inode (dh->lock held; then the inode's: the order
+ * everywhere). */
+static void keep_listing(struct dirh *dh) {
+  struct fs_dlist *d = dircache_new(dh->fs, dh->v, dh->n, dh->asked, dh->gen);
+  pthread_mutex_lock(&dh->dir->lock);
+  struct fs_dlist *old = dh->dir->dl;
+  dh->dir->dl = d;
+  pthread_mutex_unlock(&dh->dir->lock);
+  dircache_free(old);
+}
+
+/* The directory's kept listing into dh if it may be served now (1; dh->lock held). */
+static int take_listing(struct dirh *dh) {
+  struct fs_dent *v = NULL;
+  size_t n = 0;
+  double asked = 0;
+  struct fs_dlist *old = NULL;
+  pthread_mutex_lock(&dh->dir->lock);
+  if (dircache_fresh(dh->fs, dh->dir->dl))
+    v = dircache_copy(dh->dir->dl, &n, &asked);
+  else
+    old = dh->dir->dl, dh->dir->dl = NULL; /* it never will be again */
+  pthread_mutex_unlock(&dh->dir->lock);
+  dircache_free(old);
+  if (!v) return 0;
+  clear_entries(dh);
+  dh->v = v, dh->n = n, dh->asked = asked, dh->kept = 1, dh->rc = 0;
+  return 1;
 }
 
 /* Reply: this worker (nothing is asked of the server until the first readdir). */
@@ -70,12 +101,13 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   struct fs_inode *in = inode_get(fs, ino);
   struct dirh *dh = calloc(1, sizeof *dh);
   if (dh) dh->path = inode_path(fs, in);
-  inode_put(fs, in);
   if (!dh || !dh->path) {
+    inode_put(fs, in);
     fuse_reply_err(req, dh ? ESTALE : ENOMEM);
     free(dh);
     return;
   }
+  dh->dir = in;
   dh->fs = fs;
   pthread_mutex_init(&dh->lock, NULL);
   fi->fh = (uint64_t)(uintptr_t)dh;
@@ -119,7 +151,7 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
       continue;
     }
     if (i - 2 >= dh->n) break;
-    struct dent *d = &dh->v[i - 2];
+    struct fs_dent *d = &dh->v[i - 2];
     if (plus) {
       struct fuse_entry_param e;
       struct fs_inode *in = NULL;
@@ -129,7 +161,8 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
        * every file with FileId 0 but answers QUERY_INFO with its IndexNumber: the lookup's inode
        * then has the one st_ino that stat will show from then on). */
       if (d->st.ino && (!mfsl_candidate(fs, &d->st) || mfsl_entry_known(fs, dir, d->name, &d->st))) {
-        in = inode_link(fs, dir, d->name, &d->st, dh->asked); /* counts as a lookup */
+        in = dh->kept ? inode_link_kept(fs, dir, d->name, &d->st, dh->asked)
+                      : inode_link(fs, dir, d->name, &d->st, dh->asked); /* counts as a lookup */
         if (!in) {
           rc = SMB3_ENOMEM;
           break;
@@ -200,6 +233,7 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
     }
     dh->v[dh->n++].st = entries[i].st;
   }
+  if (!dh->rc) keep_listing(dh);
   dh->state = DIR_DONE;
   struct dir_wait *w = dh->waiters;
   dh->waiters = NULL;
@@ -220,6 +254,10 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   pthread_mutex_lock(&dh->lock);
   /* rewinddir() after a complete listing: list again (what ls -R, find and friends expect) */
   if (dh->state == DIR_DONE && off == 0) dh->state = DIR_EMPTY;
+  if (dh->state == DIR_EMPTY && take_listing(dh)) { /* the last listing, served again */
+    dh->state = DIR_DONE;
+    atomic_fetch_add(&dh->fs->ctr.listings_kept, 1);
+  }
   if (dh->state == DIR_DONE) {
     serve(dh, req, ino, size, off, plus);
     pthread_mutex_unlock(&dh->lock);
@@ -245,6 +283,7 @@ static void list_start(struct dirh *dh) {
   smb3_client *c = fs_route_c(dh->fs, dh->path, &r);
   pthread_mutex_lock(&dh->lock);
   dh->asked = fs_now();
+  dh->gen = dircache_gen(dh->fs);
   dh->retry.conn = c;
   pthread_mutex_unlock(&dh->lock);
   int rc = smb3_listdir_async(c, r.path, listed, dh);

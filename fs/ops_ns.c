@@ -12,6 +12,7 @@
 #include "closeq.h"
 #include "conn.h"
 #include "dfs.h"
+#include "dircache.h"
 #include "inode.h"
 #include "nsop.h"
 #include "ops.h"
@@ -102,6 +103,7 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
 
 static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
   inode_dir_changed(o->parent, st->is_dir); /* a new name in it: its times (mkdir: its links) changed */
+  dircache_ns_changed(o->fs);               /* and not asked while it was on its way either */
   struct smb3_stat made = *st;
   if (o->rdev && (S_ISCHR(made.mode) || S_ISBLK(made.mode)))
     made.rdev = o->rdev; /* mknod: the numbers it set */
@@ -185,6 +187,7 @@ static void mkdir_start(struct nsop *o) {
 
 /* Reply: I/O thread (the CREATE, or the stat after it); reconnect thread if it waited. */
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+  dircache_ns_changed(fuse_req_userdata(req)); /* no listing asked before is served again */
   struct nsop *o = entry_op(req, parent, name, EINVAL);
   if (!o) return;
   o->mode = mode & 07777; /* the kernel applied the umask */
@@ -230,6 +233,7 @@ static void mknod_start(struct nsop *o) {
  * POSIX extensions there is nothing a FIFO or device could be stored as: ENOSYS, what the mount
  * answered before it had a mknod handler. */
 static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
+  dircache_ns_changed(fuse_req_userdata(req));
   struct fs_ctx *fs = fuse_req_userdata(req);
   if (!smb3_posix(fs_conn(fs))) {
     fuse_reply_err(req, ENOSYS);
@@ -311,6 +315,7 @@ static void symlink_posix_start(struct nsop *o) {
 /* Reply: I/O thread (the server's symlink, or the write of the symlink file; then the lookup of
  * the new entry); reconnect thread if it waited. */
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
+  dircache_ns_changed(fuse_req_userdata(req));
   struct fs_ctx *fs = fuse_req_userdata(req);
   if (smb3_posix(fs_conn(fs))) { /* a symlink the server keeps and reports as one */
     if (fs->ro) {
@@ -390,6 +395,7 @@ static void link_start(struct nsop *o) {
 
 /* Reply: I/O thread (the link, then the stat of the new name); reconnect thread if it waited. */
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
+  dircache_ns_changed(fuse_req_userdata(req));
   struct nsop *o = entry_op(req, newparent, newname, EINVAL);
   if (!o) return;
   o->in = inode_get(o->fs, ino);
@@ -402,12 +408,14 @@ static void unlink_done(int rc, void *arg) {
   o->sending = 0; /* it left: never again */
   if (o->silly) { /* the name is already gone; a failure leaves a hidden file behind */
     inode_dir_changed(o->parent, 0);
+    dircache_ns_changed(o->fs);
     nsop_finish_err(o, 0);
     return;
   }
   if (!rc) {
     inode_known_del(o->fs, o->parent, o->name);
     inode_dir_changed(o->parent, o->rmdir ? -1 : 0); /* its times (rmdir: its links) changed */
+    dircache_ns_changed(o->fs);
   }
   if (!rc && o->victim) {
     /* a hard link's other names keep the inode: its link count (and ctime) changed, ask again */
@@ -499,11 +507,13 @@ static void entry_remove(fuse_req_t req, fuse_ino_t parent, const char *name, in
 
 /* Reply: I/O thread (the delete, or an open file's hidden rename + delete); reconnect thread if it waited. */
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  dircache_ns_changed(fuse_req_userdata(req));
   entry_remove(req, parent, name, 0);
 }
 
 /* Reply: I/O thread (the delete); reconnect thread if it waited. */
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  dircache_ns_changed(fuse_req_userdata(req));
   entry_remove(req, parent, name, 1);
 }
 
@@ -539,6 +549,7 @@ static void rename_done(int rc, void *arg) {
   /* both directories' times (and, moving a directory, their link counts) and the file's ctime changed */
   int moved_dir = o->in && o->in->st.is_dir && o->parent != o->newparent;
   inode_dir_changed(o->parent, moved_dir ? -1 : 0);
+  dircache_ns_changed(o->fs);
   if (o->newparent != o->parent) inode_dir_changed(o->newparent, moved_dir ? 1 : 0);
   inode_attr_expire(o->in);
   if (o->victim && o->victim != o->in && !o->silly) inode_detach(o->fs, o->victim);
@@ -588,6 +599,7 @@ static void rename_go_flush(void *arg) {
 
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags) {
+  dircache_ns_changed(fuse_req_userdata(req));
   if (flags & ~RENAME_NOREPLACE) { /* RENAME_EXCHANGE / WHITEOUT have no SMB equivalent */
     fuse_reply_err(req, EINVAL);
     return;

@@ -29,6 +29,7 @@
 
 #include "cache.h"
 #include "conn.h"
+#include "dircache.h"
 #include "file.h"
 #include "inode.h"
 #include "locks.h"
@@ -48,6 +49,7 @@ struct reconn {
 /* The new connection has none of the old one's leases: nothing cached may be trusted. */
 static void forget_cache(struct fs_inode *in, void *arg) {
   struct fs_ctx *fs = arg;
+  dircache_ns_changed(fs);
   pthread_mutex_lock(&in->lock);
   int cached = (in->lease & SMB3_LEASE_READ) || in->cached_valid;
   in->lease = 0;

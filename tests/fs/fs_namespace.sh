@@ -136,6 +136,48 @@ R1=$(stats "$M" round_trips)
 check "rm -rf of a tree with read-only files" rm -rf "$M/ro"
 [ ! -e "$D/ro" ] && ok "... gone on the server" || bad "tree still on the server: $(find "$D/ro" | head -3)"
 
+# ---- a directory listed again at once (rm -rf reads each directory twice) is served from the last
+# listing, but never one older than a change this mount made, nor older than actimeo ----
+mkdir -p "$M/lc/sub" && echo a >"$M/lc/a" && echo b >"$M/lc/sub/b"
+"$PYTHON" - "$M" "$D" "$SMB3" <<'PY' >"$WORK/py" 2>&1 && ok "listings served again: $(tail -1 "$WORK/py")" || bad "listing cache: $(cat "$WORK/py")"
+import json, os, subprocess, sys, time
+m, d, smb3 = sys.argv[1:]
+def st(k):
+    return json.loads(subprocess.run([smb3, "stats", m], capture_output=True, check=True).stdout)[k]
+lc = m + "/lc"
+assert sorted(os.listdir(lc)) == ["a", "sub"]
+rt, kept = st("round_trips"), st("listings_kept")
+assert sorted(os.listdir(lc)) == ["a", "sub"]
+assert st("round_trips") == rt, "the second listing cost %d round trips" % (st("round_trips") - rt)
+assert st("listings_kept") == kept + 1
+# what this mount changes is seen by the next listing at once
+open(lc + "/new", "w").write("x")
+assert sorted(os.listdir(lc)) == ["a", "new", "sub"], os.listdir(lc)
+os.unlink(lc + "/a")
+assert sorted(os.listdir(lc)) == ["new", "sub"], os.listdir(lc)
+os.rename(lc + "/new", lc + "/sub/moved")
+assert sorted(os.listdir(lc)) == ["sub"] and sorted(os.listdir(lc + "/sub")) == ["b", "moved"]
+os.mkdir(lc + "/d2")
+assert sorted(os.listdir(lc)) == ["d2", "sub"]
+# a file's size and mode in a listing served again are its inode's, not the old listing's
+os.listdir(lc + "/sub")
+with open(lc + "/sub/b", "a") as f:
+    f.write("more bytes")
+kept = st("listings_kept")
+with os.scandir(lc + "/sub") as it:
+    sizes = {e.name: e.stat(follow_symlinks=False).st_size for e in it}
+assert sizes["b"] == 12, sizes
+assert st("listings_kept") == kept + 1, "not served again"
+# another client's new name (on the server's disk): seen once actimeo has passed
+os.listdir(lc)
+open(d + "/lc/theirs", "w").write("y")
+t0 = time.monotonic()
+while "theirs" not in os.listdir(lc):
+    assert time.monotonic() - t0 < 10, "another client's name not seen after 10 s"
+    time.sleep(0.05)
+print("%d kept listings" % st("listings_kept"))
+PY
+
 # ---- hard links ----
 echo linked >"$M/l1"
 check "ln (a hard link)" ln "$M/l1" "$M/l2"

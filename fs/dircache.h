@@ -1,0 +1,45 @@
+/* dircache.h - a directory's last listing, kept on its inode (fs_inode.dl, under the inode's lock)
+ * so that a program that opens the same directory again at once (rm -rf reads each directory
+ * twice: once to see whether it is empty, once to remove what is in it) gets it without a round
+ * trip. Below the inode table: this module knows listings, not inodes (ops_dir.c keeps them).
+ *
+ * The same staleness bound as the attribute cache: a listing is served again for at most actimeo
+ * seconds after it was asked for, so another client's new or removed name shows up after actimeo,
+ * as its attribute changes do. Names this mount adds or removes show up at once: every namespace
+ * operation of the mount (create, mkdir, mknod, symlink, link, unlink, rmdir, rename), at its start
+ * and at its end, a lease break and a reconnect move fs->ns_gen, and a listing asked for before the
+ * last move is never served again. A served listing gives the kernel the attributes of files it
+ * already has from those inodes, not from the listing (inode_link_kept). */
+#ifndef SMB3FS_DIRCACHE_H
+#define SMB3FS_DIRCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mount.h"
+
+struct fs_dent {
+  char *name;
+  struct smb3_stat st;
+};
+struct fs_dlist;
+
+/* The most entries a kept listing has (bigger directories are listed every time). */
+#define DIRCACHE_MAX 4096
+
+/* Something in the mount's namespace changes (or may have): no listing asked for before is served
+ * again. */
+void dircache_ns_changed(struct fs_ctx *fs);
+/* fs->ns_gen now: what a listing asked for now is checked against when it completes. */
+uint64_t dircache_gen(struct fs_ctx *fs);
+/* A kept copy of v (n entries, asked for at `asked` with generation gen), or NULL when it may never
+ * be served (the namespace changed since gen, actimeo is 0, n > DIRCACHE_MAX, ENOMEM). */
+struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t n, double asked, uint64_t gen);
+/* Whether d (NULL: no) may be served now. */
+int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d);
+/* A copy of d's entries for a directory handle (NULL on ENOMEM; free with dircache_free_entries). */
+struct fs_dent *dircache_copy(const struct fs_dlist *d, size_t *n, double *asked);
+void dircache_free_entries(struct fs_dent *v, size_t n);
+void dircache_free(struct fs_dlist *d);
+
+#endif
