@@ -44,7 +44,8 @@ static struct fs_dent *copy_entries(const struct fs_dent *v, size_t n) {
   return c;
 }
 
-struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t n, double asked, uint64_t gen) {
+struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t n, double asked,
+                              uint64_t gen) {
   if (fs->actimeo <= 0 || n > DIRCACHE_MAX || gen != dircache_gen(fs)) return NULL;
   struct fs_dlist *d = calloc(1, sizeof *d);
   if (!d) return NULL;

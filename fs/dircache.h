@@ -34,7 +34,8 @@ void dircache_ns_changed(struct fs_ctx *fs);
 uint64_t dircache_gen(struct fs_ctx *fs);
 /* A kept copy of v (n entries, asked for at `asked` with generation gen), or NULL when it may never
  * be served (the namespace changed since gen, actimeo is 0, n > DIRCACHE_MAX, ENOMEM). */
-struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t n, double asked, uint64_t gen);
+struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t n, double asked,
+                              uint64_t gen);
 /* Whether d (NULL: no) may be served now. */
 int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d);
 /* A copy of d's entries for a directory handle (NULL on ENOMEM; free with dircache_free_entries). */

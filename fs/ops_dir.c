@@ -45,7 +45,7 @@ struct dirh {
   struct dir_wait *waiters;
   double asked;          /* when the listing was asked for (inode_link) */
   uint64_t gen;          /* dircache_gen() then */
-  int kept;              /* the listing came from dircache_take */
+  int kept;              /* the listing came from take_listing (the inode's kept one) */
   struct fs_inode *dir;  /* referenced */
   struct fs_retry retry; /* listed once more after a lost connection (one listing at a time) */
 };
