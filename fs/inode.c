@@ -430,7 +430,8 @@ void inode_detach(struct fs_ctx *fs, struct fs_inode *in) {
   pthread_mutex_unlock(&t->lock);
 }
 
-void inode_dir_changed(struct fs_inode *dir, int links) {
+void inode_dir_changed(struct fs_ctx *fs, struct fs_inode *dir, int links) {
+  dircache_ns_changed(fs); /* (nor one asked while the change was on its way) */
   if (!dir) return;
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);

@@ -145,8 +145,9 @@ void inode_attr_expire(struct fs_inode *in);
 /* An entry operation of ours changed dir: its mtime and ctime become now (this machine's clock;
  * the server's own come with the next refresh) and its link count follows a subdirectory made
  * (links 1, POSIX shares) or removed (-1). What we cache stays valid: the GETATTR the kernel sends
- * after every create (its permission check of the directory) costs no round trip. NULL: nothing. */
-void inode_dir_changed(struct fs_inode *dir, int links);
+ * after every create (its permission check of the directory) costs no round trip. NULL: nothing.
+ * No listing asked for before is served again (dircache_ns_changed), whatever dir is. */
+void inode_dir_changed(struct fs_ctx *fs, struct fs_inode *dir, int links);
 /* After the unlink of a name no inode of ours carries (a hard link's other name): every file with
  * more than one link may be the one that lost a link. */
 void itab_expire_linked(struct fs_ctx *fs);

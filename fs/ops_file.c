@@ -321,10 +321,7 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
 static void create_linked(struct fop *o, const struct smb3_stat *st) {
   /* asked = -1: the entry of our own create is not evidence of another client's change (and a
    * new inode here would not have the lease key the CREATE was sent with) */
-  if (st->created) { /* a new name in it: its mtime and ctime changed */
-    inode_dir_changed(o->parent, 0);
-    dircache_ns_changed(o->fs);
-  }
+  if (st->created) inode_dir_changed(o->fs, o->parent, 0); /* a new name in it: its mtime and ctime changed */
   struct fs_inode *in = inode_link_gen(o->fs, o->parent, o->name, st, o->gen, -1.0);
   struct fs_file *fh = in ? adopt(o, in, o->f, 1) : NULL;
   if (!fh) {
@@ -380,14 +377,14 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
 /* Reply: I/O thread (the CREATE, or the stat after it). */
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi) {
-  dircache_ns_changed(fuse_req_userdata(req));
-  if (!fs_name_ok(fuse_req_userdata(req), name)) {
+  struct fs_ctx *fs = fuse_req_userdata(req);
+  dircache_ns_changed(fs);
+  if (!fs_name_ok(fs, name)) {
     fuse_reply_err(req, EINVAL);
     return;
   }
   struct fop *o = fop_new(req, fi);
   if (!o) return;
-  struct fs_ctx *fs = o->fs;
   o->parent = inode_get(fs, parent);
   o->name = strdup(name);
   o->path = o->name ? inode_child_path(fs, o->parent, name) : NULL;

@@ -102,8 +102,8 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
 }
 
 static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
-  inode_dir_changed(o->parent, st->is_dir); /* a new name in it: its times (mkdir: its links) changed */
-  dircache_ns_changed(o->fs);               /* and not asked while it was on its way either */
+  inode_dir_changed(o->fs, o->parent,
+                    st->is_dir); /* a new name in it: its times (mkdir: its links) changed */
   struct smb3_stat made = *st;
   if (o->rdev && (S_ISCHR(made.mode) || S_ISBLK(made.mode)))
     made.rdev = o->rdev; /* mknod: the numbers it set */
@@ -233,8 +233,8 @@ static void mknod_start(struct nsop *o) {
  * POSIX extensions there is nothing a FIFO or device could be stored as: ENOSYS, what the mount
  * answered before it had a mknod handler. */
 static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
-  dircache_ns_changed(fuse_req_userdata(req));
   struct fs_ctx *fs = fuse_req_userdata(req);
+  dircache_ns_changed(fs);
   if (!smb3_posix(fs_conn(fs))) {
     fuse_reply_err(req, ENOSYS);
     return;
@@ -315,8 +315,8 @@ static void symlink_posix_start(struct nsop *o) {
 /* Reply: I/O thread (the server's symlink, or the write of the symlink file; then the lookup of
  * the new entry); reconnect thread if it waited. */
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
-  dircache_ns_changed(fuse_req_userdata(req));
   struct fs_ctx *fs = fuse_req_userdata(req);
+  dircache_ns_changed(fs);
   if (smb3_posix(fs_conn(fs))) { /* a symlink the server keeps and reports as one */
     if (fs->ro) {
       fuse_reply_err(req, EROFS);
@@ -407,15 +407,13 @@ static void unlink_done(int rc, void *arg) {
   struct nsop *o = arg;
   o->sending = 0; /* it left: never again */
   if (o->silly) { /* the name is already gone; a failure leaves a hidden file behind */
-    inode_dir_changed(o->parent, 0);
-    dircache_ns_changed(o->fs);
+    inode_dir_changed(o->fs, o->parent, 0);
     nsop_finish_err(o, 0);
     return;
   }
   if (!rc) {
     inode_known_del(o->fs, o->parent, o->name);
-    inode_dir_changed(o->parent, o->rmdir ? -1 : 0); /* its times (rmdir: its links) changed */
-    dircache_ns_changed(o->fs);
+    inode_dir_changed(o->fs, o->parent, o->rmdir ? -1 : 0); /* its times (rmdir: its links) changed */
   }
   if (!rc && o->victim) {
     /* a hard link's other names keep the inode: its link count (and ctime) changed, ask again */
@@ -548,9 +546,8 @@ static void rename_done(int rc, void *arg) {
   inode_known_add(o->fs, o->newparent, o->newname);
   /* both directories' times (and, moving a directory, their link counts) and the file's ctime changed */
   int moved_dir = o->in && o->in->st.is_dir && o->parent != o->newparent;
-  inode_dir_changed(o->parent, moved_dir ? -1 : 0);
-  dircache_ns_changed(o->fs);
-  if (o->newparent != o->parent) inode_dir_changed(o->newparent, moved_dir ? 1 : 0);
+  inode_dir_changed(o->fs, o->parent, moved_dir ? -1 : 0);
+  if (o->newparent != o->parent) inode_dir_changed(o->fs, o->newparent, moved_dir ? 1 : 0);
   inode_attr_expire(o->in);
   if (o->victim && o->victim != o->in && !o->silly) inode_detach(o->fs, o->victim);
   if (o->in) inode_move(o->fs, o->in, o->newparent, o->newname);

@@ -49,7 +49,6 @@ struct reconn {
 /* The new connection has none of the old one's leases: nothing cached may be trusted. */
 static void forget_cache(struct fs_inode *in, void *arg) {
   struct fs_ctx *fs = arg;
-  dircache_ns_changed(fs);
   pthread_mutex_lock(&in->lock);
   int cached = (in->lease & SMB3_LEASE_READ) || in->cached_valid;
   in->lease = 0;
@@ -179,6 +178,7 @@ static void *reconnect_main(void *arg) {
        *    the kernel's pages of an open file must be gone before the new connection answers
        *    anything (a read that hits them after "the server is back" would return the old bytes). */
       itab_each(fs, forget_cache, fs);
+      dircache_ns_changed(fs); /* no listing from the old connection is served again */
     }
     /* 3. Log on again, on an attempt thread. */
     struct attempt *a = attempt_new(&fs->o);
@@ -227,6 +227,7 @@ static void *reconnect_main(void *arg) {
     conn_publish(fs, nc);
     atomic_fetch_add(&fs->ctr.reconnects, 1);
     itab_each(fs, forget_cache, fs);
+    dircache_ns_changed(fs);
     files_reopen(fs, reopen, locks_reacquire); /* asynchronous: each handle is swapped in as its open
                                                 * completes, then its byte-range locks taken again */
     retire(r, old);                            /* r->retired: this thread's own until it is joined */
