@@ -9,7 +9,8 @@
 #   make check-format  every C file matches .clang-format (scripts/check-format.sh --fix applies it)
 #   make build-matrix  only the compile matrix (scripts/build-matrix.sh, into build-matrix/)
 #   make install library, header, smb3.pc, smb3, smb3fs, man pages (PREFIX=/usr/local)
-#   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60)
+#   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS (default 60;
+#                FUZZ_TARGETS="fuzz_a fuzz_b" only those)
 #   make bench   the side-by-side benchmark (not part of check)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
