@@ -6,6 +6,7 @@
 
 struct fs_dlist {
   struct fs_dent *v;
+  struct fs_dent **ord; /* v by name (strcmp): dircache_find */
   size_t n;
   double asked;
   uint64_t gen;
@@ -28,7 +29,12 @@ void dircache_free_entries(struct fs_dent *v, size_t n) {
 void dircache_free(struct fs_dlist *d) {
   if (!d) return;
   dircache_free_entries(d->v, d->n);
+  free(d->ord);
   free(d);
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp((*(struct fs_dent *const *)a)->name, (*(struct fs_dent *const *)b)->name);
 }
 
 /* NULL on ENOMEM */
@@ -46,13 +52,17 @@ static struct fs_dent *copy_entries(const struct fs_dent *v, size_t n) {
 
 struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t n, double asked,
                               uint64_t gen) {
-  if (fs->actimeo <= 0 || n > DIRCACHE_MAX || gen != dircache_gen(fs)) return NULL;
+  if (fs->actimeo <= 0 || n > DIRCACHE_MAX) return NULL;
   struct fs_dlist *d = calloc(1, sizeof *d);
   if (!d) return NULL;
-  if (!(d->v = copy_entries(v, n))) {
+  if (!(d->v = copy_entries(v, n)) || !(d->ord = malloc((n ? n : 1) * sizeof *d->ord))) {
+    dircache_free_entries(d->v, d->v ? n : 0);
     free(d);
     return NULL;
   }
+  for (size_t i = 0; i < n; i++)
+    d->ord[i] = &d->v[i];
+  qsort(d->ord, n, sizeof *d->ord, by_name);
   d->n = n;
   d->asked = asked;
   d->gen = gen;
@@ -60,7 +70,30 @@ struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t
 }
 
 int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d) {
-  return d && d->gen == dircache_gen(fs) && fs_now() - d->asked < fs->actimeo;
+  return d && d->gen == dircache_gen(fs) && dircache_recent(fs, d);
+}
+
+int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d) {
+  return d && fs_now() - d->asked < fs->actimeo;
+}
+
+const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name) {
+  if (!d) return NULL;
+  struct fs_dent key = {.name = (char *)name}, *k = &key;
+  struct fs_dent **e = bsearch(&k, d->ord, d->n, sizeof *d->ord, by_name);
+  return e ? *e : NULL;
+}
+
+size_t dircache_count(const struct fs_dlist *d) {
+  return d ? d->n : 0;
+}
+
+double dircache_asked(const struct fs_dlist *d) {
+  return d->asked;
+}
+
+void dircache_spoil(struct fs_dlist *d) {
+  if (d) d->asked = -1e300;
 }
 
 struct fs_dent *dircache_copy(const struct fs_dlist *d, size_t *n, double *asked) {

@@ -9,7 +9,11 @@
  * operation of the mount (create, mkdir, mknod, symlink, link, unlink, rmdir, rename), at its start
  * and at its end, a lease break and a reconnect move fs->ns_gen, and a listing asked for before the
  * last move is never served again. A served listing gives the kernel the attributes of files it
- * already has from those inodes, not from the listing (inode_link_kept). */
+ * already has from those inodes, not from the listing (inode_link_kept).
+ *
+ * A listing stays on its inode after that (until the next one replaces it or the inode goes): for
+ * lookups (relist.h), which use it by name while it is recent (actimeo, whatever moved ns_gen) and
+ * only to confirm what an inode holds, and as the list of names the directory had. */
 #ifndef SMB3FS_DIRCACHE_H
 #define SMB3FS_DIRCACHE_H
 
@@ -36,8 +40,16 @@ uint64_t dircache_gen(struct fs_ctx *fs);
  * be served (the namespace changed since gen, actimeo is 0, n > DIRCACHE_MAX, ENOMEM). */
 struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t n, double asked,
                               uint64_t gen);
-/* Whether d (NULL: no) may be served now. */
+/* Whether d (NULL: no) may be served now to a readdir. */
 int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d);
+/* Whether d (NULL: no) was asked for less than actimeo seconds ago (ns_gen aside). */
+int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d);
+/* The entry called name (exactly: strcmp), or NULL; valid while d is. No I/O. */
+const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name);
+size_t dircache_count(const struct fs_dlist *d); /* entries (0 for NULL) */
+double dircache_asked(const struct fs_dlist *d); /* when it was asked for (fs_now()) */
+/* Never served or used again (something showed it wrong); it still names what it held. */
+void dircache_spoil(struct fs_dlist *d);
 /* A copy of d's entries for a directory handle (NULL on ENOMEM; free with dircache_free_entries). */
 struct fs_dent *dircache_copy(const struct fs_dlist *d, size_t *n, double *asked);
 void dircache_free_entries(struct fs_dent *v, size_t n);

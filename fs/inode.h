@@ -13,6 +13,7 @@ struct wb_waiter;
 struct wb_parked;
 struct fs_file;
 struct fs_dlist;
+struct relist_job;
 /* Times set (futimens, utimensat) on a file whose data is still being gathered here: they go to the
  * server with that data (writeback.c, wb_set_times), through the handle it came through. */
 struct wb_times {
@@ -83,10 +84,11 @@ struct fs_inode {
   double kern_at; /* when the server was asked for that view (fs_now()) */
   int local_mod;
   struct wb_state wb;
-  struct fs_dlist *dl;     /* a directory's last listing (dircache.h; kept by ops_dir.c), under lock */
-  struct fs_lock *locks;   /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
-  struct piece *srv_locks; /* ... and what the server holds for them (locks.c) */
-  int lock_changing;       /* a change (locks.c apply) has some of them out of the list */
+  struct fs_dlist *dl;       /* a directory's last listing (dircache.h; kept by relist.c), under lock */
+  struct relist_job *relist; /* a directory's listing for lookups in flight (relist.c), under lock */
+  struct fs_lock *locks;     /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
+  struct piece *srv_locks;   /* ... and what the server holds for them (locks.c) */
+  int lock_changing;         /* a change (locks.c apply) has some of them out of the list */
 };
 
 /* Write-back accessors (in->lock held): data not yet confirmed by the server, and its end. */

@@ -21,6 +21,8 @@ struct nsop {
   int rmdir;    /* unlink or rmdir (remove_start) */
   int made_dir; /* mkdir: the directory was made (inode_known_empty) */
   int made;     /* 1: mkdir, mknod or symlink made the entry, its owner is still to be set; 2: done */
+  int adds;     /* mkdir, mknod, symlink, link: the entry is a name it added to parent (not a lookup) */
+  int listed;   /* lookup: answered from a recent listing (relist.h) asked for at `asked` */
   int posix;    /* setattr: the share speaks POSIX (chmod and chown go to the server) */
   mode_t mode;  /* mknod: type and permission bits; mkdir: permission bits */
   dev_t rdev;   /* mknod: the device */

@@ -19,6 +19,7 @@
 #include "dircache.h"
 #include "inode.h"
 #include "ops.h"
+#include "relist.h"
 #include "reply.h"
 #include "symlink.h"
 
@@ -65,30 +66,14 @@ static void dirh_free(struct dirh *dh) {
   free(dh);
 }
 
-/* Keep the listing just made on the directory's inode (dh->lock held; then the inode's: the order
- * everywhere). */
-static void keep_listing(struct dirh *dh) {
-  struct fs_dlist *d = dircache_new(dh->fs, dh->v, dh->n, dh->asked, dh->gen);
-  pthread_mutex_lock(&dh->dir->lock);
-  struct fs_dlist *old = dh->dir->dl;
-  dh->dir->dl = d;
-  pthread_mutex_unlock(&dh->dir->lock);
-  dircache_free(old);
-}
-
 /* The directory's kept listing into dh if it may be served now (1; dh->lock held). */
 static int take_listing(struct dirh *dh) {
   struct fs_dent *v = NULL;
   size_t n = 0;
   double asked = 0;
-  struct fs_dlist *old = NULL;
   pthread_mutex_lock(&dh->dir->lock);
-  if (dircache_fresh(dh->fs, dh->dir->dl))
-    v = dircache_copy(dh->dir->dl, &n, &asked);
-  else
-    old = dh->dir->dl, dh->dir->dl = NULL; /* it never will be again */
-  pthread_mutex_unlock(&dh->dir->lock);
-  dircache_free(old);
+  if (dircache_fresh(dh->fs, dh->dir->dl)) v = dircache_copy(dh->dir->dl, &n, &asked);
+  pthread_mutex_unlock(&dh->dir->lock); /* (a stale one stays for lookups: relist.h) */
   if (!v) return 0;
   clear_entries(dh);
   dh->v = v, dh->n = n, dh->asked = asked, dh->kept = 1, dh->rc = 0;
@@ -112,13 +97,6 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   pthread_mutex_init(&dh->lock, NULL);
   fi->fh = (uint64_t)(uintptr_t)dh;
   if (fuse_reply_open(req, fi)) dirh_free(dh);
-}
-
-/* Names the kernel must never see: the library already refuses '/' and NUL and skips "." and
- * ".."; we also hide '\\' (a separator on the wire, but a POSIX share's) and our own hidden
- * unlinked files. */
-static int listable(struct fs_ctx *fs, const char *name) {
-  return fs_name_ok(fs, name) && strncmp(name, FS_HIDDEN_PREFIX, sizeof FS_HIDDEN_PREFIX - 1);
 }
 
 /* Answer one readdir from the complete listing (dh->lock held). */
@@ -223,17 +201,9 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
   if (released && fs_conn_error(rc)) reconnect_kick(dh->fs);
   pthread_mutex_lock(&dh->lock);
   clear_entries(dh);
-  dh->rc = rc;
-  if (!rc && n && !(dh->v = calloc(n, sizeof *dh->v))) dh->rc = SMB3_ENOMEM;
-  for (size_t i = 0; !dh->rc && i < n; i++) {
-    if (!listable(dh->fs, entries[i].name)) continue;
-    if (!(dh->v[dh->n].name = strdup(entries[i].name))) {
-      dh->rc = SMB3_ENOMEM;
-      break;
-    }
-    dh->v[dh->n++].st = entries[i].st;
-  }
-  if (!dh->rc) keep_listing(dh);
+  dh->rc = rc ? rc : relist_dents(dh->fs, entries, n, &dh->v, &dh->n);
+  /* kept on the directory's inode (dh->lock held; then the inode's: the order everywhere) */
+  if (!dh->rc) relist_keep(dh->fs, dh->dir, dh->v, dh->n, dh->asked, dh->gen);
   dh->state = DIR_DONE;
   struct dir_wait *w = dh->waiters;
   dh->waiters = NULL;

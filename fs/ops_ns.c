@@ -17,6 +17,7 @@
 #include "nsop.h"
 #include "ops.h"
 #include "owner.h"
+#include "relist.h"
 #include "reply.h"
 #include "symlink.h"
 #include "writeback.h"
@@ -76,8 +77,15 @@ static void entry_reply(void *arg, int rc) {
     return;
   }
   struct fs_inode *in = o->in; /* the entry's lookup, counted by inode_link */
+  double now = fs_now();
   pthread_mutex_lock(&in->lock);
-  in->attr_lookup = fs_now();
+  in->attr_lookup = now;
+  if (o->listed) { /* as old as the listing that confirmed it, for the kernel too */
+    double age = now - o->asked;
+    e.entry_timeout = e.entry_timeout > age ? e.entry_timeout - age : 0;
+    e.attr_timeout = e.attr_timeout > age ? e.attr_timeout - age : 0;
+    if (in->attr_expiry > now + e.attr_timeout) in->attr_expiry = now + e.attr_timeout;
+  }
   pthread_mutex_unlock(&in->lock);
   if (fuse_reply_entry(o->req, &e)) inode_forget(o->fs, in->nodeid, 1); /* interrupted */
   nsop_free(o);
@@ -90,6 +98,8 @@ static void entry_owned(const struct smb3_stat *st, void *arg) {
 
 static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
+  if (!o->adds && !o->made && !o->listed && (!rc || rc == SMB3_ENOENT)) /* a lookup's stat */
+    relist_saw(o->fs, o->parent, o->name, rc ? NULL : st, o->asked);
   if (rc) {
     nsop_finish_smb(o, rc);
     return;
@@ -102,8 +112,8 @@ static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
 }
 
 static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
-  inode_dir_changed(o->fs, o->parent,
-                    st->is_dir); /* a new name in it: its times (mkdir: its links) changed */
+  if (o->adds) /* a new name in it: its times (mkdir: its links) changed; a lookup changes nothing */
+    inode_dir_changed(o->fs, o->parent, st->is_dir);
   struct smb3_stat made = *st;
   if (o->rdev && (S_ISCHR(made.mode) || S_ISBLK(made.mode)))
     made.rdev = o->rdev; /* mknod: the numbers it set */
@@ -147,15 +157,29 @@ static void lookup_start(struct nsop *o) {
   fs_route_done(&r);
 }
 
-/* Reply: I/O thread (the stat, or the symlink file's read); reconnect thread if it waited. */
+/* relist_lookup's answer: the inode as a recent listing confirmed it, or ask the server. */
+static void lookup_listed(void *arg, const struct smb3_stat *st, double asked) {
+  struct nsop *o = arg;
+  if (!st) {
+    nsop_run(o, lookup_start);
+    return;
+  }
+  o->asked = asked;
+  o->listed = 1;
+  entry_done(0, st, o);
+}
+
+/* Reply: this worker (a name known absent, or confirmed by a recent listing), else I/O thread (the
+ * stat, the listing, or the symlink file's read); reconnect thread if it waited. */
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
-  if (o && inode_known_absent(o->fs, o->parent, o->name)) {
+  if (!o) return;
+  if (inode_known_absent(o->fs, o->parent, o->name)) {
     atomic_fetch_add(&o->fs->ctr.lookups_known_absent, 1);
     nsop_finish_err(o, ENOENT);
     return;
   }
-  if (o) nsop_run(o, lookup_start);
+  if (!relist_lookup(o->fs, o->parent, o->name, lookup_listed, o)) nsop_run(o, lookup_start);
 }
 
 static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
@@ -190,6 +214,7 @@ static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
   dircache_ns_changed(fuse_req_userdata(req)); /* no listing asked before is served again */
   struct nsop *o = entry_op(req, parent, name, EINVAL);
   if (!o) return;
+  o->adds = 1;
   o->mode = mode & 07777; /* the kernel applied the umask */
   nsop_run_unsent(o, mkdir_start);
 }
@@ -250,6 +275,7 @@ static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
   }
   struct nsop *o = entry_op(req, parent, name, EINVAL);
   if (!o) return;
+  o->adds = 1;
   o->mode = mode & (S_IFMT | 07777);
   o->rdev = type == S_IFCHR || type == S_IFBLK ? rdev : 0;
   nsop_run_unsent(o, mknod_start);
@@ -324,6 +350,7 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
     }
     struct nsop *o = entry_op(req, parent, name, EINVAL);
     if (!o) return;
+    o->adds = 1;
     if (!(o->newname = strdup(link))) {
       nsop_finish_err(o, ENOMEM);
       return;
@@ -341,6 +368,7 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
   }
   struct nsop *o = entry_op(req, parent, name, EINVAL);
   if (!o) return;
+  o->adds = 1;
   uint8_t *buf = malloc(MFSL_SIZE);
   int rc = buf ? smb3_mfsymlink_format(link, buf) : SMB3_ENOMEM;
   if (rc) {
@@ -398,6 +426,7 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
   dircache_ns_changed(fuse_req_userdata(req));
   struct nsop *o = entry_op(req, newparent, newname, EINVAL);
   if (!o) return;
+  o->adds = 1;
   o->in = inode_get(o->fs, ino);
   nsop_run_unsent(o, link_start);
 }

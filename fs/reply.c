@@ -18,6 +18,10 @@ int fs_name_ok(struct fs_ctx *fs, const char *name) {
   return !strpbrk(name, smb3_posix(fs_conn(fs)) ? "/" : "/\\");
 }
 
+int fs_name_listable(struct fs_ctx *fs, const char *name) {
+  return fs_name_ok(fs, name) && strncmp(name, FS_HIDDEN_PREFIX, sizeof FS_HIDDEN_PREFIX - 1);
+}
+
 /* MS-FSCC 2.6 file attributes */
 #define ATTR_READONLY 0x1u
 

@@ -11,6 +11,10 @@ void fs_reply_smb_err(fuse_req_t req, int rc);
 int fs_name_ok(struct fs_ctx *fs, const char *name);
 /* Names of unlinked-but-open files (hidden from listings). */
 #define FS_HIDDEN_PREFIX ".smb3fs-unlinked-"
+/* Whether a listed name is passed on to the kernel: fs_name_ok (the library already refuses '/'
+ * and NUL and skips "." and ".."; '\\' is hidden unless the share speaks POSIX) and not one of our
+ * hidden unlinked files. */
+int fs_name_listable(struct fs_ctx *fs, const char *name);
 
 /* The attributes of st as the kernel sees them (mount uid/gid/modes). */
 void fs_fill_stat(const struct fs_ctx *fs, const struct smb3_stat *st, struct stat *out);

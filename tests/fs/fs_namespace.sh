@@ -178,6 +178,66 @@ while "theirs" not in os.listdir(lc):
 print("%d kept listings" % st("listings_kept"))
 PY
 
+# ---- names looked up again after the kernel's dentries expired (find -exec, rm -rf on a slow link)
+# cost one listing of the directory, not a stat each; another client's changes still show ----
+mkdir "$D/rl" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/rl/f$i"; done
+chown -R "$(stat -c %u "$D")" "$D/rl"
+"$PYTHON" - "$M" "$D" "$SMB3" <<'PY' >"$WORK/py" 2>&1 && ok "lookups answered from a listing: $(tail -1 "$WORK/py")" || bad "lookups from a listing: $(cat "$WORK/py")"
+import json, os, shutil, subprocess, sys, time
+m, d, smb3 = sys.argv[1:]
+def st(k):
+    return json.loads(subprocess.run([smb3, "stats", m], capture_output=True, check=True).stdout)[k]
+rl, names = m + "/rl", ["f%02d" % i for i in range(20)]
+assert sorted(os.listdir(rl)) == names
+def expire():  # the kernel's dentries and our listing are actimeo (1 s) old; then rl's own lookup
+    time.sleep(1.3)
+    os.lstat(rl)
+def sizes():
+    out = {}
+    for n in names:
+        try:
+            out[n] = (os.lstat(rl + "/" + n).st_size, os.lstat(rl + "/" + n).st_ino)
+        except FileNotFoundError:
+            out[n] = None
+    return out
+expire()
+rt, rel, lis = st("round_trips"), st("relists"), st("lookups_listed")
+first = sizes()
+assert all(first[n][0] == i for i, n in enumerate(names)), first
+assert st("relists") == rel + 1, "relists %d" % (st("relists") - rel)
+assert st("lookups_listed") == lis + 20, "answered from the listing: %d of 20" % (st("lookups_listed") - lis)
+assert st("round_trips") - rt == 1, "20 lookups cost %d round trips" % (st("round_trips") - rt)
+# another client appends to one, removes one, replaces one: each is asked of the server
+with open(d + "/rl/f03", "a") as f:
+    f.write("appended")
+os.unlink(d + "/rl/f04")
+os.unlink(d + "/rl/f05")
+open(d + "/rl/f05", "w").write("new file")
+shutil.chown(d + "/rl/f05", os.stat(d).st_uid)
+expire()
+rt = st("round_trips")
+second = sizes()
+assert second["f03"][0] == 3 + 8, second["f03"]
+assert second["f04"] is None, second["f04"]
+assert second["f05"][0] == 8, (first["f05"], second["f05"])  # (tmpfs may give it the old inode number)
+assert all(second[n] == first[n] for n in names if n not in ("f03", "f04", "f05"))
+spent = st("round_trips") - rt
+# the listing, one stat each for the three; the removed and the replaced one are looked up twice by
+# the kernel (its revalidation fails, then it looks the name up anew)
+assert spent <= 1 + 3 + 2, "%d round trips" % spent
+# names this mount changes: answered with what it changed, not with the older listing
+os.listdir(rl)
+with open(rl + "/f06", "a") as f:
+    f.write("ours")
+os.chmod(rl + "/f07", 0o600)
+os.rename(rl + "/f08", rl + "/g08")
+expire()
+assert os.lstat(rl + "/f06").st_size == 6 + 4
+assert not os.path.exists(rl + "/f08") and os.lstat(rl + "/g08").st_size == 8
+assert os.lstat(rl + "/f07").st_size == 7
+print("20 lookups in 1 round trip; then 3 changed names in %d" % spent)
+PY
+
 # ---- hard links ----
 echo linked >"$M/l1"
 check "ln (a hard link)" ln "$M/l1" "$M/l2"
