@@ -75,7 +75,8 @@ static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, str
   return r;
 }
 
-int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struct fs_dent **out, size_t *nout) {
+int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struct fs_dent **out,
+                 size_t *nout) {
   *out = NULL;
   *nout = 0;
   if (!n) return 0;

@@ -34,7 +34,8 @@ void relist_saw(struct fs_ctx *fs, struct fs_inode *dir, const char *name, const
                 double asked);
 /* The entries of a listing the kernel may see (fs_name_listable), copied: *out (NULL when n is 0)
  * and *nout; SMB3_ENOMEM or 0. */
-int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struct fs_dent **out, size_t *nout);
+int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struct fs_dent **out,
+                 size_t *nout);
 /* Keep a listing of dir asked for at `asked` with generation gen on the inode, unless the one
  * there was asked for later. */
 void relist_keep(struct fs_ctx *fs, struct fs_inode *dir, const struct fs_dent *v, size_t n, double asked,
