@@ -1647,6 +1647,9 @@ class Bench:
                 return res
             top = os.path.join(root, f"tree-{tool}")
             cmd, piped = self.tree_cmd(step, top)
+            if step == "rm":  # what it removes: both trees and the .git the commit step made in one
+                res["entries"] = sum(len(dn) + len(fn) for _, dn, fn in os.walk(os.path.join(self.share_dir,
+                                                                                         f"tree-{tool}")))
             st0 = self.tree_stats(mnt) if tool in SMB3FS_TOOLS else None
             env = self.tree_env if step.startswith("git") else {"LC_ALL": "C"}  # LC_ALL: stat's labels
             r = self.run(cmd, stdout_path="PIPE" if piped else None, env_extra=env, timeout=a.mount_timeout,
@@ -1764,8 +1767,9 @@ class Bench:
               "placed on the server directly (said in the status). 'partial' = stopped by --mount-timeout "
               f"({a.mount_timeout} s), the time shown is the limit. Round trips: smb3fs only, the `round_trips` "
               "counter of `smb3 stats MOUNTPOINT` (frames sent, a compound counts once) over the step, per file "
-              f"({nfiles}), for ls -lR per entry ({entries}: files + directories), for rm -rf per entry of the two trees "
-              f"({2 * entries}). "
+              f"({nfiles}), for ls -lR per entry ({entries}: files + directories), for rm -rf per entry removed "
+              f"(the two trees, {2 * entries}, and the .git the commit step made in one, counted on the server "
+              "before each run). "
               "*smb3fs ÷ this*: smb3fs's median time divided by this tool's (below 1: smb3fs faster).", "",
               "| link | step | tool | reps | seconds, median (range) | round trips (per file or entry) | "
               "smb3fs ÷ this | status |",
@@ -1787,7 +1791,9 @@ class Bench:
                     more = "≥ " if partial else ""
                     cell = f"{more}{val:.2f} s ({min(xs):.2f}-{max(xs):.2f})" if xs else "failed"
                     rts = [s["rt"] for s in timed if "rt" in s and not s.get("partial")]
-                    div = (2 * entries if step == "rm" else entries) if step in TREE_PER_ENTRY else nfiles
+                    removed = [x["entries"] for x in timed if x.get("entries")]
+                    div = (median(removed) if removed else 2 * entries) if step == "rm" else \
+                        entries if step in TREE_PER_ENTRY else nfiles
                     rt = median(rts) if rts else None
                     rt_cell = f"{rt:.0f} ({rt / div:.2f})" if rt is not None else ""
                     base = secs(link, step, "smb3fs")
