@@ -99,7 +99,7 @@ static void entry_owned(const struct smb3_stat *st, void *arg) {
 static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
   if (!o->adds && !o->made && !o->listed && (!rc || rc == SMB3_ENOENT)) /* a lookup's stat */
-    relist_saw(o->fs, o->parent, o->name, rc ? NULL : st, o->asked);
+    relist_saw(o->parent, o->name, rc ? NULL : st, o->asked);
   if (rc) {
     nsop_finish_smb(o, rc);
     return;

@@ -51,8 +51,6 @@ static int confirms(struct fs_inode *in, const struct smb3_stat *e) {
  * a new listing may confirm it), RL_NO (nothing to go on). */
 static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, struct smb3_stat *st,
                   double *asked) {
-  struct fs_inode *in = inode_find_child(fs, dir, name); /* (table lock: never under dir->lock) */
-  if (!in) return RL_NO;
   struct smb3_stat e;
   int r = RL_NO;
   pthread_mutex_lock(&dir->lock);
@@ -63,6 +61,9 @@ static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, str
     r = dircache_recent(fs, dir->dl) ? RL_ASK : dircache_count(dir->dl) <= RELIST_MAX ? RL_STALE : RL_NO;
   }
   pthread_mutex_unlock(&dir->lock);
+  if (r == RL_NO) return RL_NO;                          /* (most lookups: no table lock for them) */
+  struct fs_inode *in = inode_find_child(fs, dir, name); /* (table lock: never under dir->lock) */
+  if (!in) return RL_NO;
   if (r == RL_ASK) {
     pthread_mutex_lock(&in->lock);
     if (confirms(in, &e)) {
@@ -109,9 +110,7 @@ void relist_keep(struct fs_ctx *fs, struct fs_inode *dir, const struct fs_dent *
   dircache_free(drop);
 }
 
-void relist_saw(struct fs_ctx *fs, struct fs_inode *dir, const char *name, const struct smb3_stat *st,
-                double asked) {
-  (void)fs;
+void relist_saw(struct fs_inode *dir, const char *name, const struct smb3_stat *st, double asked) {
   pthread_mutex_lock(&dir->lock);
   if (dir->dl && asked > dircache_asked(dir->dl)) {
     const struct fs_dent *d = dircache_find(dir->dl, name);

@@ -30,8 +30,7 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, rel
 /* A stat of dir/name asked for at `asked` answered st (NULL: no such name): a kept listing of dir
  * asked for before that disagrees (another client's new, removed or replaced name) is not served
  * or used again. */
-void relist_saw(struct fs_ctx *fs, struct fs_inode *dir, const char *name, const struct smb3_stat *st,
-                double asked);
+void relist_saw(struct fs_inode *dir, const char *name, const struct smb3_stat *st, double asked);
 /* The entries of a listing the kernel may see (fs_name_listable), copied: *out (NULL when n is 0)
  * and *nout; SMB3_ENOMEM or 0. */
 int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struct fs_dent **out,
