@@ -13,9 +13,14 @@ uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
  * under cache=strict, the version its pages were read at is the current one (keep_cache); under
  * loose, the file was opened before. */
 int cache_pages_kept(const struct fs_ctx *fs, const struct fs_inode *in);
+enum {
+  CACHE_PAGES = 0,         /* through the kernel's page cache, or direct because nothing may be cached */
+  CACHE_DIRECT_WRITER = 1, /* a writer with direct I/O, to be counted in in->direct_writers until
+                            * its release */
+  CACHE_DIRECT_READER = 2, /* a large read-only open with direct I/O although it could be cached */
+};
 /* Decide direct_io / keep_cache for a new open (caller holds in->lock; in->nopen counts it).
- * Returns 1 if the open is a direct writer the caller must count in in->direct_writers until
- * its release. */
+ * Returns one of the above. */
 int cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, struct fuse_file_info *fi);
 
 #endif

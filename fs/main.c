@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
@@ -106,6 +107,7 @@ static void settings_init(struct fs_ctx *fs) {
   fs->file_mode = o->file_mode >= 0 ? (mode_t)o->file_mode : 0644;
   fs->dir_mode = o->dir_mode >= 0 ? (mode_t)o->dir_mode : 0755;
   fs->actimeo = o->actimeo;
+  fs->directio_min = o->directio_min;
   fs->cache = o->cache;
   fs->ro = o->ro;
   fs->mfsymlinks = o->mfsymlinks;
@@ -222,6 +224,68 @@ static int connect_share(struct fs_ctx *fs, const char *source) {
   return 0;
 }
 
+/* ---- the session's I/O: FUSE_DIRECT_IO_ALLOW_MMAP ----
+ * Large read-only opens are direct I/O (cache.c). Such a file can still be mmap'ed shared (through
+ * the page cache) only if the INIT reply sets FUSE_DIRECT_IO_ALLOW_MMAP (kernel 6.6 and later);
+ * otherwise mmap(MAP_SHARED) of it fails with ENODEV. libfuse 3.14 has no capability for that flag,
+ * so the session's reads and writes of /dev/fuse are ours (fuse_session_custom_io): they are the
+ * same system calls, and the INIT reply gets the flag when the kernel's INIT offered it. Only then
+ * does cache.c use direct I/O for reading (fs->dio_mmap). */
+#define FS_INIT_EXT (1u << 30)       /* FUSE_INIT_EXT: flags2 present */
+#define FS_DIO_ALLOW_MMAP2 (1u << 4) /* FUSE_DIRECT_IO_ALLOW_MMAP (1 << 36), in flags2 */
+#define FS_OP_INIT 26                /* FUSE_INIT */
+#define FS_IN_HEADER 40              /* struct fuse_in_header */
+#define FS_OUT_HEADER 16             /* struct fuse_out_header */
+#define FS_INIT_OUT_FLAGS2 32        /* offset of flags2 in struct fuse_init_out */
+static _Atomic uint64_t init_unique; /* the kernel's INIT request, until its reply is sent */
+static atomic_int init_offers_mmap;
+
+static ssize_t io_read(int fd, void *buf, size_t len, void *userdata) {
+  (void)userdata;
+  ssize_t n = read(fd, buf, len);
+  if (n >= FS_IN_HEADER + 20) {
+    const uint8_t *p = buf;
+    uint32_t opcode, flags, flags2;
+    memcpy(&opcode, p + 4, 4);
+    if (opcode == FS_OP_INIT) {
+      uint64_t unique;
+      memcpy(&unique, p + 8, 8);
+      memcpy(&flags, p + FS_IN_HEADER + 12, 4);
+      memcpy(&flags2, p + FS_IN_HEADER + 16, 4);
+      atomic_store(&init_offers_mmap, (flags & FS_INIT_EXT) && (flags2 & FS_DIO_ALLOW_MMAP2));
+      atomic_store(&init_unique, unique);
+    }
+  }
+  return n;
+}
+
+static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata) {
+  uint64_t want = atomic_load(&init_unique), unique;
+  if (!want || count < 2 || iov[0].iov_len < FS_OUT_HEADER) return writev(fd, iov, count);
+  memcpy(&unique, (const uint8_t *)iov[0].iov_base + 8, 8);
+  if (unique != want) return writev(fd, iov, count);
+  atomic_store(&init_unique, 0);
+  int32_t error;
+  memcpy(&error, (const uint8_t *)iov[0].iov_base + 4, 4);
+  uint8_t out[256];
+  uint32_t flags, flags2;
+  if (error || count != 2 || iov[1].iov_len < FS_INIT_OUT_FLAGS2 + 4 || iov[1].iov_len > sizeof out ||
+      !atomic_load(&init_offers_mmap))
+    return writev(fd, iov, count);
+  memcpy(out, iov[1].iov_base, iov[1].iov_len);
+  memcpy(&flags, out + 12, 4);
+  if (!(flags & FS_INIT_EXT)) return writev(fd, iov, count);
+  memcpy(&flags2, out + FS_INIT_OUT_FLAGS2, 4);
+  flags2 |= FS_DIO_ALLOW_MMAP2;
+  memcpy(out + FS_INIT_OUT_FLAGS2, &flags2, 4);
+  struct iovec v[2] = {iov[0], {out, iov[1].iov_len}};
+  ssize_t n = writev(fd, v, 2);
+  if (n >= 0) __atomic_store_n(&((struct fs_ctx *)userdata)->dio_mmap, 1, __ATOMIC_RELEASE);
+  return n;
+}
+
+static const struct fuse_custom_io fs_io = {.writev = io_writev, .read = io_read};
+
 static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args *a, const char *argv0) {
   struct fuse_lowlevel_ops ops;
   memset(&ops, 0, sizeof ops);
@@ -319,6 +383,8 @@ static int run(int argc, char **argv) {
     fprintf(stderr, "smb3fs: cannot mount on %s\n", a.mountpoint);
     goto out;
   }
+  if (fuse_session_custom_io(se, &fs_io, fuse_session_fd(se)) && a.debug)
+    fprintf(stderr, "smb3fs: no custom session I/O: large files are read through the page cache\n");
   fs.se = se;
   fs.mountpoint = a.mountpoint;
   if (locks_start(&fs)) {

@@ -42,6 +42,7 @@ struct fs_counters {
   atomic_uint_fast64_t relists;        /* listings asked for to answer lookups (relist.c) */
   atomic_uint_fast64_t listings_kept;  /* directory listings served again without a round trip (dircache.c) */
   atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
+  atomic_uint_fast64_t direct_rd_opens; /* cache=strict large read-only opens read with direct I/O */
   atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */
   atomic_uint_fast64_t invalidations;   /* kernel page-cache invalidations sent */
   atomic_uint_fast64_t outages;         /* lost connections the reconnect thread noticed (reconnect.c) */
@@ -83,6 +84,10 @@ struct fs_ctx {
   mode_t file_mode, dir_mode;
   double actimeo;
   int cache; /* enum smb3_cache_mode */
+  /* directio_min=: cache=strict read-only opens of files this large read with direct I/O (cache.c);
+   * only once the kernel agreed that such files may still be mmap'ed shared (dio_mmap, main.c) */
+  uint64_t directio_min;
+  int dio_mmap;
   int ro;
   int mfsymlinks; /* symlinks as Minshall+French symlink files (symlink.c) */
   int debug;

@@ -108,9 +108,11 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
     in->kern_size = 0; /* the kernel truncated its inode too (FUSE_CAP_ATOMIC_O_TRUNC) */
   }
   in->opened_ever = 1;
-  fh->direct_wr = cache_open_mode(o->fs, in, in->lease, &o->fi);
+  int mode = cache_open_mode(o->fs, in, in->lease, &o->fi);
+  fh->direct_wr = mode == CACHE_DIRECT_WRITER;
   in->direct_writers += fh->direct_wr;
-  if (fh->direct_wr) atomic_fetch_add(&o->fs->ctr.direct_wr_opens, 1);
+  if (mode == CACHE_DIRECT_WRITER) atomic_fetch_add(&o->fs->ctr.direct_wr_opens, 1);
+  if (mode == CACHE_DIRECT_READER) atomic_fetch_add(&o->fs->ctr.direct_rd_opens, 1);
   fh->direct = o->fi.direct_io;
   pthread_mutex_unlock(&in->lock);
   o->fi.fh = (uint64_t)(uintptr_t)fh;

@@ -111,6 +111,9 @@ struct smb3_options {
                             * front end warns (smb3_options_credentials_file) */
   int forceuid, forcegid;  /* smb3fs: uid= / gid= even where the server reports owners (POSIX); as
                             * mount.cifs's; noforceuid / noforcegid (default) turn them off */
+  uint64_t directio_min;   /* smb3fs, cache=strict: a file at least this large opened only for reading,
+                            * whose pages the kernel does not hold, is read with direct I/O from the
+                            * mount's read-ahead (no page cache fill); default 8 MiB, 0 = never */
 };
 
 /* None of these do network I/O: all may be called from a callback. */

@@ -22,6 +22,7 @@ void smb3_options_init(struct smb3_options *o) {
   o->echo_interval = 60;
   o->cache = SMB3_CACHE_STRICT;
   o->actimeo = 1.0;
+  o->directio_min = 8u << 20;
   o->uid = o->gid = -1;
   o->file_mode = o->dir_mode = -1;
   o->cruid = -1;
@@ -214,6 +215,12 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
     double d = strtod(v, &end);
     if (*end || end == v || d < 0 || d > 86400) return -1;
     o->actimeo = d;
+    return 0;
+  }
+  if (!strcmp(k, "directio_min")) {
+    NEED_V();
+    if (parse_size(v, UINT64_MAX, &n)) return -1;
+    o->directio_min = n;
     return 0;
   }
   if (!strcmp(k, "uid") || !strcmp(k, "gid")) {

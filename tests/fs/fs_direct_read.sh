@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# cache=strict: a file at least directio_min bytes large, opened only for reading, of which the
+# kernel holds no pages of its current version, is read with direct I/O from the mount's
+# read-ahead (cache.c). Checks that the mode is taken when it should be (direct_read_opens) and not
+# otherwise, that the bytes are right whatever the reads look like (1 MiB, 4 KiB, random preads),
+# that such a file can still be mmap'ed shared and private (the INIT reply's
+# FUSE_DIRECT_IO_ALLOW_MMAP, main.c), and that a reader sees writes made through another open
+# and another client's change.
+source "$(dirname "$0")/lib.sh"
+D=$SMB3_TEST_SHARE_DIR
+sum_of() { md5sum <"$1" | cut -d' ' -f1; }
+owned() { chown "$SMB3_TEST_USER:" "$@"; }
+head -c $((3 << 20)) /dev/urandom >"$WORK/big"
+head -c $((3 << 20)) /dev/urandom >"$WORK/big2"
+head -c $((512 << 10)) /dev/urandom >"$WORK/small"
+cp "$WORK/big" "$D/big"; cp "$WORK/small" "$D/small"; owned "$D/big" "$D/small"
+# kernels before 6.6 do not offer FUSE_DIRECT_IO_ALLOW_MMAP: then no open is direct, all the same bytes
+IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "${kmin%%[!0-9]*}" -ge 6 ]; }; then per_open=1; else per_open=0; fi
+mount_into M "cache=strict,directio_min=1M"
+
+n0=$(stats "$M" direct_read_opens)
+expect "cat of a large file: its bytes" "$(sum_of "$M/big")" "$(sum_of "$WORK/big")"
+expect "the read-only open of the large file was direct" "$(stats "$M" direct_read_opens)" "$((n0 + per_open))"
+n0=$(stats "$M" direct_read_opens)
+expect "dd bs=4k of it" "$(dd if="$M/big" bs=4k status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
+expect "dd bs=3M of it" "$(dd if="$M/big" bs=3M status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
+expect "each open direct again (no pages cached meanwhile)" "$(stats "$M" direct_read_opens)" "$((n0 + 2 * per_open))"
+n0=$(stats "$M" direct_read_opens)
+expect "a small file: its bytes" "$(sum_of "$M/small")" "$(sum_of "$WORK/small")"
+expect "a file below directio_min is not direct" "$(stats "$M" direct_read_opens)" "$n0"
+
+cat >"$WORK/io.py" <<'EOF'
+import mmap, os, random, sys
+m, ref = sys.argv[1], open(sys.argv[2], "rb").read()
+p = os.path.join(m, "big")
+fails = []
+def want(name, got, exp):
+    if got != exp: fails.append(name)
+f = open(p, "rb")
+s = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+want("mmap MAP_SHARED of a direct read-only open", s[:], ref)
+s.close()
+v = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+want("mmap MAP_PRIVATE of it", v[1000:2000000], ref[1000:2000000])
+v.close()
+rnd = random.Random(18)
+for i in range(300):
+    off, n = rnd.randrange(0, len(ref) + 4096), rnd.choice([1, 511, 4096, 65536, 300000, 1 << 20])
+    if os.pread(f.fileno(), n, off) != ref[off:off + n]:
+        fails.append(f"pread {n} at {off}")
+        break
+f.close()
+print("\n".join(fails))
+sys.exit(1 if fails else 0)
+EOF
+if out=$("$PYTHON" "$WORK/io.py" "$M" "$WORK/big" 2>&1); then ok "mmap shared and private, random preads of a direct open"
+else bad "mmap / preads of a direct open: $out"; fi
+
+# a reader open while another open of this mount writes: it sees every write
+cat >"$WORK/mix.py" <<'EOF'
+import os, sys
+p = os.path.join(sys.argv[1], "big")
+fails = []
+r = os.open(p, os.O_RDONLY)
+first = os.pread(r, 1 << 20, 0)
+w = os.open(p, os.O_WRONLY)
+os.pwrite(w, b"W" * 8192, 4096)
+if os.pread(r, 16384, 0) != first[:4096] + b"W" * 8192 + first[12288:16384]: fails.append("overwrite")
+os.pwrite(w, b"E" * 1000, (3 << 20))
+if os.fstat(r).st_size != (3 << 20) + 1000: fails.append("size after extend")
+if os.pread(r, 1000, 3 << 20) != b"E" * 1000: fails.append("extended bytes")
+os.close(w)
+os.close(r)
+print("\n".join(fails))
+sys.exit(1 if fails else 0)
+EOF
+if out=$("$PYTHON" "$WORK/mix.py" "$M" 2>&1); then ok "a direct reader sees writes through another open"
+else bad "direct reader and writer: $out"; fi
+expect "the writes reached the server" "$(head -c 12288 "$D/big" | tail -c 8192)" "$(printf 'W%.0s' $(seq 8192))"
+
+# another client (smb3 put --inplace: an SMB open, so the mount's lease is broken) writes the file back
+check "another client rewrites the file" "$SMB3" put --inplace "$WORK/big" "$(smb_url big)"
+expect "its bytes through a read-only open" "$(sum_of "$M/big")" "$(sum_of "$WORK/big")"
+# pages cached by a read-write open: a read-only open of the same version keeps them (not direct)
+"$PYTHON" -c "import os,sys; f=os.open(sys.argv[1], os.O_RDWR); d=b''; exec('while True:\n c=os.read(f,1<<20)\n if not c: break\n d+=c'); os.close(f); sys.exit(0 if len(d)==3<<20 else 1)" "$M/big" \
+  && ok "read through a read-write open (page cache)" || bad "read-write open read"
+n0=$(stats "$M" direct_read_opens)
+expect "read-only open after the page cache holds the file" "$(sum_of "$M/big")" "$(sum_of "$WORK/big")"
+expect "... is not direct (the kernel's pages are kept)" "$(stats "$M" direct_read_opens)" "$n0"
+# another client rewrites it: the lease break drops the pages; the next read-only open is direct again
+check "another client rewrites it again" "$SMB3" put --inplace "$WORK/big2" "$(smb_url big)"
+n0=$(stats "$M" direct_read_opens)
+expect "its new bytes" "$(sum_of "$M/big")" "$(sum_of "$WORK/big2")"
+expect "read direct again (the pages went with the lease)" "$(stats "$M" direct_read_opens)" "$((n0 + per_open))"
+fs_umount "$M"
+
+# directio_min=0: never direct
+mount_into N "cache=strict,directio_min=0"
+expect "directio_min=0: bytes" "$(sum_of "$N/big")" "$(sum_of "$WORK/big2")"
+expect "directio_min=0: no direct open" "$(stats "$N" direct_read_opens)" "0"
+fs_umount "$N"
+# cache=loose: the page cache, as before
+mount_into L "cache=loose,directio_min=1M"
+expect "loose: bytes" "$(sum_of "$L/big")" "$(sum_of "$WORK/big2")"
+expect "loose: no direct open" "$(stats "$L" direct_read_opens)" "0"
+fs_umount "$L"
+finish
