@@ -98,6 +98,11 @@ static void options_values(void **state) {
   assert_true(o.forceuid && o.forcegid);
   assert_int_equal(smb3_options_parse(&o, "noforcegid", 0, err, sizeof err), 0);
   assert_true(o.forceuid && !o.forcegid);
+  assert_int_equal(o.directio_min, 8u << 20); /* the default */
+  assert_int_equal(smb3_options_parse(&o, "directio_min=64M", 0, err, sizeof err), 0);
+  assert_int_equal(o.directio_min, 64u << 20);
+  assert_int_equal(smb3_options_parse(&o, "directio_min=0", 0, err, sizeof err), 0);
+  assert_int_equal(o.directio_min, 0);
   assert_int_equal(smb3_options_parse(&o, "noforceuid", 0, err, sizeof err), 0);
   assert_false(o.forceuid);
   assert_int_not_equal(smb3_options_parse(&o, "forceuid=1", 0, err, sizeof err), 0);
@@ -136,9 +141,10 @@ static void options_kerberos(void **state) {
 
 static void options_bad(void **state) {
   (void)state;
-  const char *bad[] = {"vers=4",     "rsize=abc",   "rsize=1k",      "rsize=64M",  "port=0",
-                       "port=70000", "cache=maybe", "file_mode=999", "sign=1",     "nosuch",
-                       "uid=-1",     "actimeo=x",   "min_vers",      "min_vers=4", NULL};
+  const char *bad[] = {
+      "vers=4",      "rsize=abc",     "rsize=1k",        "rsize=64M",       "port=0",       "port=70000",
+      "cache=maybe", "file_mode=999", "sign=1",          "nosuch",          "uid=-1",       "actimeo=x",
+      "min_vers",    "min_vers=4",    "directio_min=-1", "directio_min=1X", "directio_min", NULL};
   for (int i = 0; bad[i]; i++) {
     struct smb3_options o;
     char err[256] = "";
