@@ -30,6 +30,7 @@ struct fs_file {
   int flags;
   int direct;
   int direct_wr; /* counted in in->direct_writers (cache_open_mode) */
+  int direct_rd; /* a large read-only open made direct (CACHE_DIRECT_READER) */
   struct ra_state ra;
   fuse_req_t release_req;
   double close_asked; /* cache=loose: when the closing CLOSE (with attributes) was sent */

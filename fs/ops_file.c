@@ -110,6 +110,7 @@ static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, i
   in->opened_ever = 1;
   int mode = cache_open_mode(o->fs, in, in->lease, &o->fi);
   fh->direct_wr = mode == CACHE_DIRECT_WRITER;
+  fh->direct_rd = mode == CACHE_DIRECT_READER;
   in->direct_writers += fh->direct_wr;
   if (mode == CACHE_DIRECT_WRITER) atomic_fetch_add(&o->fs->ctr.direct_wr_opens, 1);
   if (mode == CACHE_DIRECT_READER) atomic_fetch_add(&o->fs->ctr.direct_rd_opens, 1);

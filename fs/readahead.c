@@ -482,6 +482,7 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
   if (d.action == RA_DIRECT) {
     pthread_mutex_unlock(&ra->lock);
     atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
+    if (fh->direct_rd) atomic_fetch_add(&fh->in->direct_seeks, 1); /* random access: see cache.c */
     direct_read(fh, req, size, off, again);
     return;
   }

@@ -13,7 +13,8 @@ owned() { chown "$SMB3_TEST_USER:" "$@"; }
 head -c $((3 << 20)) /dev/urandom >"$WORK/big"
 head -c $((3 << 20)) /dev/urandom >"$WORK/big2"
 head -c $((512 << 10)) /dev/urandom >"$WORK/small"
-cp "$WORK/big" "$D/big"; cp "$WORK/small" "$D/small"; owned "$D/big" "$D/small"
+head -c $((40 << 20)) /dev/urandom >"$WORK/rand" # larger than the read-ahead window (16 MiB)
+cp "$WORK/big" "$D/big"; cp "$WORK/rand" "$D/rand"; cp "$WORK/small" "$D/small"; owned "$D/big" "$D/rand" "$D/small"
 # kernels before 6.6 do not offer FUSE_DIRECT_IO_ALLOW_MMAP: then no open is direct, all the same bytes
 IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
 if [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "${kmin%%[!0-9]*}" -ge 6 ]; }; then per_open=1; else per_open=0; fi
@@ -33,7 +34,7 @@ expect "a file below directio_min is not direct" "$(stats "$M" direct_read_opens
 cat >"$WORK/io.py" <<'EOF'
 import mmap, os, random, sys
 m, ref = sys.argv[1], open(sys.argv[2], "rb").read()
-p = os.path.join(m, "big")
+p = os.path.join(m, "rand")
 fails = []
 def want(name, got, exp):
     if got != exp: fails.append(name)
@@ -54,8 +55,14 @@ f.close()
 print("\n".join(fails))
 sys.exit(1 if fails else 0)
 EOF
-if out=$("$PYTHON" "$WORK/io.py" "$M" "$WORK/big" 2>&1); then ok "mmap shared and private, random preads of a direct open"
+n0=$(stats "$M" direct_read_opens)
+if out=$("$PYTHON" "$WORK/io.py" "$M" "$WORK/rand" 2>&1); then ok "mmap shared and private, random preads of a direct open"
 else bad "mmap / preads of a direct open: $out"; fi
+expect "that open was direct" "$(stats "$M" direct_read_opens)" "$((n0 + per_open))"
+# a file read at random through a direct open: its next read-only opens keep the page cache
+n0=$(stats "$M" direct_read_opens)
+expect "the randomly read file again" "$(sum_of "$M/rand")" "$(sum_of "$WORK/rand")"
+expect "... through the page cache (read at random before)" "$(stats "$M" direct_read_opens)" "$n0"
 
 # a reader open while another open of this mount writes: it sees every write
 cat >"$WORK/mix.py" <<'EOF'
