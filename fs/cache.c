@@ -60,11 +60,12 @@ int cache_open_mode(struct fs_ctx *fs, struct fs_inode *in, uint32_t lease, stru
    * reads lose (each is a FUSE request: dd bs=4k 280 MB/s direct), so small files and files
    * already in the page cache keep it. Only when the kernel lets such a file be mmap'ed shared
    * all the same (dio_mmap): without that, mmap(MAP_SHARED) of it would fail. And not for a file
-   * read at random through such opens before (direct_seeks): every such read goes to the server,
-   * where the page cache would keep what was read for the next time. */
+   * that such opens read at random or in small pieces before (direct_unfit): each random read
+   * goes to the server, where the page cache would keep what was read for the next time, and each
+   * small one is a FUSE request, where the kernel's read-ahead would send 1 MiB ones. */
   if (fs->cache == SMB3_CACHE_STRICT && __atomic_load_n(&fs->dio_mmap, __ATOMIC_ACQUIRE) &&
       fs->directio_min && (fi->flags & O_ACCMODE) == O_RDONLY && in->st.size >= fs->directio_min &&
-      !same_version(in) && atomic_load(&in->direct_seeks) < FS_DIRECT_SEEKS) {
+      !same_version(in) && atomic_load(&in->direct_unfit) < FS_DIRECT_UNFIT) {
     fi->direct_io = 1;
     fi->keep_cache = 0;
     return CACHE_DIRECT_READER;

@@ -13,8 +13,10 @@ uint32_t cache_lease_want(const struct fs_ctx *fs, int flags);
  * under cache=strict, the version its pages were read at is the current one (keep_cache); under
  * loose, the file was opened before. */
 int cache_pages_kept(const struct fs_ctx *fs, const struct fs_inode *in);
-/* Reads away from the stream after which a file's read-only opens stop being direct (cache.c). */
-#define FS_DIRECT_SEEKS 16
+/* Reads of a direct read-only open away from its stream, or smaller than FS_DIRECT_SMALL, after
+ * which the file's next read-only opens use the page cache (cache.c). */
+#define FS_DIRECT_UNFIT 16
+#define FS_DIRECT_SMALL (32u << 10)
 enum {
   CACHE_PAGES = 0,         /* through the kernel's page cache, or direct because nothing may be cached */
   CACHE_DIRECT_WRITER = 1, /* a writer with direct I/O, to be counted in in->direct_writers until

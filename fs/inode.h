@@ -65,8 +65,9 @@ struct fs_inode {
   int opened_ever;         /* opened through this mount (cache_pages_kept) */
   int lock_used;           /* a byte-range lock went to the server for it: never a deferred close (atomic) */
   int direct_writers;      /* cache=strict: open files written with direct I/O (cache_open_mode) */
-  atomic_int direct_seeks; /* reads of direct read-only opens away from their stream (readahead.c):
-                            * past FS_DIRECT_SEEKS, the file's next opens use the page cache */
+  atomic_int direct_unfit; /* reads of direct read-only opens that direct I/O serves badly (away
+                            * from the stream, or small: readahead.c); past FS_DIRECT_UNFIT, the
+                            * file's next read-only opens use the page cache */
   /* mfsymlinks (symlink.c): whether this version (size, mtime) of the file is a symlink file */
   int lnk;          /* 1 = a link to lnk_target, -1 = not one, 0 = not read */
   mode_t kern_ifmt; /* S_IFMT the kernel's inode was given (first entry), never changed */

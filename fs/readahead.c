@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 
 #include "budget.h"
+#include "cache.h"
 #include "conn.h"
 #include "memtrim.h"
 #include "ra_policy.h"
@@ -471,6 +472,9 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
                          .max_window = max_window(fh->fs)};
   struct ra_decision d;
   ra_decide(&pin, &d);
+  /* a small read that does not end the file: see cache.c */
+  if (fh->direct_rd && size < FS_DIRECT_SMALL && off + size < size_hint && d.action != RA_DIRECT)
+    atomic_fetch_add(&fh->in->direct_unfit, 1);
   if (d.drop_all) drop_all(ra);
   ra->next_off = d.next_off;
   while (ra->bufs && ra->bufs->off + ra->bufs->len <= d.consume_to) { /* the reader is past them */
@@ -482,7 +486,7 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
   if (d.action == RA_DIRECT) {
     pthread_mutex_unlock(&ra->lock);
     atomic_fetch_add(&fh->fs->ctr.ra_misses, 1);
-    if (fh->direct_rd) atomic_fetch_add(&fh->in->direct_seeks, 1); /* random access: see cache.c */
+    if (fh->direct_rd) atomic_fetch_add(&fh->in->direct_unfit, 1); /* random access: see cache.c */
     direct_read(fh, req, size, off, again);
     return;
   }

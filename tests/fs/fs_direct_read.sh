@@ -14,7 +14,7 @@ head -c $((3 << 20)) /dev/urandom >"$WORK/big"
 head -c $((3 << 20)) /dev/urandom >"$WORK/big2"
 head -c $((512 << 10)) /dev/urandom >"$WORK/small"
 head -c $((40 << 20)) /dev/urandom >"$WORK/rand" # larger than the read-ahead window (16 MiB)
-cp "$WORK/big" "$D/big"; cp "$WORK/rand" "$D/rand"; cp "$WORK/small" "$D/small"; owned "$D/big" "$D/rand" "$D/small"
+cp "$WORK/big" "$D/big"; cp "$WORK/rand" "$D/rand"; cp "$WORK/big" "$D/seq4k"; cp "$WORK/small" "$D/small"; owned "$D/big" "$D/rand" "$D/seq4k" "$D/small"
 # kernels before 6.6 do not offer FUSE_DIRECT_IO_ALLOW_MMAP: then no open is direct, all the same bytes
 IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
 if [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "${kmin%%[!0-9]*}" -ge 6 ]; }; then per_open=1; else per_open=0; fi
@@ -24,9 +24,14 @@ n0=$(stats "$M" direct_read_opens)
 expect "cat of a large file: its bytes" "$(sum_of "$M/big")" "$(sum_of "$WORK/big")"
 expect "the read-only open of the large file was direct" "$(stats "$M" direct_read_opens)" "$((n0 + per_open))"
 n0=$(stats "$M" direct_read_opens)
-expect "dd bs=4k of it" "$(dd if="$M/big" bs=4k status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
+expect "dd bs=64k of it" "$(dd if="$M/big" bs=64k status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
 expect "dd bs=3M of it" "$(dd if="$M/big" bs=3M status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
 expect "each open direct again (no pages cached meanwhile)" "$(stats "$M" direct_read_opens)" "$((n0 + 2 * per_open))"
+# read in small pieces through a direct open: the file's next read-only opens keep the page cache
+n0=$(stats "$M" direct_read_opens)
+expect "dd bs=4k of a large file" "$(dd if="$M/seq4k" bs=4k status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
+expect "dd bs=4k again" "$(dd if="$M/seq4k" bs=4k status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
+expect "only the first bs=4k reader was direct" "$(stats "$M" direct_read_opens)" "$((n0 + per_open))"
 n0=$(stats "$M" direct_read_opens)
 expect "a small file: its bytes" "$(sum_of "$M/small")" "$(sum_of "$WORK/small")"
 expect "a file below directio_min is not direct" "$(stats "$M" direct_read_opens)" "$n0"
