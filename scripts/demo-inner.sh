@@ -374,8 +374,8 @@ smb3 rows: vs smbclient doing the same; smb3fs dd read: vs smbclient get and smb
 write: vs smbclient put and smb3 put wsize=4M, and both vs the floor: the same dd through a FUSE file
 system from memory with smb3fs's settings and no network (smb3-memfuse), the most a page-cache mount
 can reach here, whose time is the kernel's copies into and out of newly allocated page-cache memory
-(smb3fs reads a file of 8 MiB or more that it opens read-only with direct I/O, past the page cache:
-faster than the floor with 1M reads, slower with 4k ones, see directio_min in smb3fs(8));
+(smb3fs reads a file of 8 MiB or more that it opens read-only with direct I/O, so its read rows do
+not go through the page cache the floor's do: see directio_min in smb3fs(8));
 statfs (ms per call): vs libsmb3 compounded. Mount
 rows as smb3-bench measures them: fresh mount per run, page cache dropped, reads of a file created
 on the server, writes with conv=fsync, the daemon's exit waited for. statfs: 1000 calls, ms per
