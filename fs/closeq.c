@@ -202,6 +202,10 @@ int closeq_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path) {
   return clash;
 }
 
+int closeq_holds(struct fs_ctx *fs, struct fs_inode *in) {
+  return closeq_conflict(fs, in, NULL);
+}
+
 void closeq_drain(struct fs_ctx *fs, void (*then)(void *), void *arg) {
   struct closeq *q = fs->closeq;
   struct cq_wait *w = q ? malloc(sizeof *w) : NULL;

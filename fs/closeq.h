@@ -31,6 +31,10 @@ int closeq_add(struct fs_file *fh, smb3_file *f);
  * inode's lease key by that other name (a hard link) would be refused while it is open (a lease
  * key belongs to one name, MS-SMB2 3.3.5.9.8), so the open drains the queue first. */
 int closeq_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path);
+/* 1 when a handle of in waits in the queue: a lease break of in drains the queue before it is
+ * acknowledged (notifier.c), so that the other client's open, which waits for the acknowledgment,
+ * does not find a handle the application closed already (a delete would stay pending on it). */
+int closeq_holds(struct fs_ctx *fs, struct fs_inode *in);
 /* then(arg) once nothing queued before this call is still open: at once when the queue is
  * empty, else on the I/O thread. */
 void closeq_drain(struct fs_ctx *fs, void (*then)(void *arg), void *arg);

@@ -281,6 +281,24 @@ static void kernel_view_update(struct fs_inode *in, const struct smb3_stat *st, 
   pthread_mutex_unlock(&in->lock);
 }
 
+/* The server gave in's file id to another file: in was deleted (by another client) and its id
+ * reused, as ext4 and tmpfs do at once, for a file by another name. Without this, in would be taken
+ * for renamed, and its old name, still in the kernel's cache, would show the new file. The birth
+ * time tells them apart: a file's never changes. Only files known by another name: Samba's birth
+ * time of a directory it made up from the other times (no stored one) moves with them, and a
+ * same-named file with a new version is what the attribute checks are for. Not while in is open
+ * here: the server keeps an open file, and its id, until it is closed. Table lock held. */
+static int id_reused(struct fs_inode *in, const struct smb3_stat *st, struct fs_inode *parent,
+                     const char *name) {
+  if (in->parent == parent && in->name && !strcmp(in->name, name)) return 0;
+  pthread_mutex_lock(&in->lock);
+  const struct timespec_smb3 *a = &in->st.btime, *b = &st->btime;
+  int reused = !st->is_dir && !in->st.is_dir && (a->sec || a->nsec) && (b->sec || b->nsec) &&
+               (a->sec != b->sec || a->nsec != b->nsec) && !in->nopen && !in->opening && !in->unlinked;
+  pthread_mutex_unlock(&in->lock);
+  return reused;
+}
+
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                                 const struct smb3_stat *st, uint64_t gen, double asked) {
   struct inode_table *t = fs->it;
@@ -295,6 +313,15 @@ struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, cons
     }
   }
   struct fs_inode *in = st->ino ? find_id(t, st->ino) : NULL;
+  if (in && id_reused(in, st, parent, name)) { /* another file now: the one we knew is gone */
+    id_unhash(t, in);
+    if (in->name) {
+      in->refs++;
+      drop_name(t, in);
+      put_locked(t, in);
+    }
+    in = NULL;
+  }
   struct fs_inode *there = find_name(t, parent, name);
   if (there && there != in) { /* the name now refers to another file: the old one is gone */
     id_unhash(t, there);

@@ -11,6 +11,7 @@
 #include <syslog.h>
 
 #include "cache.h"
+#include "closeq.h"
 #include "conn.h"
 #include "dircache.h"
 #include "inode.h"
@@ -45,20 +46,31 @@ struct flush_wait {
   int done;
 };
 
-static void flushed(int err, void *arg) {
-  (void)err; /* a failed write stays recorded on the inode for the next fsync/close */
-  struct flush_wait *w = arg;
+static void wait_over(struct flush_wait *w) {
   pthread_mutex_lock(&w->lock);
   w->done = 1;
   pthread_cond_signal(&w->cv);
   pthread_mutex_unlock(&w->lock);
 }
 
-static void flush_and_wait(struct fs_ctx *fs, struct fs_inode *in) {
+static void flushed(int err, void *arg) {
+  (void)err; /* a failed write stays recorded on the inode for the next fsync/close */
+  wait_over(arg);
+}
+
+static void drained(void *arg) {
+  wait_over(arg);
+}
+
+/* Flush in's dirty data (flush) or close the handles the close queue holds (drain), and wait. */
+static void finish_and_wait(struct fs_ctx *fs, struct fs_inode *in, int drain) {
   struct flush_wait w = {.done = 0};
   pthread_mutex_init(&w.lock, NULL);
   pthread_cond_init(&w.cv, NULL);
-  wb_flush(fs, in, 0, flushed, &w);
+  if (drain)
+    closeq_drain(fs, drained, &w);
+  else
+    wb_flush(fs, in, 0, flushed, &w);
   pthread_mutex_lock(&w.lock);
   while (!w.done)
     pthread_cond_wait(&w.cv, &w.lock);
@@ -90,7 +102,11 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     int dirty = wb_dirty(in);
     pthread_mutex_unlock(&in->lock);
     /* The server waits for our dirty data before the other client's access proceeds. */
-    if (dirty) flush_and_wait(fs, in);
+    if (dirty) finish_and_wait(fs, in, 0);
+    /* Handles the application closed and the queue still holds: closed before the acknowledgment
+     * (a server that breaks the handle lease of an open for delete waits for it; the file would
+     * stay delete-pending on such a handle, and its name unusable, until the queue sent it). */
+    if (closeq_holds(fs, in)) finish_and_wait(fs, in, 1);
     if (lost_read && fs->se) {
       fuse_lowlevel_notify_inval_inode(fs->se, in->nodeid, 0, 0);
       atomic_fetch_add(&fs->ctr.invalidations, 1);

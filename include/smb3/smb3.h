@@ -275,7 +275,9 @@ struct smb3_stat {
 
 /* flags: O_RDONLY / O_WRONLY / O_RDWR, with O_CREAT, O_EXCL, O_TRUNC, O_DIRECTORY; O_APPEND is
  * not emulated. *out owned by the caller: smb3_close() it; NULL on failure. st (optional)
- * receives attributes.
+ * receives attributes. With O_CREAT, a name that is delete-pending (deleted while another open
+ * holds the file) is asked for again for up to 1 s (2, 4 ... 128 ms apart), then SMB3_ENOENT; so
+ * are mkdir, symlink and mknod, and the asynchronous forms (the waits on the I/O thread's timer).
  * Errors: SMB3_EINVAL (c or path NULL), CONN, STATUS (SMB3_ENOENT, SMB3_EEXIST with O_CREAT|O_EXCL,
  * SMB3_EISDIR, SMB3_ENOTDIR, SMB3_EACCES, SMB3_EBUSY: a sharing violation, SMB3_ENAMETOOLONG),
  * SYNC. From a callback: no (SYNC). */

@@ -103,6 +103,11 @@ int client_submit(smb3_client *c, struct smb3_chain *ch) {
   return transport_submit(c->tr, ch);
 }
 
+int client_defer(smb3_client *c, uint64_t delay_ns, void (*fn)(void *), void *arg) {
+  if (__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE)) return SMB3_ECLOSED;
+  return transport_defer(c->tr, delay_ns, fn, arg);
+}
+
 void client_ref(smb3_client *c) {
   __atomic_add_fetch(&c->refs, 1, __ATOMIC_ACQ_REL);
 }

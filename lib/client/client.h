@@ -78,6 +78,8 @@ void oplock_untrack(smb3_file *f);
 
 /* Submit a chain on the client's connection; SMB3_ECLOSED after smb3_disconnect(). */
 int client_submit(smb3_client *c, struct smb3_chain *ch);
+/* fn(arg) on the I/O thread after delay_ns (or at the disconnect, sooner): transport_defer. */
+int client_defer(smb3_client *c, uint64_t delay_ns, void (*fn)(void *), void *arg);
 /* References that keep the client's memory alive (open files hold one). */
 void client_ref(smb3_client *c);
 void client_unref(smb3_client *c);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 #include "client/pathop.h"
 #include "util/status.h"
@@ -493,6 +494,44 @@ static void ignore_done(int rc, void *arg) {
   (void)arg;
 }
 
+/* A CREATE that would make the name (a new file, directory, symlink) found it delete-pending:
+ * another open still holds the file someone deleted, and the name is free once it closes. A
+ * client that caches handles closes them within moments of the application's close (this one's
+ * close queue: CLOSEQ_DELAY), and a server that breaks the handle lease of an open for delete
+ * lets the delete wait for that; a server that does not (Samba 4.17) answers the next CREATE by
+ * that name STATUS_DELETE_PENDING. So such a CREATE runs again after 2, 4, 8 ... 128 ms, for up to
+ * DP_WAIT_MAX in all; then the answer stands (ENOENT, as the kernel's cifs client says). */
+#define DP_WAIT_MAX (1000u * 1000000u) /* ns */
+
+static int name_pending(const struct pathop *op, const struct smb3_chain *ch) {
+  uint32_t d = op->ca.disposition;
+  if (!op->first_is_create || !ch || !ch->n || ch->msgs[0].status != NT_STATUS_DELETE_PENDING ||
+      (d != SMB2_FILE_CREATE && d != SMB2_FILE_OPEN_IF && d != SMB2_FILE_OVERWRITE_IF &&
+       d != SMB2_FILE_SUPERSEDE))
+    return 0;
+  return op->dp_waited < DP_WAIT_MAX;
+}
+
+/* An open with O_CREAT that succeeded after waiting for a delete-pending name, and found a file
+ * there instead of making one, may hold the very file that was being deleted: a server can open
+ * the old file by its name just before the last close of it removes the name (Samba: the open
+ * takes the file before it takes the share-mode lock that close holds while it unlinks), and what
+ * is written then goes to a file without a name. So that open is closed and the CREATE sent once
+ * more: a name another client made meanwhile opens again, a removed one is made anew. */
+static int dp_orphan(struct pathop *op, int rc) {
+  if (rc || op->kind != OP_OPEN || !op->dp_tries || op->dp_checked || op->st.created || !op->file) return 0;
+  op->dp_checked = 1;
+  return 1;
+}
+
+/* How long to wait before running op again (and count it). */
+static uint64_t dp_delay(struct pathop *op) {
+  uint64_t ns = (2u * 1000000u) << (op->dp_tries < 6 ? op->dp_tries : 6);
+  op->dp_tries++;
+  op->dp_waited += ns;
+  return ns;
+}
+
 /* Turn a completed chain into op's result; frees the chain. */
 static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc && op->kind == OP_GET_EAS && ch->msgs[0].status == NT_STATUS_SUCCESS &&
@@ -511,6 +550,7 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   }
   if (!rc) rc = first_failure(op, ch);
   op->ro_again = rc && readonly_refused(op, ch);
+  op->dp_again = rc == SMB3_ENOENT && name_pending(op, ch);
   if (rc && ch && op->kind == OP_MKREPARSE && ch->msgs[0].status == NT_STATUS_SUCCESS)
     (void)smb3_unlink_async(op->c, op->path, ignore_done, NULL); /* the plain file it left, best effort */
   if (!rc && op->kind == OP_READLINK) rc = finish_readlink(op, &ch->msgs[1]);
@@ -542,6 +582,18 @@ int pathop_run_sync(struct pathop *op) {
   int rc = client_sync_check(op->c, op->what); /* (client_steps_first checks too; this names the operation) */
   if (!rc) rc = client_steps_first(op->c, op->steps, op->n, op->first_is_create, &ch);
   rc = pathop_finish(op, rc ? NULL : ch, rc);
+  while (op->dp_again || dp_orphan(op, rc)) { /* (the caller's thread: it may sleep) */
+    if (op->dp_again) {
+      uint64_t ns = dp_delay(op);
+      nanosleep(&(struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)}, NULL);
+    } else {
+      (void)smb3_close(op->file); /* (freed whatever the server says) */
+      op->file = NULL;
+    }
+    ch = NULL;
+    rc = client_steps_first(op->c, op->steps, op->n, op->first_is_create, &ch);
+    rc = pathop_finish(op, rc ? NULL : ch, rc);
+  }
   if (!op->ro_again) return rc;
   readonly_retry(op);
   ch = NULL;
@@ -549,13 +601,44 @@ int pathop_run_sync(struct pathop *op) {
   return pathop_finish(op, rc ? NULL : ch, rc);
 }
 
+static void async_done(struct smb3_chain *ch, int rc, void *arg);
+static void complete(struct pathop *op, int rc);
+
+static void dp_run_again(void *arg) { /* I/O thread: the delay is over */
+  struct pathop *op = arg;
+  if (client_steps_async(op->c, op->steps, op->n, op->first_is_create, async_done, op))
+    complete(op, op->dp_rc);
+}
+
+static void dp_orphan_closed(int rc, void *arg) { /* I/O thread: the open that may be stale is closed */
+  (void)rc;
+  dp_run_again(arg);
+}
+
 static void async_done(struct smb3_chain *ch, int rc, void *arg) {
   struct pathop *op = arg;
   rc = pathop_finish(op, ch, rc);
+  if (dp_orphan(op, rc)) {
+    smb3_file *f = op->file;
+    op->file = NULL;
+    op->dp_rc = SMB3_ENOENT; /* if it cannot be sent again */
+    if (!smb3_close_async(f, dp_orphan_closed, op)) return;
+    dp_run_again(op);
+    return;
+  }
   if (op->ro_again) {
     readonly_retry(op);
     if (!client_steps_async(op->c, op->steps, op->n, op->first_is_create, async_done, op)) return;
   }
+  if (op->dp_again) {
+    op->dp_rc = rc;
+    if (!client_defer(op->c, dp_delay(op), dp_run_again, op)) return;
+  }
+  complete(op, rc);
+}
+
+/* The caller's callback, then op is freed. */
+static void complete(struct pathop *op, int rc) {
   switch (op->kind) {
   case OP_STAT:
   case OP_FSTAT:

@@ -27,6 +27,13 @@
 
 enum rx_state { RX_LEN, RX_HEAD, RX_FRAME, RX_DIRECT };
 
+struct deferred { /* transport_defer: a call due at `due` (mono_ns), in a list sorted by it */
+  struct deferred *next;
+  uint64_t due;
+  void (*fn)(void *);
+  void *arg;
+};
+
 struct smb3_transport {
   int fd, efd, epfd;
   pthread_t thread;
@@ -51,6 +58,7 @@ struct smb3_transport {
   int kick;                /* output may be pending: flush on this loop (I/O thread only) */
   int completed_at_submit; /* a submit completed its chain at once: run its callback (atomic) */
   int out_armed;
+  struct deferred *deferred; /* under lock */
 };
 
 /* ---- connect ---- */
@@ -452,9 +460,73 @@ static void drain_eventfd(int efd) {
  * take the core lock on every wake-up while callers are submitting. */
 #define HOUSEKEEPING_NS (50u * 1000000u)
 
+/* The deferred calls due by now (all of them when now is UINT64_MAX), taken off the list. */
+static struct deferred *take_due(struct smb3_transport *t, uint64_t now) {
+  pthread_mutex_lock(&t->lock);
+  struct deferred *due = t->deferred, **pp = &t->deferred;
+  while (*pp && (*pp)->due <= now)
+    pp = &(*pp)->next;
+  if (pp == &t->deferred) {
+    due = NULL;
+  } else {
+    t->deferred = *pp; /* the rest */
+    *pp = NULL;        /* (pp: the last due one's next) */
+  }
+  pthread_mutex_unlock(&t->lock);
+  return due;
+}
+
+static void run_deferred(struct deferred *d) {
+  while (d) {
+    struct deferred *next = d->next;
+    d->fn(d->arg);
+    free(d);
+    d = next;
+  }
+}
+
+/* epoll_wait's timeout: 250 ms, or less when a deferred call is due sooner. */
+static int wait_ms(struct smb3_transport *t) {
+  int ms = 250;
+  pthread_mutex_lock(&t->lock);
+  if (t->deferred) {
+    uint64_t now = mono_ns(), due = t->deferred->due;
+    uint64_t left = due > now ? (due - now + 999999u) / 1000000u : 0;
+    if (left < (uint64_t)ms) ms = (int)left;
+  }
+  pthread_mutex_unlock(&t->lock);
+  return ms;
+}
+
+int transport_defer(struct smb3_transport *t, uint64_t delay_ns, void (*fn)(void *), void *arg) {
+  struct deferred *d = malloc(sizeof *d);
+  if (!d) return SMB3_ENOMEM;
+  *d = (struct deferred){NULL, mono_ns() + delay_ns, fn, arg};
+  pthread_mutex_lock(&t->lock);
+  int stopped = __atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
+  struct deferred **pp = &t->deferred;
+  while (!stopped && *pp && (*pp)->due <= d->due)
+    pp = &(*pp)->next;
+  if (!stopped) {
+    d->next = *pp;
+    *pp = d;
+  }
+  pthread_mutex_unlock(&t->lock);
+  if (stopped) {
+    free(d);
+    return SMB3_ECLOSED;
+  }
+  if (!pthread_equal(pthread_self(), t->thread)) { /* the I/O thread may sleep past the new due time */
+    uint64_t one = 1;
+    ssize_t w = write(t->efd, &one, sizeof one);
+    (void)w;
+  }
+  return 0;
+}
+
 static int loop_once(struct smb3_transport *t) {
   struct epoll_event evs[4];
-  int n = epoll_wait(t->epfd, evs, 4, 250);
+  int n = epoll_wait(t->epfd, evs, 4, wait_ms(t));
   if (n < 0 && errno != EINTR) return SMB3_EIO;
   int rc = 0;
   for (int i = 0; i < n && !rc; i++) {
@@ -478,6 +550,7 @@ static int loop_once(struct smb3_transport *t) {
   if (__atomic_exchange_n(&t->completed_at_submit, 0, __ATOMIC_ACQ_REL))
     take_and_run(t); /* a chain transport_submit completed at once */
   uint64_t now = mono_ns();
+  run_deferred(take_due(t, now));
   if (n == 0 || now - t->last_housekeeping >= HOUSEKEEPING_NS) {
     t->last_housekeeping = now;
     pthread_mutex_lock(&t->lock);
@@ -506,6 +579,8 @@ static void *io_thread(void *arg) {
   }
   fail(t, SMB3_ECLOSED);
   take_and_run(t);
+  run_deferred(take_due(t, UINT64_MAX)); /* t->stop is set: nothing is added any more */
+  take_and_run(t);                       /* (what they submitted failed at once) */
   return NULL;
 }
 

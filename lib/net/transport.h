@@ -30,6 +30,10 @@ void transport_set_handlers(struct smb3_transport *t, transport_break_cb on_brea
  * with pthread_self() so that a synchronous call made from a callback fails instead of waiting
  * for the very thread it runs on. */
 pthread_t transport_thread(const struct smb3_transport *t);
+/* Run fn(arg) on the I/O thread once delay_ns have passed (to the millisecond), or when the
+ * transport stops, whichever comes first (the caller's fn then finds it closed: a submit fails).
+ * 0, or SMB3_ECLOSED / SMB3_ENOMEM (then fn never runs). */
+int transport_defer(struct smb3_transport *t, uint64_t delay_ns, void (*fn)(void *), void *arg);
 /* Run fn(core, arg) under the transport's lock (stats, state queries). */
 void transport_with_core(struct smb3_transport *t, void (*fn)(struct smb3_core *, void *), void *arg);
 /* Stop the I/O thread (pending chains fail with SMB3_ECLOSED, callbacks run), close the socket,
