@@ -424,6 +424,16 @@ char *inode_child_path(struct fs_ctx *fs, struct fs_inode *parent, const char *n
   return s;
 }
 
+struct fs_inode *inode_parent(struct fs_ctx *fs, struct fs_inode *in, char **name) {
+  pthread_mutex_lock(&fs->it->lock);
+  struct fs_inode *p = in->parent;
+  *name = p ? strdup(in->name) : NULL;
+  if (!*name) p = NULL;
+  if (p) p->refs++;
+  pthread_mutex_unlock(&fs->it->lock);
+  return p;
+}
+
 struct fs_inode *inode_find_child(struct fs_ctx *fs, struct fs_inode *parent, const char *name) {
   pthread_mutex_lock(&fs->it->lock);
   struct fs_inode *in = find_name(fs->it, parent, name);

@@ -89,6 +89,9 @@ struct fs_inode {
   struct wb_state wb;
   struct fs_dlist *dl;       /* a directory's last listing (dircache.h; kept by relist.c), under lock */
   struct relist_job *relist; /* a directory's listing for lookups in flight (relist.c), under lock */
+  int relist_misses;         /* lookups of unknown names since relist_miss_at (relist.c), under lock */
+  double relist_miss_at;     /* ... the last of them */
+  double relist_quiet_until; /* no listing for misses before then (too big, or it failed) */
   struct fs_lock *locks;     /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
   struct piece *srv_locks;   /* ... and what the server holds for them (locks.c) */
   int lock_changing;         /* a change (locks.c apply) has some of them out of the list */
@@ -138,6 +141,9 @@ void inode_forget(struct fs_ctx *fs, fuse_ino_t nodeid, uint64_t n);
 char *inode_path(struct fs_ctx *fs, struct fs_inode *in);
 /* parent's path joined with name, malloc'd; NULL on ENOMEM/detached. */
 char *inode_child_path(struct fs_ctx *fs, struct fs_inode *parent, const char *name);
+/* in's parent (referenced) and in *name its name there (malloc'd), or NULL (the root, detached,
+ * ENOMEM). */
+struct fs_inode *inode_parent(struct fs_ctx *fs, struct fs_inode *in, char **name);
 /* The known inode at parent/name (referenced) or NULL. */
 struct fs_inode *inode_find_child(struct fs_ctx *fs, struct fs_inode *parent, const char *name);
 /* After a rename on the server: move in to newparent/newname. */

@@ -13,6 +13,7 @@
 #include "inode.h"
 #include "nsop.h"
 #include "ops.h"
+#include "relist.h"
 #include "reply.h"
 #include "smb3fs_ioctl.h"
 #include "stats.h"
@@ -59,6 +60,7 @@ static void reply_attr_cb(void *arg, int rc) {
 static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
   if (rc) {
+    if (rc == SMB3_ENOENT && !o->fh) relist_gone(o->fs, o->in); /* no listing says otherwise */
     nsop_finish_smb(o, rc);
     return;
   }

@@ -22,6 +22,7 @@
 #include "ops.h"
 #include "owner.h"
 #include "readahead.h"
+#include "relist.h"
 #include "reply.h"
 #include "writeback.h"
 
@@ -196,6 +197,7 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
     o->in->attr_expiry = 0;
     o->in->attr_lookup = 0;
     pthread_mutex_unlock(&o->in->lock);
+    relist_gone(o->fs, o->in); /* (nor may a listing from before answer that lookup) */
     fuse_reply_err(o->req, ESTALE);
     fop_free(o);
     return;

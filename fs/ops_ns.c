@@ -157,11 +157,15 @@ static void lookup_start(struct nsop *o) {
   fs_route_done(&r);
 }
 
-/* relist_lookup's answer: the inode as a recent listing confirmed it, or ask the server. */
-static void lookup_listed(void *arg, const struct smb3_stat *st, double asked) {
+/* relist_lookup's answer: what a recent listing says of the name, or ask the server. */
+static void lookup_listed(void *arg, int rc, const struct smb3_stat *st, double asked) {
   struct nsop *o = arg;
-  if (!st) {
+  if (rc == RELIST_ASK) {
     nsop_run(o, lookup_start);
+    return;
+  }
+  if (rc) {
+    nsop_finish_smb(o, rc);
     return;
   }
   o->asked = asked;

@@ -9,6 +9,12 @@
 
 /* Directories with more entries are not listed again for a lookup: a stat is cheaper there. */
 #define RELIST_MAX 1024
+/* Lookups of names the mount has no inode of, in one directory with no recent listing, each less
+ * than actimeo after the last, before it is listed for them (the first is asked of the server). */
+#define RELIST_MISSES 2
+/* Seconds a directory that proved too big to list, or could not be listed, is not listed for
+ * misses. */
+#define RELIST_QUIET 30.0
 #define ATTR_REPARSE_POINT 0x400u /* MS-FSCC 2.6 */
 
 struct relist_wait {
@@ -27,7 +33,7 @@ struct relist_job {
   struct relist_wait *waiters;
 };
 
-enum { RL_NO, RL_ASK, RL_STALE, RL_YES };
+enum { RL_NO, RL_ASK, RL_STALE, RL_YES, RL_ABSENT };
 
 static int same_time(struct timespec_smb3 a, struct timespec_smb3 b) {
   return a.sec == b.sec && a.nsec == b.nsec;
@@ -46,24 +52,45 @@ static int confirms(struct fs_inode *in, const struct smb3_stat *e) {
   return !e->posix || (s->mode == e->mode && s->uid == e->uid && s->gid == e->gid && s->nlink == e->nlink);
 }
 
-/* What the directory's kept listing says about name: RL_YES (*st, *asked filled), RL_ASK (recent,
- * but it does not confirm the inode), RL_STALE (it had the name and the inode, but is not recent:
- * a new listing may confirm it), RL_NO (nothing to go on). */
+/* Whether a listing's entry may stand for a stat of a name the mount has no inode of, as readdirplus
+ * gives it: not for an entry without a file id or for a reparse point (a symlink file is read by
+ * the lookup, as after a stat). */
+static int stands_for_stat(const struct smb3_stat *e) {
+  return e->ino && !(e->attributes & ATTR_REPARSE_POINT);
+}
+
+/* What the directory's kept listing says about name: RL_YES (*st, *asked filled: the inode it
+ * confirms, or for a name the mount has no inode of, the entry of a listing that may be served),
+ * RL_ABSENT (*asked filled: a listing that may be served has no such name, and the mount no inode
+ * of it), RL_ASK (recent, but it does not confirm the inode), RL_STALE (it had the name, but is not
+ * recent: a new listing may answer), RL_NO (nothing to go on). */
 static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, struct smb3_stat *st,
                   double *asked) {
   struct smb3_stat e;
-  int r = RL_NO;
+  int r = RL_NO, fresh = 0;
   pthread_mutex_lock(&dir->lock);
   const struct fs_dent *d = dircache_find(dir->dl, name);
+  if (d || dircache_fresh(fs, dir->dl)) {
+    *asked = dircache_asked(dir->dl);
+    fresh = dircache_fresh(fs, dir->dl);
+  }
   if (d) {
     e = d->st;
-    *asked = dircache_asked(dir->dl);
     r = dircache_recent(fs, dir->dl) ? RL_ASK : dircache_count(dir->dl) <= RELIST_MAX ? RL_STALE : RL_NO;
+  } else if (fresh && fs_name_listable(fs, name) && dircache_absent(dir->dl, name)) {
+    r = RL_ABSENT;
   }
   pthread_mutex_unlock(&dir->lock);
   if (r == RL_NO) return RL_NO;                          /* (most lookups: no table lock for them) */
   struct fs_inode *in = inode_find_child(fs, dir, name); /* (table lock: never under dir->lock) */
-  if (!in) return RL_NO;
+  if (!in) {
+    if (r == RL_ASK && fresh && stands_for_stat(&e)) {
+      *st = e;
+      return RL_YES;
+    }
+    return r == RL_ABSENT || r == RL_STALE ? r : RL_NO;
+  }
+  if (r == RL_ABSENT) r = RL_NO; /* (a name it learned since: ask) */
   if (r == RL_ASK) {
     pthread_mutex_lock(&in->lock);
     if (confirms(in, &e)) {
@@ -120,6 +147,41 @@ void relist_saw(struct fs_inode *dir, const char *name, const struct smb3_stat *
   pthread_mutex_unlock(&dir->lock);
 }
 
+void relist_gone(struct fs_ctx *fs, struct fs_inode *in) {
+  char *name;
+  struct fs_inode *dir = inode_parent(fs, in, &name);
+  if (!dir) return;
+  relist_saw(dir, name, NULL, fs_now());
+  free(name);
+  inode_put(fs, dir);
+}
+
+/* Answer with what answer() said (r). */
+static void reply(struct fs_ctx *fs, int r, relist_cb cb, void *arg, const struct smb3_stat *st,
+                  double asked) {
+  if (r == RL_YES) {
+    atomic_fetch_add(&fs->ctr.lookups_listed, 1);
+    cb(arg, 0, st, asked);
+  } else if (r == RL_ABSENT) {
+    atomic_fetch_add(&fs->ctr.lookups_listed_absent, 1);
+    cb(arg, SMB3_ENOENT, NULL, asked);
+  } else {
+    cb(arg, RELIST_ASK, NULL, asked);
+  }
+}
+
+/* A lookup in dir, with no listing of it in flight, found nothing to go on (RL_NO): whether to list
+ * it now (RELIST_MISSES; dir->lock held). */
+static int missed(struct fs_ctx *fs, struct fs_inode *dir) {
+  double now = fs_now();
+  if (dircache_recent(fs, dir->dl) || now < dir->relist_quiet_until) return 0;
+  if (now - dir->relist_miss_at >= fs->actimeo) dir->relist_misses = 0;
+  dir->relist_miss_at = now;
+  if (++dir->relist_misses < RELIST_MISSES) return 0;
+  dir->relist_misses = 0;
+  return 1;
+}
+
 /* The listing is in (I/O thread): keep it, answer every lookup that waited for it. */
 static void relisted(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
   struct relist_job *j = arg;
@@ -132,15 +194,15 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
   pthread_mutex_lock(&dir->lock);
   struct relist_wait *w = j->waiters;
   dir->relist = NULL;
+  if (rc || nv > RELIST_MAX) dir->relist_quiet_until = fs_now() + RELIST_QUIET;
   pthread_mutex_unlock(&dir->lock);
   free(j);
   while (w) { /* (a failed listing: each asks the server, which has its own retries) */
     struct relist_wait *next = w->next;
     struct smb3_stat st;
     double asked = 0;
-    int yes = !rc && answer(fs, dir, w->name, &st, &asked) == RL_YES;
-    if (yes) atomic_fetch_add(&fs->ctr.lookups_listed, 1);
-    w->cb(w->arg, yes ? &st : NULL, asked);
+    int r = rc ? RL_NO : answer(fs, dir, w->name, &st, &asked);
+    reply(fs, r, w->cb, w->arg, &st, asked);
     free(w->name);
     free(w);
     w = next;
@@ -170,12 +232,11 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, rel
   struct smb3_stat st;
   double asked = 0;
   int r = answer(fs, dir, name, &st, &asked);
-  if (r == RL_YES) {
-    atomic_fetch_add(&fs->ctr.lookups_listed, 1);
-    cb(arg, &st, asked);
+  if (r == RL_YES || r == RL_ABSENT) {
+    reply(fs, r, cb, arg, &st, asked);
     return 1;
   }
-  if (r != RL_STALE) return 0;
+  if (r != RL_STALE && r != RL_NO) return 0;
   struct relist_wait *w = calloc(1, sizeof *w);
   if (!w || !(w->name = strdup(name))) {
     free(w);
@@ -184,8 +245,8 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, rel
   w->cb = cb;
   w->arg = arg;
   pthread_mutex_lock(&dir->lock);
-  struct relist_job *j = dir->relist;
-  int start = !j;
+  struct relist_job *j = dir->relist; /* in flight: wait for it, whatever r */
+  int start = !j && (r == RL_STALE || missed(fs, dir));
   if (start && (j = calloc(1, sizeof *j))) {
     j->fs = fs;
     j->dir = dir;

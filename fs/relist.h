@@ -1,29 +1,46 @@
-/* relist.h - lookups of names a directory's last listing showed, answered from one fresh listing
- * of the directory instead of one stat per name (relist.c).
+/* relist.h - lookups answered from one listing of the directory instead of one stat per name
+ * (relist.c).
  *
- * A program that walks a tree (find -exec, tar c, cp -r and rm -rf of a tree on the mount) lists a
- * directory and then opens or removes its names one by one; on a link with any latency that takes
- * longer than actimeo, the kernel's dentries from the listing expire, and the kernel sends a LOOKUP
- * for every name again: one round trip per name. When the directory's last listing (fs_inode.dl,
- * dircache.h) had the name, relist_lookup lists the directory again instead (every lookup in it
- * that arrives meanwhile waits for the same listing) and answers from that listing while it is
- * recent (actimeo seconds after it was asked for, as any cached attribute).
+ * Two patterns cost a round trip per name otherwise. A program that walks a tree (find -exec, tar
+ * c, cp -r and rm -rf of a tree on the mount) lists a directory and then opens or removes its names
+ * one by one; on a link with any latency that takes longer than actimeo, the kernel's dentries from
+ * the listing expire, and it sends a LOOKUP for every name again. And a program that looks names up
+ * without listing first (git status lstat's every file of its index, a compiler searches each
+ * include directory, a fresh mount's stat of every file) sends a LOOKUP for every name the mount
+ * has never seen.
  *
- * A listing only confirms: a name is answered from it only when the mount's inode for that name
- * agrees with its entry (the same file id, type, size, mtime and ctime; POSIX: mode and owner), is
- * not open, has nothing in write-back and is not a reparse point; the answer is then what the inode
- * holds, as old as the listing (the kernel's timeouts are shortened by its age). A name this mount
- * created, removed, renamed or changed since (its inode then differs or is gone), a file another
- * client changed, an entry without a file id: the caller asks the server, as it did before. */
+ * relist_lookup lists the directory instead, and every lookup in it that arrives meanwhile waits for
+ * the same listing: when the directory's last listing (fs_inode.dl, dircache.h) had the name but is
+ * no longer recent, or when the lookup is the second (RELIST_MISSES) within actimeo of names the
+ * mount knows nothing of, in a directory with no recent listing. The first such lookup is a stat:
+ * a path walk through a directory costs no listing of it. A directory that proved too big
+ * (RELIST_MAX) or could not be listed is not listed for misses for RELIST_QUIET seconds.
+ *
+ * What a listing answers, while recent (actimeo seconds after it was asked for, as any cached
+ * attribute; the kernel's timeouts are shortened by its age):
+ * - a name whose inode here agrees with its entry (the same file id, type, size, mtime and ctime;
+ *   POSIX: mode and owner), is not open, has nothing in write-back and is not a reparse point: what
+ *   the inode holds. Any difference (another client's change, one of this mount's own) is asked of
+ *   the server.
+ * - only while the listing may also be served to a readdir (dircache_fresh: nothing in the mount's
+ *   namespace changed since it was asked for): a name the mount has no inode of is the entry, as
+ *   readdirplus would have given it (not for an entry without a file id or a reparse point; a
+ *   possible symlink file is read, as after a stat); a name it does not have is "no such name"
+ *   (lookups_listed_absent), unless a listed name equals it but for case (the server compares
+ *   without case) or a name is not ASCII.
+ * A server answer newer than the listing that contradicts it (a stat, an open that found no file)
+ * spoils it (relist_saw, relist_gone). */
 #ifndef SMB3FS_RELIST_H
 #define SMB3FS_RELIST_H
 
 #include "dircache.h"
 #include "inode.h"
 
-/* Runs once: st NULL when the server must be asked; else the attributes to answer with, as known
- * at `asked` (fs_now() then). From the calling worker or the I/O thread. */
-typedef void (*relist_cb)(void *arg, const struct smb3_stat *st, double asked);
+/* relist_cb's rc when the server must be asked. */
+#define RELIST_ASK 1
+/* Runs once: rc 0 with st the attributes to answer with, SMB3_ENOENT (no such name), or RELIST_ASK;
+ * as known at `asked` (fs_now() then). From the calling worker or the I/O thread. */
+typedef void (*relist_cb)(void *arg, int rc, const struct smb3_stat *st, double asked);
 /* 1 when cb will run (perhaps before this returns), 0 when the listing has nothing to say about
  * name (cb never runs: ask the server). */
 int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, relist_cb cb, void *arg);
@@ -31,6 +48,8 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, rel
  * asked for before that disagrees (another client's new, removed or replaced name) is not served
  * or used again. */
 void relist_saw(struct fs_inode *dir, const char *name, const struct smb3_stat *st, double asked);
+/* The server just said in's name is gone (an open of it found no file): relist_saw of that. */
+void relist_gone(struct fs_ctx *fs, struct fs_inode *in);
 /* The entries of a listing the kernel may see (fs_name_listable), copied: *out (NULL when n is 0)
  * and *nout; SMB3_ENOMEM or 0. */
 int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struct fs_dent **out,

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Lookups of names a fresh mount has never seen (git status, a compiler's include search, stat of
+# every file of a tree): after the second miss in a directory, one listing answers the rest, "no
+# such name" included, for as long as a listing may be served (actimeo, nothing changed by this
+# mount). What the server would answer otherwise must still be what the program sees:
+# - every answer (size, file id, type) is the server's;
+# - a name that differs from a listed one only in case is asked of the server (it compares names
+#   without case, unless the POSIX extensions are on);
+# - names this mount makes or removes show at once; another client's once actimeo has passed.
+source "$(dirname "$0")/lib.sh"
+D=$SMB3_TEST_SHARE_DIR
+mkdir "$D/ll" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/ll/f$i"; done
+mkdir "$D/ll/sub"
+chown -R "$(stat -c %u "$D")" "$D/ll"
+mount_into M "actimeo=3"
+"$PYTHON" - "$M" "$D" "$SMB3" "$SMB3_TEST_URL" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "lookups from a listing: $(cat "$WORK/py")"; }
+import json, os, subprocess, sys, time
+m, d, smb3, url = sys.argv[1:]
+url = url.rstrip("/")
+def st(k):
+    return json.loads(subprocess.run([smb3, "stats", m], capture_output=True, check=True).stdout)[k]
+def ok(msg): print("ok   " + msg)
+def bad(msg): print("FAIL " + msg)
+def check(name, cond, detail=""):
+    ok(name) if cond else bad(name + (": " + detail if detail else ""))
+def lstat(p):
+    try:
+        return os.lstat(p)
+    except FileNotFoundError:
+        return None
+ll, names = m + "/ll", ["f%02d" % i for i in range(20)]
+lstat(ll)  # the directory itself: one lookup in the share's root
+rt, rel, lis, ab = st("round_trips"), st("relists"), st("lookups_listed"), st("lookups_listed_absent")
+t0 = time.monotonic()
+got = {n: lstat(ll + "/" + n) for n in names}
+sub = lstat(ll + "/sub")
+srv = {n: os.lstat(d + "/ll/" + n) for n in names}
+check("every name found, with the server's size and file id",
+      all(got[n] and got[n].st_size == i and got[n].st_ino == srv[n].st_ino for i, n in enumerate(names)),
+      str({n: (g.st_size, g.st_ino) if g else None for n, g in got.items()}))
+check("a directory among them is one", sub is not None and (sub.st_mode & 0o170000) == 0o040000)
+spent, relisted, listed = st("round_trips") - rt, st("relists") - rel, st("lookups_listed") - lis
+check("21 lookups of unknown names: one stat, then one listing (%d round trips, %d listings, %d answered from it)"
+      % (spent, relisted, listed), spent == 2 and relisted == 1 and listed == 20)
+# names the listing does not have: no round trip while it may be served
+rt = st("round_trips")
+missing = [lstat(ll + "/nothere%d" % i) for i in range(5)]
+fresh = time.monotonic() - t0 < 2.5  # (a listing is served for actimeo = 3 s)
+check("names not in the listing: ENOENT", all(x is None for x in missing))
+if fresh:
+    check("... answered from it (%d round trips, %d answered)" % (st("round_trips") - rt, st("lookups_listed_absent") - ab),
+          st("round_trips") == rt and st("lookups_listed_absent") - ab == 5)
+else:
+    bad("the test was too slow to check answers from a listing (%.1f s)" % (time.monotonic() - t0))
+# a name like a listed one but for case: the server decides
+rt, ab = st("round_trips"), st("lookups_listed_absent")
+upper = lstat(ll + "/F03")
+check("a name differing from a listed one in case is asked of the server (%d round trips)" % (st("round_trips") - rt),
+      st("round_trips") > rt and st("lookups_listed_absent") == ab)
+srv_upper = subprocess.run([smb3, "stat", url + "/ll/F03"], capture_output=True, text=True)
+check("... and answered as the server answers (%s)" % ("found" if upper else "no such file"),
+      (upper is not None) == (srv_upper.returncode == 0) and (not upper or upper.st_ino == srv["f03"].st_ino),
+      srv_upper.stdout + srv_upper.stderr)
+# names this mount makes and removes: at once
+open(ll + "/mine", "w").write("mine")
+os.unlink(ll + "/f06")
+check("a name this mount made is found", lstat(ll + "/mine") is not None and lstat(ll + "/mine").st_size == 4)
+check("a name this mount removed is gone", lstat(ll + "/f06") is None and not os.path.exists(d + "/ll/f06"))
+# another client's: once actimeo has passed
+open(d + "/ll/new1", "w").write("other")
+os.unlink(d + "/ll/f07")
+time.sleep(3.5)
+n1, f7 = lstat(ll + "/new1"), lstat(ll + "/f07")
+check("another client's new name is found after actimeo", n1 is not None and n1.st_size == 5)
+check("another client's removed name is gone after actimeo", f7 is None)
+check("the rest still the server's", all(lstat(ll + "/" + n).st_size == i for i, n in enumerate(names) if n not in ("f06", "f07")))
+PY
+PASSED=$((PASSED + $(grep -c '^ok' "$WORK/py" || true)))
+FAILED=$((FAILED + $(grep -c '^FAIL' "$WORK/py" || true)))
+finish
