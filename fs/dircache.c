@@ -3,13 +3,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 struct fs_dlist {
   struct fs_dent *v;
-  struct fs_dent **ord;  /* v by name (strcmp): dircache_find */
-  struct fs_dent **fold; /* v by name without ASCII case (strcasecmp): dircache_absent */
-  int ascii;             /* every name is ASCII */
+  struct fs_dent **ord; /* v by name (strcmp): dircache_find */
   size_t n;
   double asked;
   uint64_t gen;
@@ -33,22 +30,11 @@ void dircache_free(struct fs_dlist *d) {
   if (!d) return;
   dircache_free_entries(d->v, d->n);
   free(d->ord);
-  free(d->fold);
   free(d);
 }
 
 static int by_name(const void *a, const void *b) {
   return strcmp((*(struct fs_dent *const *)a)->name, (*(struct fs_dent *const *)b)->name);
-}
-
-static int by_folded_name(const void *a, const void *b) {
-  return strcasecmp((*(struct fs_dent *const *)a)->name, (*(struct fs_dent *const *)b)->name);
-}
-
-static int is_ascii(const char *s) {
-  while (*s && !(*s & 0x80))
-    s++;
-  return !*s;
 }
 
 /* NULL on ENOMEM */
@@ -69,20 +55,14 @@ struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t
   if (fs->actimeo <= 0 || n > DIRCACHE_MAX) return NULL;
   struct fs_dlist *d = calloc(1, sizeof *d);
   if (!d) return NULL;
-  if (!(d->v = copy_entries(v, n)) || !(d->ord = malloc((n ? n : 1) * sizeof *d->ord)) ||
-      !(d->fold = malloc((n ? n : 1) * sizeof *d->fold))) {
+  if (!(d->v = copy_entries(v, n)) || !(d->ord = malloc((n ? n : 1) * sizeof *d->ord))) {
     dircache_free_entries(d->v, d->v ? n : 0);
-    free(d->ord);
     free(d);
     return NULL;
   }
-  d->ascii = 1;
-  for (size_t i = 0; i < n; i++) {
-    d->ord[i] = d->fold[i] = &d->v[i];
-    d->ascii &= is_ascii(d->v[i].name);
-  }
+  for (size_t i = 0; i < n; i++)
+    d->ord[i] = &d->v[i];
   qsort(d->ord, n, sizeof *d->ord, by_name);
-  qsort(d->fold, n, sizeof *d->fold, by_folded_name);
   d->n = n;
   d->asked = asked;
   d->gen = gen;
@@ -102,12 +82,6 @@ const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name) 
   struct fs_dent key = {.name = (char *)name}, *k = &key;
   struct fs_dent **e = bsearch(&k, d->ord, d->n, sizeof *d->ord, by_name);
   return e ? *e : NULL;
-}
-
-int dircache_absent(const struct fs_dlist *d, const char *name) {
-  if (!d || !d->ascii || !is_ascii(name)) return 0;
-  struct fs_dent key = {.name = (char *)name}, *k = &key;
-  return !bsearch(&k, d->fold, d->n, sizeof *d->fold, by_folded_name);
 }
 
 size_t dircache_count(const struct fs_dlist *d) {

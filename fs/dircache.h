@@ -14,7 +14,7 @@
  * A listing stays on its inode after that (until the next one replaces it or the inode goes): for
  * lookups (relist.h), which use it by name while it is recent (actimeo): to confirm what an inode
  * holds whatever moved ns_gen, and while it may be served, to answer for a name the mount has no
- * inode of (its entry, or "no such name"); and as the list of names the directory had. */
+ * inode of with its entry; and as the list of names the directory had. */
 #ifndef SMB3FS_DIRCACHE_H
 #define SMB3FS_DIRCACHE_H
 
@@ -47,9 +47,6 @@ int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d);
 int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d);
 /* The entry called name (exactly: strcmp), or NULL; valid while d is. No I/O. */
 const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name);
-/* Whether the server, which compares names without case, would find no name like name in d: no
- * entry equals it with ASCII case ignored, and every name (its own too) is ASCII; 0 for NULL. */
-int dircache_absent(const struct fs_dlist *d, const char *name);
 size_t dircache_count(const struct fs_dlist *d); /* entries (0 for NULL) */
 double dircache_asked(const struct fs_dlist *d); /* when it was asked for (fs_now()) */
 /* Never served or used again (something showed it wrong); it still names what it held. */

@@ -89,9 +89,8 @@ struct fs_inode {
   struct wb_state wb;
   struct fs_dlist *dl;       /* a directory's last listing (dircache.h; kept by relist.c), under lock */
   struct relist_job *relist; /* a directory's listing for lookups in flight (relist.c), under lock */
-  int relist_misses;         /* lookups of unknown names since relist_miss_at (relist.c), under lock */
-  double relist_miss_at;     /* ... the last of them */
-  double relist_quiet_until; /* no listing for misses before then (too big, or it failed) */
+  double relist_found_at;    /* a directory's: when a stat last found a name in it (relist.c), under lock */
+  double relist_quiet_until; /* ... no listing for lookups of unknown names before then (too big, failed) */
   struct fs_lock *locks;     /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
   struct piece *srv_locks;   /* ... and what the server holds for them (locks.c) */
   int lock_changing;         /* a change (locks.c apply) has some of them out of the list */

@@ -39,9 +39,8 @@ struct fs_counters {
       setattrs_unchanged;              /* chown/chmod that change nothing, answered locally (ops_attr.c) */
   atomic_uint_fast64_t times_deferred; /* setattr of times sent with the write-back (wb_set_times) */
   atomic_uint_fast64_t lookups_listed; /* lookups answered from a recent listing (relist.c) */
-  atomic_uint_fast64_t lookups_listed_absent; /* ... answered "no such name" from one (relist.c) */
-  atomic_uint_fast64_t relists;               /* listings asked for to answer lookups (relist.c) */
-  atomic_uint_fast64_t listings_kept; /* directory listings served again without a round trip (dircache.c) */
+  atomic_uint_fast64_t relists;        /* listings asked for to answer lookups (relist.c) */
+  atomic_uint_fast64_t listings_kept;  /* directory listings served again without a round trip (dircache.c) */
   atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
   atomic_uint_fast64_t direct_rd_opens; /* cache=strict large read-only opens read with direct I/O */
   atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */

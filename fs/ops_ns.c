@@ -158,14 +158,10 @@ static void lookup_start(struct nsop *o) {
 }
 
 /* relist_lookup's answer: what a recent listing says of the name, or ask the server. */
-static void lookup_listed(void *arg, int rc, const struct smb3_stat *st, double asked) {
+static void lookup_listed(void *arg, const struct smb3_stat *st, double asked) {
   struct nsop *o = arg;
-  if (rc == RELIST_ASK) {
+  if (!st) {
     nsop_run(o, lookup_start);
-    return;
-  }
-  if (rc) {
-    nsop_finish_smb(o, rc);
     return;
   }
   o->asked = asked;

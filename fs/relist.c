@@ -9,9 +9,6 @@
 
 /* Directories with more entries are not listed again for a lookup: a stat is cheaper there. */
 #define RELIST_MAX 1024
-/* Lookups of names the mount has no inode of, in one directory with no recent listing, each less
- * than actimeo after the last, before it is listed for them (the first is asked of the server). */
-#define RELIST_MISSES 2
 /* Seconds a directory that proved too big to list, or could not be listed, is not listed for
  * misses. */
 #define RELIST_QUIET 30.0
@@ -33,7 +30,7 @@ struct relist_job {
   struct relist_wait *waiters;
 };
 
-enum { RL_NO, RL_ASK, RL_STALE, RL_YES, RL_ABSENT };
+enum { RL_NO, RL_ASK, RL_STALE, RL_YES };
 
 static int same_time(struct timespec_smb3 a, struct timespec_smb3 b) {
   return a.sec == b.sec && a.nsec == b.nsec;
@@ -61,24 +58,20 @@ static int stands_for_stat(const struct smb3_stat *e) {
 
 /* What the directory's kept listing says about name: RL_YES (*st, *asked filled: the inode it
  * confirms, or for a name the mount has no inode of, the entry of a listing that may be served),
- * RL_ABSENT (*asked filled: a listing that may be served has no such name, and the mount no inode
- * of it), RL_ASK (recent, but it does not confirm the inode), RL_STALE (it had the name, but is not
- * recent: a new listing may answer), RL_NO (nothing to go on). */
+ * RL_ASK (recent, but it does not confirm the inode), RL_STALE (it had the name, but is not recent:
+ * a new listing may answer), RL_NO (nothing to go on: a name it lacks too, which another client may
+ * have made since). */
 static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, struct smb3_stat *st,
                   double *asked) {
   struct smb3_stat e;
   int r = RL_NO, fresh = 0;
   pthread_mutex_lock(&dir->lock);
   const struct fs_dent *d = dircache_find(dir->dl, name);
-  if (d || dircache_fresh(fs, dir->dl)) {
-    *asked = dircache_asked(dir->dl);
-    fresh = dircache_fresh(fs, dir->dl);
-  }
   if (d) {
     e = d->st;
+    *asked = dircache_asked(dir->dl);
+    fresh = dircache_fresh(fs, dir->dl);
     r = dircache_recent(fs, dir->dl) ? RL_ASK : dircache_count(dir->dl) <= RELIST_MAX ? RL_STALE : RL_NO;
-  } else if (fresh && fs_name_listable(fs, name) && dircache_absent(dir->dl, name)) {
-    r = RL_ABSENT;
   }
   pthread_mutex_unlock(&dir->lock);
   if (r == RL_NO) return RL_NO;                          /* (most lookups: no table lock for them) */
@@ -88,9 +81,8 @@ static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, str
       *st = e;
       return RL_YES;
     }
-    return r == RL_ABSENT || r == RL_STALE ? r : RL_NO;
+    return r == RL_STALE ? r : RL_NO;
   }
-  if (r == RL_ABSENT) r = RL_NO; /* (a name it learned since: ask) */
   if (r == RL_ASK) {
     pthread_mutex_lock(&in->lock);
     if (confirms(in, &e)) {
@@ -144,6 +136,7 @@ void relist_saw(struct fs_inode *dir, const char *name, const struct smb3_stat *
     int wrong = st ? !d || d->st.is_dir != st->is_dir || (d->st.ino && st->ino && d->st.ino != st->ino) : !!d;
     if (wrong) dircache_spoil(dir->dl);
   }
+  if (st) dir->relist_found_at = asked; /* names are looked up one by one here: the next is listed */
   pthread_mutex_unlock(&dir->lock);
 }
 
@@ -159,26 +152,19 @@ void relist_gone(struct fs_ctx *fs, struct fs_inode *in) {
 /* Answer with what answer() said (r). */
 static void reply(struct fs_ctx *fs, int r, relist_cb cb, void *arg, const struct smb3_stat *st,
                   double asked) {
-  if (r == RL_YES) {
-    atomic_fetch_add(&fs->ctr.lookups_listed, 1);
-    cb(arg, 0, st, asked);
-  } else if (r == RL_ABSENT) {
-    atomic_fetch_add(&fs->ctr.lookups_listed_absent, 1);
-    cb(arg, SMB3_ENOENT, NULL, asked);
-  } else {
-    cb(arg, RELIST_ASK, NULL, asked);
-  }
+  if (r == RL_YES) atomic_fetch_add(&fs->ctr.lookups_listed, 1);
+  cb(arg, r == RL_YES ? st : NULL, asked);
 }
 
 /* A lookup in dir, with no listing of it in flight, found nothing to go on (RL_NO): whether to list
- * it now (RELIST_MISSES; dir->lock held). */
+ * it now: when a stat found another name in it less than actimeo ago, and no listing of it is recent
+ * (dir->lock held). Lookups of names that do not exist (a compiler's include search, PATH) never
+ * list: a listing answers no such lookup. */
 static int missed(struct fs_ctx *fs, struct fs_inode *dir) {
   double now = fs_now();
   if (dircache_recent(fs, dir->dl) || now < dir->relist_quiet_until) return 0;
-  if (now - dir->relist_miss_at >= fs->actimeo) dir->relist_misses = 0;
-  dir->relist_miss_at = now;
-  if (++dir->relist_misses < RELIST_MISSES) return 0;
-  dir->relist_misses = 0;
+  if (!dir->relist_found_at || now - dir->relist_found_at >= fs->actimeo) return 0;
+  dir->relist_found_at = 0;
   return 1;
 }
 
@@ -232,7 +218,7 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, rel
   struct smb3_stat st;
   double asked = 0;
   int r = answer(fs, dir, name, &st, &asked);
-  if (r == RL_YES || r == RL_ABSENT) {
+  if (r == RL_YES) {
     reply(fs, r, cb, arg, &st, asked);
     return 1;
   }

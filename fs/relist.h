@@ -11,10 +11,11 @@
  *
  * relist_lookup lists the directory instead, and every lookup in it that arrives meanwhile waits for
  * the same listing: when the directory's last listing (fs_inode.dl, dircache.h) had the name but is
- * no longer recent, or when the lookup is the second (RELIST_MISSES) within actimeo of names the
- * mount knows nothing of, in a directory with no recent listing. The first such lookup is a stat:
- * a path walk through a directory costs no listing of it. A directory that proved too big
- * (RELIST_MAX) or could not be listed is not listed for misses for RELIST_QUIET seconds.
+ * no longer recent, or when a stat found another name in the directory less than actimeo ago and
+ * it has no recent listing (names looked up one by one). The first such lookup is a stat: a path
+ * walk through a directory costs no listing of it, and lookups of names that do not exist (a
+ * compiler's include search) none either, since a listing answers only names it has. A directory
+ * that proved too big (RELIST_MAX) or could not be listed is not listed so for RELIST_QUIET seconds.
  *
  * What a listing answers, while recent (actimeo seconds after it was asked for, as any cached
  * attribute; the kernel's timeouts are shortened by its age):
@@ -25,9 +26,9 @@
  * - only while the listing may also be served to a readdir (dircache_fresh: nothing in the mount's
  *   namespace changed since it was asked for): a name the mount has no inode of is the entry, as
  *   readdirplus would have given it (not for an entry without a file id or a reparse point; a
- *   possible symlink file is read, as after a stat); a name it does not have is "no such name"
- *   (lookups_listed_absent), unless a listed name equals it but for case (the server compares
- *   without case) or a name is not ASCII.
+ *   possible symlink file is read, as after a stat).
+ * A name the listing lacks is always asked of the server: another client's new name shows at once
+ * to a lookup, as it did without listings.
  * A server answer newer than the listing that contradicts it (a stat, an open that found no file)
  * spoils it (relist_saw, relist_gone). */
 #ifndef SMB3FS_RELIST_H
@@ -36,11 +37,9 @@
 #include "dircache.h"
 #include "inode.h"
 
-/* relist_cb's rc when the server must be asked. */
-#define RELIST_ASK 1
-/* Runs once: rc 0 with st the attributes to answer with, SMB3_ENOENT (no such name), or RELIST_ASK;
- * as known at `asked` (fs_now() then). From the calling worker or the I/O thread. */
-typedef void (*relist_cb)(void *arg, int rc, const struct smb3_stat *st, double asked);
+/* Runs once: st NULL when the server must be asked; else the attributes to answer with, as known
+ * at `asked` (fs_now() then). From the calling worker or the I/O thread. */
+typedef void (*relist_cb)(void *arg, const struct smb3_stat *st, double asked);
 /* 1 when cb will run (perhaps before this returns), 0 when the listing has nothing to say about
  * name (cb never runs: ask the server). */
 int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, relist_cb cb, void *arg);

@@ -511,6 +511,8 @@ static void close_many_done(struct smb3_chain *ch, void *arg) {
   close_many_end(arg, rc ? rc : 0);
 }
 
+_Static_assert(SMB3_CLOSE_MANY_MAX <= CORE_MAX_CHAIN, "one compound holds every CLOSE");
+
 int smb3_close_many_async(smb3_file *const *files, int n, smb3_done_cb cb, void *arg) {
   if (!files || n < 1 || n > SMB3_CLOSE_MANY_MAX || !cb) return SMB3_EINVAL;
   for (int i = 0; i < n; i++)
