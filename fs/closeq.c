@@ -1,5 +1,5 @@
-/* closeq.c - read-only handles closed together (see closeq.h). One thread sends the batches;
- * their completions (I/O thread) drop the files and run the drains that waited for them. */
+/* closeq.c - handles whose CLOSE changes nothing, closed together (see closeq.h). One thread sends the
+ * batches; their completions (I/O thread) drop the files and run the drains that waited for them. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -60,7 +60,7 @@ static void run_waiters(struct cq_wait *w) {
 }
 
 static void batch_done(int rc, void *arg) {
-  (void)rc; /* a read-only handle: nothing was the application's to lose */
+  (void)rc; /* its data was on the server before it was queued: nothing of the application's to lose */
   struct cq_batch *b = arg;
   struct closeq *q = b->fs->closeq;
   for (int i = 0; i < b->n; i++)

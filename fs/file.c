@@ -51,6 +51,7 @@ void file_put(struct fs_file *fh) {
   pthread_mutex_lock(&in->lock);
   int last = --in->nopen == 0;
   in->direct_writers -= fh->direct_wr;
+  in->nclosing -= fh->closing;
   if (last) in->lease = 0; /* the server drops the lease with the last open of its key */
   int gone = last && in->unlinked;
   pthread_mutex_unlock(&in->lock);

@@ -30,6 +30,7 @@ struct fs_file {
   int flags;
   int direct;
   int direct_wr; /* counted in in->direct_writers (cache_open_mode) */
+  int closing;   /* released, its CLOSE sent or queued: counted in in->nclosing (in->lock) */
   int direct_rd; /* a large read-only open made direct (CACHE_DIRECT_READER) */
   struct ra_state ra;
   fuse_req_t release_req;
@@ -38,6 +39,15 @@ struct fs_file {
   int refs;         /* the open + a reopen in flight */
   int released;     /* release began: a reopen that completes now closes what it got */
   int mtime_forced; /* its last data went with a SET_INFO of the mtime, answered: its CLOSE moves no time */
+  uint64_t writes;  /* application writes through it (a time set before the last of them is not its last) */
+  int time_set;     /* a SET_INFO of the mtime went through it once: the server no longer moves the time for
+                     * its writes (a later write needs another, writeback.c) */
+  /* The server's clock when this open created the file (its mtime in the CREATE answer) and ours
+   * (fs_now) when the answer came: the time the server would give a write now is born_srv plus the
+   * time since (writeback.c). Set before the open is answered, read-only after. */
+  int born_known;
+  struct timespec_smb3 born_srv;
+  double born_loc;
   smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
   int nstale;
   int reopening;                    /* reopens in flight (two losses close together: two) */

@@ -54,6 +54,7 @@ struct fs_inode {
   double attr_expiry;                /* monotonic seconds; 0 = invalid */
   double attr_lookup;                /* when a LOOKUP reply carried them (one GETATTR may use them); 0 = no */
   int nopen;                         /* open files */
+  int nclosing;                      /* of them, released: their CLOSE sent or waiting in closeq.c */
   int opening;                       /* opens of this inode in flight (ops_file.c) */
   int unlinked;                      /* renamed to a hidden name and delete-pending (ops_ns.c) */
   uint32_t lease;                    /* SMB3_LEASE_* currently held by the key */

@@ -336,6 +336,11 @@ static void create_linked(struct fop *o, const struct smb3_stat *st) {
     fop_fail(o, SMB3_ENOMEM);
     return;
   }
+  if (st->created) {
+    fh->born_known = 1;
+    fh->born_srv = st->mtime;
+    fh->born_loc = fs_now();
+  }
   struct fuse_entry_param e;
   (void)fs_fill_entry(o->fs, in, &e); /* a new file: a new inode, whose type is this one */
   if (fuse_reply_create(o->req, &e, &o->fi)) {
@@ -461,7 +466,7 @@ static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
   (void)ino;
   locks_flush((struct fs_file *)(uintptr_t)fi->fh, fi->lock_owner);
   struct reqctx *r = reqctx_new(req, fi);
-  if (r) wb_flush(r->fh->fs, r->fh->in, 1, flush_done, r);
+  if (r) wb_flush_closing(r->fh, flush_done, r);
 }
 
 static void fsync_done(int rc, void *arg) {
@@ -521,6 +526,12 @@ static void release_drained(struct fs_file *fh) {
   pthread_mutex_lock(&fh->in->lock);
   int quiet =
       (fh->flags & O_ACCMODE) == O_RDONLY || (fh->mtime_forced && !fh->fs->wb_cache && !fh->in->wb.err);
+  /* It reads and writes no more: an open that comes before its CLOSE is answered decides its
+   * caching as if it were gone (cache.c). */
+  fh->in->direct_writers -= fh->direct_wr;
+  fh->direct_wr = 0;
+  fh->closing = 1;
+  fh->in->nclosing++;
   pthread_mutex_unlock(&fh->in->lock);
   fuse_req_t req = fh->release_req; /* once queued, fh is the queue's: a full batch may free it at once */
   if (quiet && !__atomic_load_n(&fh->in->lock_used, __ATOMIC_ACQUIRE) &&
@@ -548,7 +559,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   struct fs_file *fh = (struct fs_file *)(uintptr_t)fi->fh;
   fh->release_req = req;
   locks_release(fh);
-  wb_flush(fh->fs, fh->in, 1, release_flushed, fh);
+  wb_flush_closing(fh, release_flushed, fh);
 }
 
 void ops_file_fill(struct fuse_lowlevel_ops *op) {

@@ -49,6 +49,7 @@ struct wb_chunk {
   struct fs_retry retry; /* retry.conn: the connection of the handle it was last sent through */
   struct wb_times times; /* pending: set them after the WRITE, in the same compound; times_only: no WRITE */
   int times_only;
+  uint64_t writes_at; /* ext.fh->writes when the times were attached */
 };
 
 static struct wb_chunk *chunk_of(struct extent *e) {
@@ -276,6 +277,7 @@ static struct wb_chunk *times_take(struct fs_inode *in) {
   if (!c) return NULL;
   c->times = w->times; /* its reference to the file moves into the chunk */
   c->times_only = 1;
+  c->writes_at = c->ext.fh->writes;
   w->times.pending = 0;
   w->times.fh = NULL;
   w->inflight++;
@@ -295,11 +297,14 @@ static void chunk_done(int64_t result, void *arg) {
   remove_chunk(&w->wire, c);
   w->inflight--;
   w->inflight_bytes -= c->ext.len;
-  /* Data sent with an explicit mtime after it (tar's futimens): the server keeps that time, also
-   * when the handle is closed (Samba and Windows stop updating the write time of a handle whose
-   * write time was set), so its CLOSE may wait and go with others (closeq.h). */
-  if (!c->times_only && c->times.pending && c->times.has_mt && result >= 0 && (uint64_t)result == c->ext.len)
-    c->ext.fh->mtime_forced = 1;
+  /* Data sent with an explicit mtime after it (tar's futimens, or the time a closing flush gave it):
+   * the server keeps that time, also when the handle is closed (Samba and Windows stop updating the
+   * write time of a handle whose write time was set), so its CLOSE may wait and go with others
+   * (closeq.h), unless the application wrote again since. */
+  if (c->times.pending && c->times.has_mt && result >= 0) {
+    c->ext.fh->time_set = 1;
+    if ((uint64_t)result == c->ext.len && c->ext.fh->writes == c->writes_at) c->ext.fh->mtime_forced = 1;
+  }
   if (result < 0 || (uint64_t)result < c->ext.len) {
     atomic_fetch_add(&fs->ctr.wb_errors, 1);
     /* A short WRITE means the server could not take it all (disk full): not retried. */
@@ -389,6 +394,7 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
   if (!err) {
     in->data_gen++;
     fh->mtime_forced = 0;
+    fh->writes++;
     err = absorb(fh, buf, size, off, &send, &dead);
     if (off + size > in->st.size) in->st.size = off + size;
   }
@@ -423,7 +429,41 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
     fuse_reply_write(req, size);
 }
 
-void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn done, void *arg) {
+/* The server's clock now, as estimated from the CREATE of fh (file.h: born_*), in the 100 ns
+ * units a FILETIME keeps (so that the time read back is the time set). */
+static struct timespec_smb3 server_now(const struct fs_file *fh) {
+  double since = fs_now() - fh->born_loc;
+  int64_t ns = since > 0 ? (int64_t)(since * 1e9) : 0;
+  struct timespec_smb3 t = fh->born_srv;
+  ns += t.nsec;
+  t.sec += ns / 1000000000;
+  t.nsec = (long)(ns % 1000000000);
+  t.nsec -= t.nsec % 100;
+  return t;
+}
+
+/* A closing flush (close or release) of a file pin created: its write time, as the server would
+ * give it now, set in the compound of its last WRITE, so that the CLOSE moves nothing and may wait
+ * for others (closeq.h); only when that costs no round trip: one extent of pin's goes out now
+ * (a file written in one go). A handle whose time was set once has its writes no longer timed by
+ * the server: a write after that gets a time set too (a SET_INFO of its own when the data went
+ * already). Not under cache=loose (its CLOSE brings the attributes back) nor after a failed write.
+ * in->lock held. */
+static void pin_time(struct fs_ctx *fs, struct fs_inode *in, struct fs_file *pin, int one) {
+  struct wb_state *w = &in->wb;
+  if (!pin || !pin->born_known || fs->wb_cache || w->err || w->times.pending) return;
+  if (pin->time_set ? pin->mtime_forced : !one) return;
+  w->times.pending = 1;
+  w->times.fh = pin;
+  pin->refs++; /* as wb_set_times */
+  w->times.has_at = 0;
+  w->times.has_mt = 1;
+  w->times.mt = server_now(pin);
+  in->st.mtime = w->times.mt;
+}
+
+static void flush(struct fs_ctx *fs, struct fs_inode *in, int consume, struct fs_file *pin, wb_done_fn done,
+                  void *arg) {
   struct wb_chunk *send = NULL;
   struct wb_waiter *x = calloc(1, sizeof *x);
   pthread_mutex_lock(&in->lock);
@@ -432,9 +472,11 @@ void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn do
   int before = w->inflight;
   extents_seal_all(&w->open, &wb_extent_ops, &a);
   struct fs_file *times_fh = NULL;
-  if (w->times.pending && before == 0 && w->inflight == 1 && send && !send->send_next &&
-      send->ext.fh == w->times.fh) {
+  int one = before == 0 && w->inflight == 1 && send && !send->send_next;
+  pin_time(fs, in, pin, one && send->ext.fh == pin);
+  if (w->times.pending && one && send->ext.fh == w->times.fh) {
     send->times = w->times; /* one extent goes out now: the times in its compound */
+    send->writes_at = send->ext.fh->writes;
     times_fh = w->times.fh;
     w->times.pending = 0;
     w->times.fh = NULL;
@@ -461,6 +503,14 @@ void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn do
   pthread_mutex_unlock(&in->lock);
   send_all(send);
   if (times_fh) fh_unref(times_fh);
+}
+
+void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn done, void *arg) {
+  flush(fs, in, consume, NULL, done, arg);
+}
+
+void wb_flush_closing(struct fs_file *fh, wb_done_fn done, void *arg) {
+  flush(fh->fs, fh->in, 1, fh, done, arg);
 }
 
 int wb_set_times(struct fs_inode *in, const struct timespec_smb3 *at, const struct timespec_smb3 *mt) {

@@ -10,6 +10,10 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
  * clear) a pending write error, as fsync/flush/close do; otherwise only report it. done may run
  * before wb_flush returns (nothing to do) or later on the I/O thread. */
 void wb_flush(struct fs_ctx *fs, struct fs_inode *in, int consume, wb_done_fn done, void *arg);
+/* wb_flush(consume = 1) for close(2) and release of fh: a file fh created and wrote in one go gets
+ * its write time set with its last WRITE, the one the server would have given it, so that its
+ * CLOSE can wait for others (closeq.h). */
+void wb_flush_closing(struct fs_file *fh, wb_done_fn done, void *arg);
 /* Times to set (NULL = unchanged) on a file that has written data not yet sent: they go with it,
  * the last extent's WRITE and a SET_INFO through the same handle in one round trip when the flush
  * sends one extent (else a SET_INFO after the last WRITE); a failure is reported like a failed

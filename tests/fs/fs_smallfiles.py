@@ -205,4 +205,49 @@ except OSError as e:
 report("rm -rf right after reading every file", got, "ok")
 report("... and nothing is left on the server", os.path.exists(os.path.join(share, "small", "readme.moved")), False)
 report("read-only handles closed in batches", stats()["closes_batched"] - b0 >= 12, True)
+
+# cp: files created, written in one go and closed, no time set. The closing flush sets the write
+# time the server would give (its clock, as its CREATE answer showed it, plus the time since) in
+# the compound of the WRITE, so the CLOSE moves nothing and waits to go with others: the time on
+# the server lies within the program's write and close, stays when the CLOSEs are sent, and is
+# what the mount shows.
+cpd = os.path.join(top, "cp")
+os.mkdir(cpd)
+b0 = stats()["closes_batched"]
+spans = []
+for i in range(N):
+    t0 = time.time()
+    with open(os.path.join(cpd, "c%d" % i), "wb") as f:
+        f.write(content(i))
+    spans.append((t0, time.time()))
+def srv_mtime(name):
+    return os.stat(os.path.join(share, "small", "cp", name)).st_mtime_ns
+first = [srv_mtime("c%d" % i) for i in range(N)]
+# 10 ms either side: the server's file times are coarse (the kernel's clock tick)
+report("cp: each file's mtime on the server lies within its write and close",
+       [spans[i][0] - 0.01 <= first[i] / 1e9 <= spans[i][1] + 0.01 for i in range(N)], [True] * N)
+report("cp: the mount shows the server's mtime", [os.stat(os.path.join(cpd, "c%d" % i)).st_mtime_ns for i in range(N)], first)
+open(os.path.join(cpd, "drain"), "w").close()
+os.unlink(os.path.join(cpd, "drain"))
+report("cp: writers' CLOSEs batched", stats()["closes_batched"] - b0 >= N, True)
+report("cp: after every CLOSE the mtimes are unchanged", [srv_mtime("c%d" % i) for i in range(N)], first)
+report("cp: contents on the server", all(open(os.path.join(share, "small", "cp", "c%d" % i), "rb").read() == content(i)
+                                          for i in range(N)), True)
+# A handle whose write time was set keeps it for its later writes on the server: a write after a
+# close(2) of a duplicate (a FLUSH that set the time) is timed again at the next close. The sleep
+# only puts the second write measurably later than the first.
+fd = os.open(os.path.join(cpd, "two"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+os.write(fd, b"one\n")
+os.close(os.dup(fd))
+m1 = srv_mtime("two")
+time.sleep(0.2)
+t1 = time.time()
+os.write(fd, b"two\n")
+os.close(fd)
+open(os.path.join(cpd, "drain"), "w").close()
+os.unlink(os.path.join(cpd, "drain"))
+m2 = srv_mtime("two")
+report("a write after the time was set moves it again (%.3f s later, written %.3f s later)" % ((m2 - m1) / 1e9, t1 - m1 / 1e9),
+       (m2 > m1, m2 / 1e9 >= t1 - 0.01), (True, True))
+report("... its content", open(os.path.join(share, "small", "cp", "two"), "rb").read(), b"one\ntwo\n")
 sys.exit(1 if failed else 0)
