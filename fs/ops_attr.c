@@ -188,7 +188,9 @@ static int setattr_truncate(struct nsop *o) {
   return rc;
 }
 
-static int setattr_times(struct nsop *o, uint32_t attrs) {
+/* last: no step after the times (a POSIX chown or chmod), so the attributes the reply needs come
+ * from the same compound (smb3_setattr_stat_async) and setattr_next's final stat is not needed. */
+static int setattr_times(struct nsop *o, uint32_t attrs, int last) {
   struct timespec_smb3 at, mt;
   int s = o->to_set;
   int has_at = s & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW);
@@ -204,8 +206,10 @@ static int setattr_times(struct nsop *o, uint32_t attrs) {
                                setattr_done_cb, o);
   struct fs_route r;
   fs_route(o->fs, o->path, &r);
-  int rc =
-      smb3_setattr_async(r.c, r.path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs, setattr_done_cb, o);
+  int rc = last ? smb3_setattr_stat_async(r.c, r.path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
+                                          attr_done, o)
+                : smb3_setattr_async(r.c, r.path, has_at ? &at : NULL, has_mt ? &mt : NULL, attrs,
+                                     setattr_done_cb, o);
   fs_route_done(&r);
   return rc;
 }
@@ -263,7 +267,8 @@ static void setattr_next(struct nsop *o, int rc) {
       uint32_t attrs = o->posix ? 0 : chmod_attrs(o);
       if (attrs || (o->to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME |
                                  FUSE_SET_ATTR_MTIME_NOW))) {
-        nsop_submitted(o, setattr_times(o, attrs));
+        int last = !(o->posix && (o->to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_MODE)));
+        nsop_submitted(o, setattr_times(o, attrs, last));
         return;
       }
       continue;

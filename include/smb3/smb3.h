@@ -637,6 +637,11 @@ int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_do
 /* Set times (NULL = unchanged) and attributes (0 = unchanged) in one compound. */
 int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
                        const struct timespec_smb3 *mtime, uint32_t attributes, smb3_done_cb cb, void *arg);
+/* smb3_setattr_async, and the file's attributes afterwards (as smb3_stat_async gives them) from
+ * the same compound: CREATE + SET_INFO + QUERY_INFO + CLOSE, one round trip. */
+int smb3_setattr_stat_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
+                            const struct timespec_smb3 *mtime, uint32_t attributes, smb3_stat_cb cb,
+                            void *arg);
 /* The same through an open handle (one SET_INFO; works after the file lost its name). The handle
  * needs write-attributes access: a file opened for writing has it (SMB3_EACCES otherwise). */
 int smb3_fsetattr_async(smb3_file *f, const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,

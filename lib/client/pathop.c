@@ -25,6 +25,14 @@ static int enc_set_info(smb3_client *c, struct smb3_msg *m, struct smb2_file_id 
   const struct pathop *op = arg;
   return build_set_info(c, m, fid, SMB2_0_INFO_FILE, op->info_class, op->buf, op->buflen);
 }
+/* The attributes stat reports (FILE_ALL_INFORMATION, or the POSIX information on a POSIX
+ * connection), for a step after another one (then_stat). */
+static uint8_t stat_class(const struct pathop *op) {
+  return op->c->posix ? FSCC_FILE_POSIX_INFORMATION : FSCC_FILE_ALL_INFORMATION;
+}
+static int enc_query_stat(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  return build_query_info(c, m, fid, SMB2_0_INFO_FILE, stat_class(arg), 4096);
+}
 static int enc_set_security(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   const struct pathop *op = arg;
   return build_set_info_ai(c, m, fid, SMB2_0_INFO_SECURITY, 0, op->addl_info, op->buf, op->buflen);
@@ -208,6 +216,14 @@ static int prepare_path(struct pathop *op) {
       op->info_class = triple_ops[i].info_class;
       if (triple_ops[i].outlen) op->info_type = SMB2_0_INFO_FILE, op->outlen = triple_ops[i].outlen;
       if (op->kind == OP_STAT && op->c->posix) op->info_class = FSCC_FILE_POSIX_INFORMATION;
+      if (op->then_stat) { /* CREATE + SET_INFO + QUERY_INFO + CLOSE */
+        op->first_is_create = 1;
+        add(op, enc_create);
+        add(op, enc_set_info);
+        add(op, enc_query_stat);
+        add(op, step_close);
+        return 0;
+      }
       triple(op, triple_ops[i].outlen ? enc_query_info : enc_set_info);
       return 0;
     }
@@ -367,7 +383,11 @@ static int first_failure(struct pathop *op, struct smb3_chain *ch) {
   return 0;
 }
 
+static int finish_query_class(struct pathop *op, struct smb3_msg *m, uint8_t info_class);
 static int finish_query(struct pathop *op, struct smb3_msg *m) {
+  return finish_query_class(op, m, op->info_class);
+}
+static int finish_query_class(struct pathop *op, struct smb3_msg *m, uint8_t info_class) {
   struct smb2_query_info_rsp r;
   if (smb2_query_info_rsp_decode(m->rsp, m->rsp_len, &r)) goto bad;
   if (op->kind == OP_STATVFS) {
@@ -380,8 +400,8 @@ static int finish_query(struct pathop *op, struct smb3_msg *m) {
     return 0;
   }
   struct fscc_stat fs;
-  if (op->info_class == FSCC_FILE_POSIX_INFORMATION ? fscc_posix_info_decode(r.buf, r.len, &fs)
-                                                    : fscc_all_info_decode(r.buf, r.len, &fs))
+  if (info_class == FSCC_FILE_POSIX_INFORMATION ? fscc_posix_info_decode(r.buf, r.len, &fs)
+                                                : fscc_all_info_decode(r.buf, r.len, &fs))
     goto bad;
   stat_from_fscc(&fs, &op->st);
   return 0;
@@ -562,6 +582,7 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc && op->kind == OP_STATVFS) rc = finish_query(op, &ch->msgs[op->root_use == ROOT_CACHED ? 0 : 1]);
   if (!rc && op->kind == OP_STAT) rc = finish_query(op, &ch->msgs[1]);
   if (!rc && op->kind == OP_FSTAT) rc = finish_query(op, &ch->msgs[0]);
+  if (!rc && op->then_stat) rc = finish_query_class(op, &ch->msgs[2], stat_class(op));
   if (!rc && op->kind == OP_OPEN) rc = finish_open(op, &ch->msgs[0]);
   if (!rc && op->kind == OP_MKDIR && op->mkdir_stat) {
     struct smb2_create_rsp r;
@@ -665,6 +686,12 @@ static void complete(struct pathop *op, int rc) {
   case OP_CLOSE:
     if (op->close_stat)
       op->cb.stat(rc, rc || op->no_attrs ? NULL : &op->st, op->arg);
+    else
+      op->cb.done(rc, op->arg);
+    break;
+  case OP_SETATTR:
+    if (op->then_stat)
+      op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
     else
       op->cb.done(rc, op->arg);
     break;

@@ -65,6 +65,8 @@ struct pathop {
   uint32_t rd_len;
   int64_t rd_got; /* bytes read, or SMB3_E* (the open stands either way) */
   int mkdir_stat; /* OP_MKDIR: report the new directory's attributes (cb.stat) */
+  int then_stat;  /* OP_SETATTR: a QUERY_INFO of the attributes after the SET_INFO, before the CLOSE (cb.stat)
+                   */
   int close_stat; /* OP_CLOSE: ask for the attributes at close (cb.stat) */
   int no_attrs;   /* OP_CLOSE: the server sent none (cb.stat gets NULL) */
   int ro_again;   /* OP_UNLINK / OP_RMDIR: refused as read-only; run once more (readonly_retry) */

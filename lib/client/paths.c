@@ -382,6 +382,14 @@ int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_s
   return rc ? rc : with_buf_async(op, basic_buf(op, atime, mtime, attributes));
 }
 
+int smb3_setattr_stat_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,
+                            const struct timespec_smb3 *mtime, uint32_t attributes, smb3_stat_cb cb,
+                            void *arg) {
+  ASYNC_OP(OP_SETATTR, path, stat, cb);
+  op->then_stat = 1;
+  return with_buf_async(op, basic_buf(op, atime, mtime, attributes));
+}
+
 static void lease_ask(smb3_client *c, struct pathop *op, const uint8_t *key, uint32_t want);
 
 static int open_async(smb3_client *c, const char *path, int flags, const uint8_t *key, uint32_t want,

@@ -418,6 +418,27 @@ static void meta(const char *mode, const char *opts, const char *p) {
   SAME_RC("mkdir_stat existing", o->rc, SMB3_EEXIST);
   if (o->have_st) fail_msg("mkdir_stat existing (%s): attributes given with an error", mode);
 
+  /* setattr with attributes: the times set, and the rest as a stat then says, in the round trips
+   * of a plain setattr (CREATE + SET_INFO + QUERY_INFO + CLOSE); a missing name fails the same way */
+  struct timespec_smb3 smt = {.sec = 1300000000, .nsec = 123456700};
+  smb3_get_stats(c, &b0);
+  RUN1(smb3_setattr_stat_async(c, file, NULL, &smt, 0, stat_cb, o));
+  smb3_get_stats(c, &b1);
+  SAME_RC("setattr_stat", o->rc, 0);
+  if (!o->have_st) fail_msg("setattr_stat (%s): no attributes given to the callback", mode);
+  assert_int_equal(b1.round_trips - b0.round_trips, strcmp(mode, "compound") ? 4 : 1);
+  assert_int_equal(smb3_stat(c, file, &sst), 0);
+  if (o->st.mtime.sec != smt.sec || o->st.mtime.nsec != smt.nsec)
+    fail_msg("setattr_stat (%s): mtime %lld.%09ld, want the one set", mode, (long long)o->st.mtime.sec,
+             o->st.mtime.nsec);
+  same_stat("setattr_stat", &o->st, &sst);
+  assert_int_equal(lt_stat_local(file).st_mtime, smt.sec);
+  rc = smb3_utimens(c, N("missing"), NULL, &smt);
+  RUN1(smb3_setattr_stat_async(c, N("missing"), NULL, &smt, 0, stat_cb, o));
+  SAME_RC("setattr_stat missing", o->rc, rc);
+  assert_int_equal(rc, SMB3_ENOENT);
+  if (o->have_st) fail_msg("setattr_stat missing (%s): attributes given with an error", mode);
+
   /* rename: ok, missing source, onto existing without replace */
   lt_write_local(N("ren_a"), "a", 1);
   lt_write_local(N("ren_c"), "c", 1);
