@@ -14,6 +14,7 @@ struct cq_item {
   struct fs_file *fh;
   smb3_file *f;
   char *path; /* the name it was opened by (NULL: unknown) */
+  int timed;  /* fh->time_set (final: its data and times went before it was queued) */
 };
 
 struct cq_wait {
@@ -174,7 +175,10 @@ int closeq_add(struct fs_file *fh, smb3_file *f) {
   if (!q) return -1;
   struct cq_item *it = malloc(sizeof *it);
   if (!it) return -1;
-  *it = (struct cq_item){NULL, fh, f, inode_path(fh->fs, fh->in)};
+  *it = (struct cq_item){NULL, fh, f, inode_path(fh->fs, fh->in), 0};
+  pthread_mutex_lock(&fh->in->lock);
+  it->timed = fh->time_set;
+  pthread_mutex_unlock(&fh->in->lock);
   pthread_mutex_lock(&q->lock);
   if (q->stop) {
     pthread_mutex_unlock(&q->lock);
@@ -191,19 +195,19 @@ int closeq_add(struct fs_file *fh, smb3_file *f) {
   return 0;
 }
 
-int closeq_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path) {
+int closeq_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path, int writing) {
   struct closeq *q = fs->closeq;
   if (!q) return 0;
   int clash = 0;
   pthread_mutex_lock(&q->lock);
   for (struct cq_item *it = q->head; it && !clash; it = it->next)
-    clash = it->fh->in == in && (!it->path || !path || strcmp(it->path, path));
+    clash = it->fh->in == in && (!it->path || !path || strcmp(it->path, path) || (writing && it->timed));
   pthread_mutex_unlock(&q->lock);
   return clash;
 }
 
 int closeq_holds(struct fs_ctx *fs, struct fs_inode *in) {
-  return closeq_conflict(fs, in, NULL);
+  return closeq_conflict(fs, in, NULL, 0);
 }
 
 void closeq_drain(struct fs_ctx *fs, void (*then)(void *), void *arg) {

@@ -31,8 +31,11 @@ void closeq_free(struct fs_ctx *fs); /* after the disconnect: nothing can comple
 int closeq_add(struct fs_file *fh, smb3_file *f);
 /* 1 when a handle of in opened by another name than path waits to be closed: a CREATE with the
  * inode's lease key by that other name (a hard link) would be refused while it is open (a lease
- * key belongs to one name, MS-SMB2 3.3.5.9.8), so the open drains the queue first. */
-int closeq_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path);
+ * key belongs to one name, MS-SMB2 3.3.5.9.8), so the open drains the queue first. Also, for an
+ * open that may write (writing), when a waiting handle of in set the file's write time: the
+ * server gives the file that time again when such a handle closes, which would undo the time of
+ * the new open's writes if that CLOSE came after them. */
+int closeq_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path, int writing);
 /* 1 when a handle of in waits in the queue: a lease break of in drains the queue before it is
  * acknowledged (notifier.c), so that the other client's open, which waits for the acknowledgment,
  * does not find a handle the application closed already (a delete would stay pending on it). */

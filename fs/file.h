@@ -41,7 +41,9 @@ struct fs_file {
   int mtime_forced; /* its last data went with a SET_INFO of the mtime, answered: its CLOSE moves no time */
   uint64_t writes;  /* application writes through it (a time set before the last of them is not its last) */
   int time_set;     /* a SET_INFO of the mtime went through it once: the server no longer moves the time for
-                     * its writes (a later write needs another, writeback.c) */
+                     * its writes, and gives the file that time again when it closes (a later write
+                     * through any handle of the file needs another, writeback.c) */
+  uint64_t pin_gen; /* in->data_gen when the time last set through it was sent (writeback.c) */
   /* The server's clock when this open created the file (its mtime in the CREATE answer) and ours
    * (fs_now) when the answer came: the time the server would give a write now is born_srv plus the
    * time since (writeback.c). Set before the open is answered, read-only after. */

@@ -299,7 +299,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   /* O_TRUNC reaches us with FUSE_CAP_ATOMIC_O_TRUNC and is done by the CREATE (OVERWRITE). */
   o->asked = fi->flags & O_ACCMODE;
   o->flags = server_flags(o->fs, fi->flags & (O_ACCMODE | O_TRUNC));
-  if (closeq_conflict(o->fs, o->in, o->path))
+  if (closeq_conflict(o->fs, o->in, o->path, (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
     closeq_drain(o->fs, open_drained, o);
   else
     open_drained(o);

@@ -50,6 +50,7 @@ struct wb_chunk {
   struct wb_times times; /* pending: set them after the WRITE, in the same compound; times_only: no WRITE */
   int times_only;
   uint64_t writes_at; /* ext.fh->writes when the times were attached */
+  uint64_t gen_at;    /* in->data_gen then */
 };
 
 static struct wb_chunk *chunk_of(struct extent *e) {
@@ -278,6 +279,7 @@ static struct wb_chunk *times_take(struct fs_inode *in) {
   c->times = w->times; /* its reference to the file moves into the chunk */
   c->times_only = 1;
   c->writes_at = c->ext.fh->writes;
+  c->gen_at = in->data_gen;
   w->times.pending = 0;
   w->times.fh = NULL;
   w->inflight++;
@@ -303,6 +305,7 @@ static void chunk_done(int64_t result, void *arg) {
    * (closeq.h), unless the application wrote again since. */
   if (c->times.pending && c->times.has_mt && result >= 0) {
     c->ext.fh->time_set = 1;
+    c->ext.fh->pin_gen = c->gen_at;
     if ((uint64_t)result == c->ext.len && c->ext.fh->writes == c->writes_at) c->ext.fh->mtime_forced = 1;
   }
   if (result < 0 || (uint64_t)result < c->ext.len) {
@@ -445,14 +448,19 @@ static struct timespec_smb3 server_now(const struct fs_file *fh) {
 /* A closing flush (close or release) of a file pin created: its write time, as the server would
  * give it now, set in the compound of its last WRITE, so that the CLOSE moves nothing and may wait
  * for others (closeq.h); only when that costs no round trip: one extent of pin's goes out now
- * (a file written in one go). A handle whose time was set once has its writes no longer timed by
- * the server: a write after that gets a time set too (a SET_INFO of its own when the data went
- * already). Not under cache=loose (its CLOSE brings the attributes back) nor after a failed write.
- * in->lock held. */
+ * (a file written in one go), and only under a write lease (no other client writes the file
+ * before that CLOSE: an open of theirs breaks the lease, and the break sends the queued CLOSEs
+ * first). The server no longer times the writes of a handle whose time was set, and gives the
+ * file that time again when the handle closes: after a write since (through pin, or another open
+ * here while pin stayed open: data_gen), the time is set again (a SET_INFO of its own when the
+ * data went already). Not under cache=loose (its CLOSE brings the attributes back) nor after a
+ * failed write. in->lock held. */
 static void pin_time(struct fs_ctx *fs, struct fs_inode *in, struct fs_file *pin, int one) {
   struct wb_state *w = &in->wb;
   if (!pin || !pin->born_known || fs->wb_cache || w->err || w->times.pending) return;
-  if (pin->time_set ? pin->mtime_forced : !one) return;
+  if (pin->time_set ? pin->mtime_forced && pin->pin_gen == in->data_gen
+                    : !one || !(in->lease & SMB3_LEASE_WRITE))
+    return;
   w->times.pending = 1;
   w->times.fh = pin;
   pin->refs++; /* as wb_set_times */
@@ -477,6 +485,7 @@ static void flush(struct fs_ctx *fs, struct fs_inode *in, int consume, struct fs
   if (w->times.pending && one && send->ext.fh == w->times.fh) {
     send->times = w->times; /* one extent goes out now: the times in its compound */
     send->writes_at = send->ext.fh->writes;
+    send->gen_at = in->data_gen;
     times_fh = w->times.fh;
     w->times.pending = 0;
     w->times.fh = NULL;

@@ -250,6 +250,25 @@ m2 = srv_mtime("two")
 report("a write after the time was set moves it again (%.3f s later, written %.3f s later)" % ((m2 - m1) / 1e9, t1 - m1 / 1e9),
        (m2 > m1, m2 / 1e9 >= t1 - 0.03), (True, True))
 report("... its content", open(os.path.join(share, "small", "cp", "two"), "rb").read(), b"one\ntwo\n")
+# The server gives a file the time set through a handle again when that handle closes: a write
+# through another open while such a handle stays open (a duplicate of it was closed) must still
+# leave a time after that write once both are closed.
+fa = os.open(os.path.join(cpd, "three"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+os.write(fa, b"a\n")
+os.close(os.dup(fa))
+m1 = srv_mtime("three")
+time.sleep(0.2)
+tb = time.time()
+fb = os.open(os.path.join(cpd, "three"), os.O_WRONLY | os.O_APPEND)
+os.write(fb, b"b\n")
+os.close(fb)
+os.close(fa)
+open(os.path.join(cpd, "drain"), "w").close()
+os.unlink(os.path.join(cpd, "drain"))
+m3 = srv_mtime("three")
+report("a write through another open while a timed handle stays open: the time after both closed is after it (%.3f s)"
+       % (m3 / 1e9 - tb), m3 / 1e9 >= tb - 0.03, True)
+report("... the content", open(os.path.join(share, "small", "cp", "three"), "rb").read(), b"a\nb\n")
 # Times set by path (tar's utimensat of each directory at the end, touch, rsync): the SET_INFO and
 # the attributes the reply needs in one compound (CREATE + SET_INFO + QUERY_INFO + CLOSE).
 r0 = stats()["round_trips"]
