@@ -233,42 +233,32 @@ report("cp: writers' CLOSEs batched", stats()["closes_batched"] - b0 >= N, True)
 report("cp: after every CLOSE the mtimes are unchanged", [srv_mtime("c%d" % i) for i in range(N)], first)
 report("cp: contents on the server", all(open(os.path.join(share, "small", "cp", "c%d" % i), "rb").read() == content(i)
                                           for i in range(N)), True)
-# A handle whose write time was set keeps it for its later writes on the server: a write after a
-# close(2) of a duplicate (a FLUSH that set the time) is timed again at the next close. The sleep
-# only puts the second write measurably later than the first.
-fd = os.open(os.path.join(cpd, "two"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-os.write(fd, b"one\n")
-os.close(os.dup(fd))
-m1 = srv_mtime("two")
-time.sleep(0.2)
-t1 = time.time()
-os.write(fd, b"two\n")
-os.close(fd)
-open(os.path.join(cpd, "drain"), "w").close()
-os.unlink(os.path.join(cpd, "drain"))
-m2 = srv_mtime("two")
-report("a write after the time was set moves it again (%.3f s later, written %.3f s later)" % ((m2 - m1) / 1e9, t1 - m1 / 1e9),
-       (m2 > m1, m2 / 1e9 >= t1 - 0.03), (True, True))
-report("... its content", open(os.path.join(share, "small", "cp", "two"), "rb").read(), b"one\ntwo\n")
-# The server gives a file the time set through a handle again when that handle closes: a write
-# through another open while such a handle stays open (a duplicate of it was closed) must still
-# leave a time after that write once both are closed.
-fa = os.open(os.path.join(cpd, "three"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-os.write(fa, b"a\n")
-os.close(os.dup(fa))
-m1 = srv_mtime("three")
-time.sleep(0.2)
-tb = time.time()
-fb = os.open(os.path.join(cpd, "three"), os.O_WRONLY | os.O_APPEND)
-os.write(fb, b"b\n")
-os.close(fb)
-os.close(fa)
-open(os.path.join(cpd, "drain"), "w").close()
-os.unlink(os.path.join(cpd, "drain"))
-m3 = srv_mtime("three")
-report("a write through another open while a timed handle stays open: the time after both closed is after it (%.3f s)"
-       % (m3 / 1e9 - tb), m3 / 1e9 >= tb - 0.03, True)
-report("... the content", open(os.path.join(share, "small", "cp", "three"), "rb").read(), b"a\nb\n")
+# A handle whose write time was set keeps it for its later writes on the server, and the server
+# gives the file that time again when the handle closes. So a write after it -- through the same
+# open after a close(2) of a duplicate (a FLUSH that set the time), or through another open while
+# that handle stays open -- must still leave a time after that write once all are closed. The
+# sleep only puts the second write measurably later than the first.
+def later_write(name, other):
+    fa = os.open(os.path.join(cpd, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fa, b"a\n")
+    os.close(os.dup(fa))
+    m1 = srv_mtime(name)
+    time.sleep(0.2)
+    t1 = time.time()
+    fb = os.open(os.path.join(cpd, name), os.O_WRONLY | os.O_APPEND) if other else fa
+    os.write(fb, b"b\n")
+    if other:
+        os.close(fb)
+    os.close(fa)
+    open(os.path.join(cpd, "drain"), "w").close()
+    os.unlink(os.path.join(cpd, "drain"))
+    m2 = srv_mtime(name)
+    what = "another open while the timed handle stays open" if other else "the same open"
+    report("a write through %s: the time moves past it (%.3f s later, written %.3f s later)"
+           % (what, (m2 - m1) / 1e9, t1 - m1 / 1e9), (m2 > m1, m2 / 1e9 >= t1 - 0.03), (True, True))
+    report("... the content", open(os.path.join(share, "small", "cp", name), "rb").read(), b"a\nb\n")
+later_write("two", False)
+later_write("three", True)
 # Times set by path (tar's utimensat of each directory at the end, touch, rsync): the SET_INFO and
 # the attributes the reply needs in one compound (CREATE + SET_INFO + QUERY_INFO + CLOSE).
 r0 = stats()["round_trips"]
