@@ -515,10 +515,25 @@ void inode_known_empty(struct fs_ctx *fs, struct fs_inode *dir) {
 
 int inode_known_absent(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
   pthread_mutex_lock(&fs->it->lock);
-  if (dir->known && fs_now() >= dir->known_until) known_drop(dir);
-  int absent = dir->known && !nameset_may_have(dir->known, name);
+  int absent = dir->known && fs_now() < dir->known_until && !nameset_may_have(dir->known, name);
   pthread_mutex_unlock(&fs->it->lock);
   return absent;
+}
+
+int inode_known_expired(struct fs_ctx *fs, struct fs_inode *dir) {
+  pthread_mutex_lock(&fs->it->lock);
+  int expired = dir->known && fs_now() >= dir->known_until;
+  pthread_mutex_unlock(&fs->it->lock);
+  return expired;
+}
+
+void inode_known_renew(struct fs_ctx *fs, struct fs_inode *dir, const struct smb3_dirent *e, size_t n,
+                       double asked) {
+  if (fs->actimeo <= 0) return;
+  pthread_mutex_lock(&fs->it->lock);
+  for (size_t i = 0; i < n && dir->known; i++) known_add(dir, e[i].name); /* (ENOMEM drops it) */
+  if (dir->known && asked + fs->actimeo > dir->known_until) dir->known_until = asked + fs->actimeo;
+  pthread_mutex_unlock(&fs->it->lock);
 }
 
 void inode_known_add(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {

@@ -160,6 +160,11 @@ static void lookup_start(struct nsop *o) {
 /* relist_lookup's answer: what a recent listing says of the name, or ask the server. */
 static void lookup_listed(void *arg, const struct smb3_stat *st, double asked) {
   struct nsop *o = arg;
+  if (!st && inode_known_absent(o->fs, o->parent, o->name)) { /* the listing renewed what we knew */
+    atomic_fetch_add(&o->fs->ctr.lookups_known_absent, 1);
+    nsop_finish_err(o, ENOENT);
+    return;
+  }
   if (!st) {
     nsop_run(o, lookup_start);
     return;

@@ -159,10 +159,12 @@ static void reply(struct fs_ctx *fs, int r, relist_cb cb, void *arg, const struc
 /* A lookup in dir, with no listing of it in flight, found nothing to go on (RL_NO): whether to list
  * it now: when a stat found another name in it less than actimeo ago, and no listing of it is recent
  * (dir->lock held). Lookups of names that do not exist (a compiler's include search, PATH) never
- * list: a listing answers no such lookup. */
-static int missed(struct fs_ctx *fs, struct fs_inode *dir) {
+ * list: a listing answers no such lookup, except in a directory whose names the mount knew
+ * (inode_known_expired): the listing renews that (inode_known_renew), and then answers them. */
+static int missed(struct fs_ctx *fs, struct fs_inode *dir, int known_expired) {
   double now = fs_now();
   if (dircache_recent(fs, dir->dl) || now < dir->relist_quiet_until) return 0;
+  if (known_expired) return 1; /* a directory this mount made, its names no longer answered */
   if (!dir->relist_found_at || now - dir->relist_found_at >= fs->actimeo) return 0;
   dir->relist_found_at = 0;
   return 1;
@@ -175,6 +177,7 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
   struct fs_inode *dir = j->dir;
   struct fs_dent *v = NULL;
   size_t nv = 0;
+  if (!rc) inode_known_renew(fs, dir, e, n, j->asked); /* (all names: the set compares them its way) */
   if (!rc && !(rc = relist_dents(fs, e, n, &v, &nv))) relist_keep(fs, dir, v, nv, j->asked, j->gen);
   dircache_free_entries(v, nv);
   pthread_mutex_lock(&dir->lock);
@@ -230,9 +233,10 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, rel
   }
   w->cb = cb;
   w->arg = arg;
+  int kexp = r == RL_NO && inode_known_expired(fs, dir); /* (table lock: not under dir->lock) */
   pthread_mutex_lock(&dir->lock);
   struct relist_job *j = dir->relist; /* in flight: wait for it, whatever r */
-  int start = !j && (r == RL_STALE || missed(fs, dir));
+  int start = !j && (r == RL_STALE || missed(fs, dir, kexp));
   if (start && (j = calloc(1, sizeof *j))) {
     j->fs = fs;
     j->dir = dir;

@@ -58,6 +58,15 @@ open(ll + "/mine", "w").write("mine")
 os.unlink(ll + "/f06")
 check("a name this mount made is found", lstat(ll + "/mine") is not None and lstat(ll + "/mine").st_size == 4)
 check("a name this mount removed is gone", lstat(ll + "/f06") is None and not os.path.exists(d + "/ll/f06"))
+# a directory this mount made: a name it lacks is ENOENT without a round trip, for actimeo
+made = ll + "/made"
+os.mkdir(made)
+os.mkdir(made + "/mine")
+rt, ka = st("round_trips"), st("lookups_known_absent")
+no0 = lstat(made + "/no0")
+check("in a directory this mount made, a name it lacks: ENOENT, no round trip (%d)" % (st("round_trips") - rt),
+      no0 is None and st("round_trips") == rt and st("lookups_known_absent") == ka + 1)
+open(d + "/ll/made/other", "w").write("other")  # another client's, within actimeo
 # another client's: once actimeo has passed
 open(d + "/ll/new1", "w").write("other")
 os.unlink(d + "/ll/f07")
@@ -66,6 +75,22 @@ n1, f7 = lstat(ll + "/new1"), lstat(ll + "/f07")
 check("another client's new name is found after actimeo", n1 is not None and n1.st_size == 5)
 check("another client's removed name is gone after actimeo", f7 is None)
 check("the rest still the server's", all(lstat(ll + "/" + n).st_size == i for i, n in enumerate(names) if n not in ("f06", "f07")))
+# the directory this mount made, after actimeo: one listing renews what the mount knew of it, and
+# adds what the server has (another client's name); the names it lacks are then answered here again
+lstat(made)  # (the kernel revalidates ll and made first)
+rt, rel, ka = st("round_trips"), st("relists"), st("lookups_known_absent")
+no1 = lstat(made + "/no1")
+check("after actimeo, a name it lacks costs one listing (%d round trips, %d listings, %d answered)"
+      % (st("round_trips") - rt, st("relists") - rel, st("lookups_known_absent") - ka),
+      no1 is None and st("round_trips") - rt == 1 and st("relists") - rel == 1 and st("lookups_known_absent") - ka == 1)
+rt = st("round_trips")
+no2 = lstat(made + "/no2")
+check("the next name it lacks: ENOENT, no round trip (%d)" % (st("round_trips") - rt), no2 is None and st("round_trips") == rt)
+oth = lstat(made + "/other")
+check("another client's name there is found after the listing", oth is not None and oth.st_size == 5)
+check("this mount's own name there is found", lstat(made + "/mine") is not None)
+os.mkdir(made + "/no2")
+check("a name made after the listing is found", lstat(made + "/no2") is not None and os.path.isdir(d + "/ll/made/no2"))
 PY
 PASSED=$((PASSED + $(grep -c '^ok' "$WORK/py" || true)))
 FAILED=$((FAILED + $(grep -c '^FAIL' "$WORK/py" || true)))

@@ -1726,7 +1726,7 @@ class Bench:
             for rep in range(a.reps):
                 order = tools[rep % len(tools):] + tools[:rep % len(tools)]
                 self.say(f"  {link} rep {rep + 1}/{a.reps} (load {loadavg()})")
-                for step in TREE_STEPS:
+                for step in [x for x in TREE_STEPS if x in a.tree_steps]:
                     for tool in order:
                         if tool in missing:
                             s = dict(error=missing[tool])
@@ -1743,7 +1743,8 @@ class Bench:
                     shutil.rmtree(os.path.join(self.share_dir, f"tree-{tool}"), ignore_errors=True)
         if tools:
             self.tree_report(samples, tools, links)
-        self.tree_cli(ports, links)
+        if "cli" in a.tree_steps:
+            self.tree_cli(ports, links)
         self.say(f"(tree section: {now() - t_start:.0f} s)")
 
     def tree_report(self, samples, tools, links):
@@ -2348,6 +2349,10 @@ def parse_args(argv):
                    help="tree section links, subset of " + ",".join(TREE_LINKS) + " (default loopback,1ms; --quick "
                         "loopback); the tools are --mount-tools")
     p.add_argument("--tree-files", type=int, default=1040, help="files in the tree section's tree (default 1040)")
+    p.add_argument("--tree-steps", type=csv_list(TREE_STEPS + ["cli"]), default=TREE_STEPS + ["cli"],
+                   help="tree section steps, subset of " + ",".join(TREE_STEPS) + ",cli (default all; cli: smb3 put -r "
+                        "/ get -r against smbclient and rclone); a step whose input an unselected one would have made "
+                        "gets it placed on the server directly")
     p.add_argument("--smb3fs", help="smb3fs binary (default BUILD/fs/smb3fs)")
     p.add_argument("--smb3fs-base", help="a second smb3fs binary (e.g. a copy of the build before a change), run as "
                    "mount tool 'smb3fs-base' interleaved with --smb3fs in the same repetitions")
@@ -2373,7 +2378,7 @@ def parse_args(argv):
     base = QUICK if a.quick else FULL
     subset = {"--section", "--size", "--mem-size", "--reps", "--links", "--dialects", "--rsizes", "--io-tools",
               "--mount-tools", "--mount-tests", "--all-rsizes",
-              "--mount-links", "--meta-n", "--iperf-seconds", "--tree-links", "--tree-files"}
+              "--mount-links", "--meta-n", "--iperf-seconds", "--tree-links", "--tree-files", "--tree-steps"}
     a.full = not a.quick and not any(x.split("=")[0] in subset for x in argv)
     a.io_links = a.links or base["io_links"]
     a.mount_links = a.mount_links or base["mount_links"]
