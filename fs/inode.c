@@ -531,7 +531,8 @@ void inode_known_renew(struct fs_ctx *fs, struct fs_inode *dir, const struct smb
                        double asked) {
   if (fs->actimeo <= 0) return;
   pthread_mutex_lock(&fs->it->lock);
-  for (size_t i = 0; i < n && dir->known; i++) known_add(dir, e[i].name); /* (ENOMEM drops it) */
+  for (size_t i = 0; i < n && dir->known; i++)
+    known_add(dir, e[i].name); /* (ENOMEM drops it) */
   if (dir->known && asked + fs->actimeo > dir->known_until) dir->known_until = asked + fs->actimeo;
   pthread_mutex_unlock(&fs->it->lock);
 }
