@@ -30,6 +30,7 @@ struct closeq {
   struct cq_item *head, **tail;
   int n;
   double due;   /* when the oldest queued handle must go */
+  double srtt;  /* smoothed seconds from a batch's sending to its answer (0: none yet) */
   int inflight; /* batches sent, not completed */
   int urgent;   /* a drain waits: send everything now */
   int stop;
@@ -39,6 +40,7 @@ struct closeq {
 struct cq_batch {
   struct fs_ctx *fs;
   int n;
+  double sent; /* fs_now() when it left */
   struct fs_file *fh[SMB3_CLOSE_MANY_MAX];
 };
 
@@ -67,12 +69,22 @@ static void batch_done(int rc, void *arg) {
   for (int i = 0; i < b->n; i++)
     file_put(b->fh[i]);
   atomic_fetch_add(&b->fs->ctr.closes_batched, (uint64_t)b->n);
+  double took = fs_now() - b->sent;
   pthread_mutex_lock(&q->lock);
+  if (!rc) q->srtt = q->srtt > 0 ? q->srtt + (took - q->srtt) / 8 : took;
   q->inflight--;
   struct cq_wait *w = take_waiters(q);
   pthread_mutex_unlock(&q->lock);
   free(b);
   run_waiters(w);
+}
+
+/* How long the first handle of a batch may wait for others (q->lock held): CLOSEQ_RTTS round trips
+ * as the batches so far took, within [CLOSEQ_DELAY, CLOSEQ_DELAY_MAX]. A program that closes one
+ * file per round trip or two fills a batch in that time on any link. */
+static double delay(const struct closeq *q) {
+  double d = CLOSEQ_RTTS * q->srtt;
+  return d < CLOSEQ_DELAY ? CLOSEQ_DELAY : d > CLOSEQ_DELAY_MAX ? CLOSEQ_DELAY_MAX : d;
 }
 
 /* Take up to SMB3_CLOSE_MANY_MAX handles of the first one's connection (q->lock held). */
@@ -118,6 +130,7 @@ static void *closeq_thread(void *arg) {
     }
     smb3_file *files[SMB3_CLOSE_MANY_MAX];
     struct cq_batch *b = take_batch(q, fs, files);
+    if (b) b->sent = fs_now();
     if (q->n) q->due = fs_now(); /* the rest was queued meanwhile: it is due too */
     pthread_mutex_unlock(&q->lock);
     if (!b) { /* ENOMEM: try again in a moment */
@@ -186,7 +199,7 @@ int closeq_add(struct fs_file *fh, smb3_file *f) {
     free(it);
     return -1;
   }
-  if (!q->n) q->due = fs_now() + CLOSEQ_DELAY;
+  if (!q->n) q->due = fs_now() + delay(q);
   *q->tail = it;
   q->tail = &it->next;
   q->n++;

@@ -3,7 +3,8 @@
  * A program that reads a tree of small files closes one file per round trip it spends opening the
  * next; the kernel's RELEASE does not wait for our CLOSE, so the CLOSEs can wait a moment and go
  * several in one compound (smb3_close_many_async): up to SMB3_CLOSE_MANY_MAX at once, at most
- * CLOSEQ_DELAY after the first of them. Handles opened for reading, and handles whose last data
+ * CLOSEQ_RTTS round trips (as the batches so far took; at least CLOSEQ_DELAY, at most
+ * CLOSEQ_DELAY_MAX) after the first of them: a batch fills on a 10 ms link as on loopback. Handles opened for reading, and handles whose last data
  * went with an explicit mtime (tar: write, futimens, close; or cp: a file the open created and
  * wrote in one go, whose closing flush set the time the server would have given it:
  * wb_flush_closing; fs_file.mtime_forced): any other handle
@@ -19,7 +20,9 @@
 
 #include "file.h"
 
-#define CLOSEQ_DELAY 0.02 /* seconds */
+#define CLOSEQ_DELAY 0.02     /* seconds */
+#define CLOSEQ_DELAY_MAX 0.25 /* seconds */
+#define CLOSEQ_RTTS 16
 
 int closeq_start(struct fs_ctx *fs); /* 0 or -errno */
 /* Send what is queued and stop taking more (what comes after is closed at once); before the
