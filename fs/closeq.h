@@ -4,9 +4,9 @@
  * next; the kernel's RELEASE does not wait for our CLOSE, so the CLOSEs can wait a moment and go
  * several in one compound (smb3_close_many_async): up to SMB3_CLOSE_MANY_MAX at once, at most
  * CLOSEQ_RTTS round trips (as the batches so far took; at least CLOSEQ_DELAY, at most
- * CLOSEQ_DELAY_MAX) after the first of them: a batch fills on a 10 ms link as on loopback. Handles opened for reading, and handles whose last data
- * went with an explicit mtime (tar: write, futimens, close; or cp: a file the open created and
- * wrote in one go, whose closing flush set the time the server would have given it:
+ * CLOSEQ_DELAY_MAX) after the first of them: a batch fills on a 10 ms link as on loopback. Handles opened for
+ * reading, and handles whose last data went with an explicit mtime (tar: write, futimens, close; or cp: a
+ * file the open created and wrote in one go, whose closing flush set the time the server would have given it:
  * wb_flush_closing; fs_file.mtime_forced): any other handle
  * that wrote has its CLOSE sent at once, because the server sets the file's modification time when
  * it closes a handle that wrote (a CLOSE later would move the time a program saw right after its
