@@ -22,7 +22,7 @@
 
 #define CLOSEQ_DELAY 0.02     /* seconds */
 #define CLOSEQ_DELAY_MAX 0.25 /* seconds */
-#define CLOSEQ_RTTS 16
+#define CLOSEQ_RTTS 32
 
 int closeq_start(struct fs_ctx *fs); /* 0 or -errno */
 /* Send what is queued and stop taking more (what comes after is closed at once); before the

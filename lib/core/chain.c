@@ -7,7 +7,8 @@
 
 struct smb3_chain *chain_new(int n) {
   if (n < 1 || n > CORE_MAX_CHAIN) return NULL;
-  struct smb3_chain *c = calloc(1, sizeof *c);
+  /* only the n messages asked for: each holds an inline body, and most chains are one or two */
+  struct smb3_chain *c = calloc(1, sizeof *c + (size_t)n * sizeof c->msgs[0]);
   if (!c) return NULL;
   c->n = n;
   return c;

@@ -22,7 +22,7 @@
 #include "crypto/crypto.h"
 #include "wire/wire.h"
 
-#define CORE_MAX_CHAIN 8           /* requests in one compound chain */
+#define CORE_MAX_CHAIN 16          /* requests in one compound chain */
 #define CORE_MAX_BODY 1024         /* inline body bytes per request (bigger bodies are malloc'd) */
 #define CORE_FRAME_MAX (16u << 20) /* largest frame we accept: 8 MiB READ + headers, with margin */
 
@@ -103,7 +103,7 @@ struct smb3_chain {
   uint64_t deadline_ns;           /* monotonic time after which the request times out */
   int deadline_extended;          /* an interim response gave it one more timeout (once) */
   struct core_event ev;           /* completion event (core-internal) */
-  struct smb3_msg msgs[CORE_MAX_CHAIN];
+  struct smb3_msg msgs[];         /* n of them (chain_new), at most CORE_MAX_CHAIN */
 };
 
 /* Allocate a chain of n empty messages (n <= CORE_MAX_CHAIN). NULL on ENOMEM. */

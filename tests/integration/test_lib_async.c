@@ -675,6 +675,53 @@ static void test_small_files_nocompound(void **s) {
   small_files("nocompound", "nocompound");
 }
 
+/* SMB3_CLOSE_MANY_MAX handles closed in one compound: one round trip (one per handle with
+ * nocompound), every CLOSE answered with success, and the handles really gone: an unlink then
+ * removes each file at once (an open handle would keep it, delete-pending, until its close). */
+static void close_many(const char *opts, const char *tag) {
+  smb3_client *c = lt_connect(opts);
+  lt_guard(tag, 60);
+  smb3_file *files[SMB3_CLOSE_MANY_MAX + 1];
+  char names[SMB3_CLOSE_MANY_MAX][64];
+  for (int i = 0; i < SMB3_CLOSE_MANY_MAX; i++) {
+    snprintf(names[i], sizeof names[i], "close_many_%s_%d", tag, i);
+    lt_write_local(names[i], "x", 1);
+    int rc = smb3_open(c, names[i], O_RDONLY, &files[i], NULL);
+    if (rc) fail_msg("%s: open %s = %d: %s", tag, names[i], rc, smb3_last_error(c));
+  }
+  /* one too many: refused, nothing freed */
+  files[SMB3_CLOSE_MANY_MAX] = files[0];
+  struct op ops[1];
+  memset(ops, 0, sizeof ops);
+  assert_int_equal(smb3_close_many_async(files, SMB3_CLOSE_MANY_MAX + 1, done_cb, &ops[0]), SMB3_EINVAL);
+  struct smb3_stats b = lt_stats(c);
+  assert_int_equal(smb3_close_many_async(files, SMB3_CLOSE_MANY_MAX, done_cb, &ops[0]), 0);
+  wait_ops(ops, 1);
+  struct smb3_stats a = lt_stats(c);
+  if (ops[0].rc) fail_msg("%s: close_many = %lld: %s", tag, (long long)ops[0].rc, smb3_last_error(c));
+  uint64_t rt = a.round_trips - b.round_trips,
+           closes = a.per_command[LT_CMD_CLOSE] - b.per_command[LT_CMD_CLOSE];
+  if (closes != SMB3_CLOSE_MANY_MAX || rt != (opts ? (uint64_t)SMB3_CLOSE_MANY_MAX : 1))
+    fail_msg("%s: %llu CLOSEs in %llu round trips, want %d in %d", tag, (unsigned long long)closes,
+             (unsigned long long)rt, SMB3_CLOSE_MANY_MAX, opts ? SMB3_CLOSE_MANY_MAX : 1);
+  for (int i = 0; i < SMB3_CLOSE_MANY_MAX; i++) {
+    int rc = smb3_unlink(c, names[i]);
+    if (rc) fail_msg("%s: unlink %s = %d: %s", tag, names[i], rc, smb3_last_error(c));
+    if (lt_exists(names[i]))
+      fail_msg("%s: %s still there after its unlink: a handle stayed open", tag, names[i]);
+  }
+  lt_disconnect(c);
+  lt_unguard();
+}
+static void test_close_many(void **s) {
+  (void)s;
+  close_many(NULL, "compound");
+}
+static void test_close_many_nocompound(void **s) {
+  (void)s;
+  close_many("nocompound", "nocompound");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_pread_many, lt_teardown),
@@ -685,6 +732,8 @@ int main(void) {
       cmocka_unit_test_teardown(test_callback_chaining, lt_teardown),
       cmocka_unit_test_teardown(test_small_files, lt_teardown),
       cmocka_unit_test_teardown(test_small_files_nocompound, lt_teardown),
+      cmocka_unit_test_teardown(test_close_many, lt_teardown),
+      cmocka_unit_test_teardown(test_close_many_nocompound, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_async", tests, NULL, NULL);
 }
