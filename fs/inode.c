@@ -513,18 +513,14 @@ void inode_known_empty(struct fs_ctx *fs, struct fs_inode *dir) {
   pthread_mutex_unlock(&fs->it->lock);
 }
 
-int inode_known_absent(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
+enum known_answer inode_known(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
   pthread_mutex_lock(&fs->it->lock);
-  int absent = dir->known && fs_now() < dir->known_until && !nameset_may_have(dir->known, name);
+  enum known_answer k = !dir->known                          ? KNOWN_NOTHING
+                        : fs_now() >= dir->known_until       ? KNOWN_EXPIRED
+                        : nameset_may_have(dir->known, name) ? KNOWN_NOTHING
+                                                             : KNOWN_ABSENT;
   pthread_mutex_unlock(&fs->it->lock);
-  return absent;
-}
-
-int inode_known_expired(struct fs_ctx *fs, struct fs_inode *dir) {
-  pthread_mutex_lock(&fs->it->lock);
-  int expired = dir->known && fs_now() >= dir->known_until;
-  pthread_mutex_unlock(&fs->it->lock);
-  return expired;
+  return k;
 }
 
 void inode_known_renew(struct fs_ctx *fs, struct fs_inode *dir, const struct smb3_dirent *e, size_t n,

@@ -168,20 +168,20 @@ void itab_expire_linked(struct fs_ctx *fs);
  * answered "no such file" here. The names come and go with the inode table's own (a new entry,
  * a rename, an unlink); anything unexpected from the server about the directory (a name that
  * exists, or does not, against what we hold) drops it, as does a reconnect.
- * inode_known_empty: dir was just made (mkdir); inode_known_absent: 1 when name is certainly not
- * in dir; inode_known_forget: stop answering for dir. A name the table gets under dir (inode_link,
+ * inode_known_empty: dir was just made (mkdir); inode_known: KNOWN_ABSENT when name is certainly
+ * not in dir; inode_known_forget: stop answering for dir. A name the table gets under dir (inode_link,
  * inode_move) is added by the table; a name removed on the server (unlink, rmdir, the source of a
  * rename) is removed by the operation that removed it, inode_known_del, by its own name (the table
  * keeps one name per inode: a hard link's other names are still there); inode_known_add for a
  * name made without an inode (a rename's target whose source the table did not know).
- * Once actimeo has passed, the set no longer answers (inode_known_expired) but goes on following
+ * Once actimeo has passed, the set no longer answers (KNOWN_EXPIRED) but goes on following
  * the table, until a complete listing of dir asked for at `asked` renews it (inode_known_renew,
  * relist.c): every listed name is added, and it answers again until asked + actimeo. The union
  * is never short of a name: a name the set lacks was in neither what the mount did nor what the
  * server listed; one the set has in excess (removed elsewhere) is only asked of the server. */
 void inode_known_empty(struct fs_ctx *fs, struct fs_inode *dir);
-int inode_known_absent(struct fs_ctx *fs, struct fs_inode *dir, const char *name);
-int inode_known_expired(struct fs_ctx *fs, struct fs_inode *dir);
+enum known_answer { KNOWN_NOTHING, KNOWN_ABSENT, KNOWN_EXPIRED };
+enum known_answer inode_known(struct fs_ctx *fs, struct fs_inode *dir, const char *name);
 void inode_known_renew(struct fs_ctx *fs, struct fs_inode *dir, const struct smb3_dirent *e, size_t n,
                        double asked);
 void inode_known_forget(struct fs_ctx *fs, struct fs_inode *dir);

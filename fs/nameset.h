@@ -1,6 +1,6 @@
 /* nameset.h - pure: the names of one directory, compared as the server compares them (without
  * case). A directory whose every name the mount knows (one it made itself) answers lookups of
- * other names without asking the server (inode.c: inode_known_absent). libc only. */
+ * other names without asking the server (inode.c: inode_known). libc only. */
 #ifndef SMB3FS_NAMESET_H
 #define SMB3FS_NAMESET_H
 

@@ -54,7 +54,7 @@ static void resume(void *arg, int ok) {
  * unlink), when the request was refused before it left: the connection was known to be lost). */
 void nsop_finish_smb(struct nsop *o, int rc) {
   /* the server says a name in the directory is there, or is not, against what we hold: whatever we
-   * knew of it is stale (inode_known_absent) */
+   * knew of it is stale (inode_known) */
   if (o->parent && (rc == SMB3_EEXIST || rc == SMB3_ENOENT)) inode_known_forget(o->fs, o->parent);
   /* behind a DFS link (refused before anything was done), or a link's lost connection: dfs.c */
   if (o->start && (rc == SMB3_EDFS || !o->unsent_only || o->sending) &&

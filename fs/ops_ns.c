@@ -158,15 +158,19 @@ static void lookup_start(struct nsop *o) {
 }
 
 /* relist_lookup's answer: what a recent listing says of the name, or ask the server. */
+/* A lookup of a name the directory's known names lack: "no such file", no round trip. */
+static void known_absent(struct nsop *o) {
+  atomic_fetch_add(&o->fs->ctr.lookups_known_absent, 1);
+  nsop_finish_err(o, ENOENT);
+}
+
 static void lookup_listed(void *arg, const struct smb3_stat *st, double asked) {
   struct nsop *o = arg;
-  if (!st && inode_known_absent(o->fs, o->parent, o->name)) { /* the listing renewed what we knew */
-    atomic_fetch_add(&o->fs->ctr.lookups_known_absent, 1);
-    nsop_finish_err(o, ENOENT);
-    return;
-  }
   if (!st) {
-    nsop_run(o, lookup_start);
+    if (inode_known(o->fs, o->parent, o->name) == KNOWN_ABSENT) /* the listing renewed what we knew */
+      known_absent(o);
+    else
+      nsop_run(o, lookup_start);
     return;
   }
   o->asked = asked;
@@ -179,12 +183,13 @@ static void lookup_listed(void *arg, const struct smb3_stat *st, double asked) {
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
   if (!o) return;
-  if (inode_known_absent(o->fs, o->parent, o->name)) {
-    atomic_fetch_add(&o->fs->ctr.lookups_known_absent, 1);
-    nsop_finish_err(o, ENOENT);
+  enum known_answer k = inode_known(o->fs, o->parent, o->name);
+  if (k == KNOWN_ABSENT) {
+    known_absent(o);
     return;
   }
-  if (!relist_lookup(o->fs, o->parent, o->name, lookup_listed, o)) nsop_run(o, lookup_start);
+  if (!relist_lookup(o->fs, o->parent, o->name, k == KNOWN_EXPIRED, lookup_listed, o))
+    nsop_run(o, lookup_start);
 }
 
 static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {

@@ -160,7 +160,7 @@ static void reply(struct fs_ctx *fs, int r, relist_cb cb, void *arg, const struc
  * it now: when a stat found another name in it less than actimeo ago, and no listing of it is recent
  * (dir->lock held). Lookups of names that do not exist (a compiler's include search, PATH) never
  * list: a listing answers no such lookup, except in a directory whose names the mount knew
- * (inode_known_expired): the listing renews that (inode_known_renew), and then answers them. */
+ * (KNOWN_EXPIRED): the listing renews that (inode_known_renew), and then answers them. */
 static int missed(struct fs_ctx *fs, struct fs_inode *dir, int known_expired) {
   double now = fs_now();
   if (dircache_recent(fs, dir->dl) || now < dir->relist_quiet_until) return 0;
@@ -216,7 +216,8 @@ static void relist_start(struct relist_job *j) {
   if (rc) relisted(rc, NULL, 0, j);
 }
 
-int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, relist_cb cb, void *arg) {
+int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int known_expired, relist_cb cb,
+                  void *arg) {
   if (fs->actimeo <= 0) return 0;
   struct smb3_stat st;
   double asked = 0;
@@ -233,10 +234,9 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, rel
   }
   w->cb = cb;
   w->arg = arg;
-  int kexp = r == RL_NO && inode_known_expired(fs, dir); /* (table lock: not under dir->lock) */
   pthread_mutex_lock(&dir->lock);
   struct relist_job *j = dir->relist; /* in flight: wait for it, whatever r */
-  int start = !j && (r == RL_STALE || missed(fs, dir, kexp));
+  int start = !j && (r == RL_STALE || missed(fs, dir, r == RL_NO && known_expired));
   if (start && (j = calloc(1, sizeof *j))) {
     j->fs = fs;
     j->dir = dir;
