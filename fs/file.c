@@ -98,6 +98,8 @@ struct fh_waiter {
 };
 
 static int fh_current(struct fs_file *fh) {
+  if (!fh_handle(fh) && __atomic_load_n(&fh->pend, __ATOMIC_ACQUIRE))
+    return 1; /* its CREATE goes on whatever connection is current */
   return fs_dfs_current(fh->fs, smb3_file_client(fh_handle(fh)));
 }
 
@@ -183,7 +185,8 @@ struct reopen_list *files_reopen_prepare(struct fs_ctx *fs) {
   struct reopen_list *l = calloc(1, sizeof *l + (n ? n : 1) * sizeof l->fh[0]);
   for (struct fs_file *fh = fs->files; l && fh; fh = fh->file_next) {
     pthread_mutex_lock(&fh->in->lock);
-    if (!fh->released && fh->refs > 0) { /* refs 0: being freed (file_put unlinks it next) */
+    /* refs 0: being freed (file_put unlinks it next); no handle: a CREATE put off or failed */
+    if (!fh->released && fh->refs > 0 && fh->f) {
       fh->refs++;
       fh->reopening++;
       l->fh[l->n++] = fh;

@@ -50,6 +50,10 @@ struct fs_file {
   int born_known;
   struct timespec_smb3 born_srv;
   double born_loc;
+  /* A create put off (pending.h): its state until the CREATE is answered (f is NULL until then),
+   * and that answer's error (0: made). Under fs->pend_mu. */
+  struct fs_pending *pend;
+  int pend_rc;
   smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
   int nstale;
   int reopening;                    /* reopens in flight (two losses close together: two) */

@@ -356,6 +356,25 @@ struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, cons
   return in;
 }
 
+void inode_set_id(struct fs_ctx *fs, struct fs_inode *in, uint64_t id) {
+  struct inode_table *t = fs->it;
+  pthread_mutex_lock(&t->lock);
+  if (id && !in->srv_id) {
+    struct fs_inode *old = find_id(t, id);
+    if (old && old != in) {
+      id_unhash(t, old);
+      if (old->name) {
+        old->refs++;
+        drop_name(t, old);
+        put_locked(t, old);
+      }
+    }
+    in->srv_id = id;
+    id_hash(t, in);
+  }
+  pthread_mutex_unlock(&t->lock);
+}
+
 struct fs_inode *inode_link_kept(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                                  const struct smb3_stat *st, double asked) {
   struct inode_table *t = fs->it;
@@ -601,6 +620,7 @@ struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]) {
 /* ---- attributes ---- */
 double fs_attr_ttl(const struct fs_ctx *fs, const struct fs_inode *in) {
   if (in->nodeid == FUSE_ROOT_ID && fs->actimeo < FS_ROOT_ATTR_TTL) return FS_ROOT_ATTR_TTL;
+  if (__atomic_load_n(&in->pending, __ATOMIC_ACQUIRE)) return 0; /* its id comes with the CREATE */
   return fs->actimeo;
 }
 

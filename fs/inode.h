@@ -95,6 +95,7 @@ struct fs_inode {
   struct fs_lock *locks;     /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
   struct piece *srv_locks;   /* ... and what the server holds for them (locks.c) */
   int lock_changing;         /* a change (locks.c apply) has some of them out of the list */
+  int pending;               /* a new file whose CREATE is put off (pending.h; atomic, set under lock) */
 };
 
 /* Write-back accessors (in->lock held): data not yet confirmed by the server, and its end. */
@@ -148,6 +149,9 @@ struct fs_inode *inode_parent(struct fs_ctx *fs, struct fs_inode *in, char **nam
 struct fs_inode *inode_find_child(struct fs_ctx *fs, struct fs_inode *parent, const char *name);
 /* After a rename on the server: move in to newparent/newname. */
 void inode_move(struct fs_ctx *fs, struct fs_inode *in, struct fs_inode *newparent, const char *newname);
+/* A file made without a server id (a put-off create, pending.h) got one: index in by it (an
+ * inode of ours that had that id is another, gone file: it loses the id and its name). */
+void inode_set_id(struct fs_ctx *fs, struct fs_inode *in, uint64_t id);
 /* The name is gone on the server (unlinked/replaced): drop it from the name and id indexes. */
 void inode_detach(struct fs_ctx *fs, struct fs_inode *in);
 /* What we know of in's attributes is out of date (its link count, ctime, a directory's mtime

@@ -30,6 +30,7 @@
 #include "notifier.h"
 #include "ops.h"
 #include "opts.h"
+#include "pending.h"
 #include "reconnect.h"
 #include "xattr.h"
 
@@ -241,8 +242,8 @@ static _Atomic uint64_t init_unique; /* the kernel's INIT request, until its rep
 static atomic_int init_offers_mmap;
 
 static ssize_t io_read(int fd, void *buf, size_t len, void *userdata) {
-  (void)userdata;
   ssize_t n = read(fd, buf, len);
+  if (n > 0) pending_barrier(userdata, buf, (size_t)n);
   if (n >= FS_IN_HEADER + 20) {
     const uint8_t *p = buf;
     uint32_t opcode, flags, flags2;
@@ -326,6 +327,7 @@ static int run(int argc, char **argv) {
   char err[512] = "";
   memset(&fs, 0, sizeof fs);
   pthread_mutex_init(&fs.files_lock, NULL);
+  pending_init(&fs);
   pthread_mutex_init(&fs.locks_mu, NULL);
   budget_init(&fs.mem, BUDGET_DEFAULT_CAP);
   /* Read-ahead and write-back buffers are rsize/wsize (4 MiB) and live for one wire request.

@@ -33,7 +33,9 @@ struct fs_counters {
   atomic_uint_fast64_t wb_errors;            /* failed wire WRITEs */
   atomic_uint_fast64_t lookups_known_absent; /* negative lookups answered from a directory we made */
   atomic_uint_fast64_t closes_batched;       /* read-only handles closed several to a compound (closeq.c) */
-  atomic_uint_fast64_t open_reads;           /* opens that read the file's first bytes in their compound */
+  atomic_uint_fast64_t
+      creates_deferred;            /* creates answered at once, their CREATE sent with the data (pending.c) */
+  atomic_uint_fast64_t open_reads; /* opens that read the file's first bytes in their compound */
   atomic_uint_fast64_t getattrs_held; /* getattr answered from data and times held under a write lease */
   atomic_uint_fast64_t
       setattrs_unchanged;              /* chown/chmod that change nothing, answered locally (ops_attr.c) */
@@ -65,6 +67,7 @@ struct conn;
 struct memtrim;
 struct closeq;
 struct fs_dfs;
+struct fs_pending;
 
 /* One per mount: the FUSE userdata. Immutable after init except where noted. */
 struct fs_ctx {
@@ -106,6 +109,13 @@ struct fs_ctx {
   struct fs_file *files;         /* every open file (reconnect.c reopens them) */
   struct fs_counters ctr;
   atomic_uint_fast64_t ns_gen; /* moved by every namespace change of the mount (dircache.h) */
+  /* creates put off (pending.c) */
+  pthread_mutex_t pend_mu;
+  pthread_cond_t pend_cv;  /* a pending CREATE was answered */
+  struct fs_pending *pend; /* those not yet answered */
+  atomic_int npending;     /* how many: the barrier's test without the lock */
+  uint64_t pend_seq;       /* pending_start's order */
+  uint64_t pend_barriers;  /* barriers run */
 };
 
 #endif

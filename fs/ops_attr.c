@@ -13,6 +13,7 @@
 #include "inode.h"
 #include "nsop.h"
 #include "ops.h"
+#include "pending.h"
 #include "relist.h"
 #include "reply.h"
 #include "smb3fs_ioctl.h"
@@ -131,6 +132,13 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
       (o->in->lease & SMB3_LEASE_WRITE)) {
     if (wb_end(o->in) > o->in->st.size) o->in->st.size = wb_end(o->in);
     atomic_fetch_add(&o->fs->ctr.getattrs_held, 1);
+    fresh = 1;
+  }
+  /* A file whose CREATE is put off (pending.h): what we know is all there is (the kernel asks for
+   * it before every write: its attributes are valid for no time); its inode number is a
+   * provisional one until the CREATE is answered. */
+  if (__atomic_load_n(&o->in->pending, __ATOMIC_ACQUIRE)) {
+    if (wb_end(o->in) > o->in->st.size) o->in->st.size = wb_end(o->in);
     fresh = 1;
   }
   pthread_mutex_unlock(&o->in->lock);
@@ -384,6 +392,48 @@ static int setattr_unchanged(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t ino, 
   return same;
 }
 
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi);
+struct setattr_later {
+  fuse_req_t req;
+  fuse_ino_t ino;
+  struct stat attr;
+  int to_set;
+  int has_fi;
+  struct fuse_file_info fi;
+};
+static void setattr_created(void *arg, int rc) {
+  struct setattr_later *l = arg;
+  if (rc)
+    fuse_reply_err(l->req, fs_errno(rc));
+  else
+    ll_setattr(l->req, l->ino, &l->attr, l->to_set, l->has_fi ? &l->fi : NULL);
+  free(l);
+}
+
+/* A change the server must make, to a file whose CREATE is put off (pending.h): made first. 1
+ * when it waits for that. */
+static int setattr_pending(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t ino, const struct stat *attr,
+                           int to_set, const struct fuse_file_info *fi) {
+  struct fs_inode *in = inode_get(fs, ino);
+  if (!in || !__atomic_load_n(&in->pending, __ATOMIC_ACQUIRE)) {
+    inode_put(fs, in);
+    return 0;
+  }
+  struct setattr_later *l = calloc(1, sizeof *l);
+  if (!l) {
+    inode_put(fs, in);
+    fuse_reply_err(req, ENOMEM);
+    return 1;
+  }
+  *l = (struct setattr_later){.req = req, .ino = ino, .attr = *attr, .to_set = to_set, .has_fi = fi != NULL};
+  if (fi) l->fi = *fi;
+  int waits = pending_when_inode_created(fs, in, setattr_created, l);
+  inode_put(fs, in);
+  if (!waits) free(l);
+  return waits;
+}
+
 /* Reply: this worker for times deferred to the write-back, and for a chown or chmod that changes nothing; I/O
  * thread (the stat after the last change); this worker for a deleted file under cache=loose; what fails at
  * once after the write-back flush: the thread that ended it (this worker, I/O or reconnect thread: ops.h). */
@@ -400,7 +450,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
   }
   if (posix) to_set = owner_unchanged(fs, ino, attr, to_set);
   if (setattr_times_deferred(req, fs, ino, attr, to_set) ||
-      setattr_unchanged(req, fs, ino, attr, to_set, posix))
+      setattr_unchanged(req, fs, ino, attr, to_set, posix) || setattr_pending(req, fs, ino, attr, to_set, fi))
     return;
   struct nsop *o = nsop_new(req);
   if (!o) return;

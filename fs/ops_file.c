@@ -21,6 +21,7 @@
 #include "memtrim.h"
 #include "ops.h"
 #include "owner.h"
+#include "pending.h"
 #include "readahead.h"
 #include "relist.h"
 #include "reply.h"
@@ -384,7 +385,42 @@ static void create_opened(int rc, smb3_file *f, const struct smb3_stat *st, void
   }
 }
 
-/* Reply: I/O thread (the CREATE, or the stat after it). */
+static void create_abandoned(void *arg, int rc) {
+  (void)rc;
+  struct fs_file *fh = arg;
+  file_close_quietly(file_closing(fh));
+  file_put(fh);
+}
+
+/* A new name in a directory whose every name we know (pending.h): the file is answered now, as
+ * made; its CREATE goes with its data. */
+static void create_deferred(struct fop *o) {
+  struct fs_ctx *fs = o->fs;
+  struct smb3_stat st;
+  pending_stat(&st);
+  inode_dir_changed(fs, o->parent, 0);
+  struct fs_inode *in = inode_link_gen(fs, o->parent, o->name, &st, o->gen, -1.0);
+  struct fs_file *fh = in ? adopt(o, in, NULL, 1) : NULL;
+  if (!fh || pending_start(fh, o->path, o->flags, o->mode)) {
+    if (in) inode_forget(fs, in->nodeid, 1);
+    if (fh) file_put(fh);
+    inode_put(fs, in);
+    fop_fail(o, SMB3_ENOMEM);
+    return;
+  }
+  o->path = NULL; /* the pending's now */
+  struct fuse_entry_param e;
+  (void)fs_fill_entry(fs, in, &e);
+  if (fuse_reply_create(o->req, &e, &o->fi)) { /* the program is gone: the file is made all the same */
+    inode_forget(fs, in->nodeid, 1);
+    pending_when_created(fh, create_abandoned, fh);
+  }
+  inode_put(fs, in);
+  fop_free(o);
+}
+
+/* Reply: I/O thread (the CREATE, or the stat after it); this worker when the CREATE is put off
+ * (pending.h). */
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
@@ -416,6 +452,10 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     itab_make_key(fs, o->gen, o->key);
   }
   inode_put(fs, known);
+  if (!known && pending_may_defer(fs, o->parent, name, o->flags)) {
+    create_deferred(o);
+    return;
+  }
   int rc = create_go(o);
   if (rc) fop_fail(o, rc);
 }
@@ -459,6 +499,19 @@ static void flush_done(int err, void *arg) {
   free(r);
 }
 
+static void flush_created(void *arg, int rc) {
+  flush_done(rc ? -fs_errno(rc) : 0, arg);
+}
+
+/* A file whose CREATE is still put off once its data went (none was written): it is made now. */
+static void flush_flushed(int err, void *arg) {
+  struct reqctx *r = arg;
+  if (err || !pending_is(r->fh))
+    flush_done(err, r);
+  else
+    pending_when_created(r->fh, flush_created, r);
+}
+
 /* close(2): the data must be on the server, and a failed write is reported here. */
 /* Reply: the thread that ends the write-back flush: this worker when nothing is in flight, else I/O
  * thread, or reconnect thread (a parked WRITE that timed out: ops.h). */
@@ -466,7 +519,7 @@ static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) 
   (void)ino;
   locks_flush((struct fs_file *)(uintptr_t)fi->fh, fi->lock_owner);
   struct reqctx *r = reqctx_new(req, fi);
-  if (r) wb_flush_closing(r->fh, flush_done, r);
+  if (r) wb_flush_closing(r->fh, flush_flushed, r);
 }
 
 static void fsync_done(int rc, void *arg) {
@@ -545,11 +598,16 @@ static void release_drained(struct fs_file *fh) {
   if (rc) release_closed(rc, fh);
 }
 
-static void release_flushed(int err, void *arg) {
-  (void)err; /* reported by flush() already, if the application closed it normally */
+static void release_created(void *arg, int rc) {
+  (void)rc; /* reported by flush() already, if the application closed it normally */
   struct fs_file *fh = arg;
   /* Read-ahead READs in flight write into our buffers: wait for them before closing. */
   ra_shutdown(fh, release_drained);
+}
+
+static void release_flushed(int err, void *arg) {
+  (void)err; /* reported by flush() already, if the application closed it normally */
+  pending_when_created(arg, release_created, arg); /* a file still put off is made, even empty */
 }
 
 /* Reply: I/O thread (the CLOSE, after the write-back flush and the read-ahead READs in flight); a CLOSE

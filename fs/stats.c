@@ -35,7 +35,8 @@ char *stats_json(struct fs_ctx *fs) {
                     "\"invalidations\":%llu,\"outages\":%llu,\"reconnects\":%llu,\"reopens\":%llu,"
                     "\"relocks\":%llu,\"relocks_lost\":%llu,\"data_mem\":%zu,\"data_mem_peak\":%zu,"
                     "\"data_mem_cap\":%zu,\"data_mem_refused\":%llu,\"mem_trims\":%llu,\"times_deferred\":%"
-                    "llu,\"open_reads\":%llu,\"lookups_known_absent\":%llu,\"closes_batched\":%llu,"
+                    "llu,\"open_reads\":%llu,\"lookups_known_absent\":%llu,\"closes_batched\":%llu,\"creates_"
+                    "deferred\":%llu,"
                     "\"setattrs_unchanged\":%llu,\"getattrs_held\":%llu,\"listings_kept\":%llu,"
                     "\"lookups_listed\":%llu,\"relists\":%llu}",
                     lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], (unsigned long long)c->ra_hits,
@@ -51,9 +52,9 @@ char *stats_json(struct fs_ctx *fs) {
                     (unsigned long long)atomic_load(&fs->mem.refused), (unsigned long long)c->mem_trims,
                     (unsigned long long)c->times_deferred, (unsigned long long)c->open_reads,
                     (unsigned long long)c->lookups_known_absent, (unsigned long long)c->closes_batched,
-                    (unsigned long long)c->setattrs_unchanged, (unsigned long long)c->getattrs_held,
-                    (unsigned long long)c->listings_kept, (unsigned long long)c->lookups_listed,
-                    (unsigned long long)c->relists);
+                    (unsigned long long)c->creates_deferred, (unsigned long long)c->setattrs_unchanged,
+                    (unsigned long long)c->getattrs_held, (unsigned long long)c->listings_kept,
+                    (unsigned long long)c->lookups_listed, (unsigned long long)c->relists);
   free(lib);
   return rc < 0 ? NULL : out;
 }

@@ -38,6 +38,7 @@
 #include "extents.h"
 #include "inode.h"
 #include "memtrim.h"
+#include "pending.h"
 #include "writeback.h"
 
 struct wb_chunk {
@@ -149,9 +150,40 @@ static void times_done(int rc, void *arg) {
   chunk_done(rc < 0 ? rc : 0, arg);
 }
 
+static void chunk_send(struct wb_chunk *c);
+static void chunk_created(void *arg, int rc) { /* the CREATE another chunk carried was answered */
+  if (rc)
+    chunk_done(rc, arg);
+  else
+    chunk_send(arg);
+}
+static void chunk_with_create(void *arg, int64_t written) {
+  chunk_done(written, arg);
+}
+
+/* A file whose CREATE is put off (pending.h): the first chunk carries it. 1 when handled. */
+static int chunk_send_pending(struct wb_chunk *c) {
+  struct fs_file *fh = c->ext.fh;
+  if (!pending_is(fh)) return 0;
+  c->retry.conn = fs_conn(c->fs);
+  const struct wb_times *t = &c->times;
+  int times = c->times_only || t->pending;
+  int r = pending_send_data(fh, c->times_only ? NULL : c->ext.buf, c->times_only ? 0 : c->ext.len, c->ext.off,
+                            times && t->has_at ? &t->at : NULL, times && t->has_mt ? &t->mt : NULL,
+                            chunk_with_create, c);
+  if (r < 0) pending_when_created(fh, chunk_created, c);
+  if (r > 0 && !c->times_only) atomic_fetch_add(&c->fs->ctr.wb_wire_writes, 1);
+  return r != 0;
+}
+
 /* Through the file's current handle (a reconnect may have swapped it since the chunk began). */
 static void chunk_send(struct wb_chunk *c) {
+  if (chunk_send_pending(c)) return;
   smb3_file *f = fh_handle(c->ext.fh);
+  if (!f && c->ext.fh->pend_rc) { /* its CREATE failed: that is this write's error */
+    chunk_done(c->ext.fh->pend_rc, c);
+    return;
+  }
   c->retry.conn = smb3_file_client(f);
   const struct wb_times *t = &c->times;
   int rc;

@@ -722,6 +722,22 @@ int smb3_open_lease_mode_async(smb3_client *c, const char *path, int flags, cons
 typedef void (*smb3_open_read_cb)(int rc, smb3_file *f, const struct smb3_stat *st, int64_t nread, void *arg);
 int smb3_open_read_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
                          void *buf, size_t len, smb3_open_read_cb cb, void *arg);
+/* Open (or create, as flags say: O_CREAT, O_EXCL, O_TRUNC) as smb3_open_lease_async with the
+ * permission bits mode (< 0: none; a POSIX share only) and, in the same round trip, WRITE len
+ * bytes of buf at off (len 0: no WRITE; at most smb3_wsize) and, when atime or mtime is not NULL,
+ * set those times through the new handle (CREATE + WRITE + SET_INFO, a related compound; one
+ * request at a time with nocompound): what a program that writes a whole small file and closes
+ * it needs. rc and f are the open's: on rc = 0 the caller owns f. written: the WRITE's bytes (0
+ * with len 0), or SMB3_E* of the WRITE or the SET_INFO, which leaves the open as it is (the
+ * caller writes again or reports it). buf must stay valid until cb ran.
+ * Errors: as smb3_open_async; the call also SMB3_EINVAL (buf NULL with len > 0, len too large,
+ * off + len past 2^63, O_RDONLY). Callback: ASYNC. From a callback: yes. */
+typedef void (*smb3_open_write_cb)(int rc, smb3_file *f, const struct smb3_stat *st, int64_t written,
+                                   void *arg);
+int smb3_create_write_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
+                            int64_t mode, const void *buf, size_t len, uint64_t off,
+                            const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
+                            smb3_open_write_cb cb, void *arg);
 /* f's lease state (SMB3_LEASE_* bits); 0 for f NULL. No I/O. Errors: none.
  * From a callback: yes. */
 uint32_t smb3_file_lease(const smb3_file *f);

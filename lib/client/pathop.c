@@ -73,6 +73,15 @@ static int enc_read(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid,
   const struct pathop *op = arg;
   return build_read(c, m, fid, op->rd_buf, op->rd_len, 0);
 }
+static int enc_write(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct pathop *op = arg;
+  return build_write(c, m, fid, op->wr_buf, op->wr_len, op->wr_off);
+}
+static int enc_set_basic(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
+  const struct pathop *op = arg;
+  return build_set_info(c, m, fid, SMB2_0_INFO_FILE, FSCC_FILE_BASIC_INFORMATION, op->wr_basic,
+                        sizeof op->wr_basic);
+}
 static int enc_h_flush(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, const void *arg) {
   (void)fid;
   return build_flush(c, m, ((const struct pathop *)arg)->fid);
@@ -285,6 +294,8 @@ static int prepare_path(struct pathop *op) {
     op->first_is_create = 1;
     add(op, enc_create);
     if (op->rd_len) add(op, enc_read);
+    if (op->wr && op->wr_len) add(op, enc_write);
+    if (op->wr && op->wr_times) add(op, enc_set_basic);
     return 0;
   }
   default:
@@ -552,6 +563,31 @@ static uint64_t dp_delay(struct pathop *op) {
   return ns;
 }
 
+/* The WRITE and SET_INFO that followed a successful CREATE (OP_OPEN with wr): the bytes written,
+ * or the first failure; their statuses are then cleared so that the open stands. */
+static int64_t finish_written(struct pathop *op, struct smb3_chain *ch) {
+  int64_t got = 0;
+  for (int i = 1; i < ch->n; i++) {
+    struct smb3_msg *m = &ch->msgs[i];
+    int64_t r;
+    if (!m->done) {
+      r = SMB3_EPROTO;
+    } else if (m->status != NT_STATUS_SUCCESS) {
+      int e = smb3_status_to_err(m->status);
+      r = e ? e : SMB3_ESTATUS;
+    } else if (m->command == SMB2_WRITE) {
+      struct smb2_write_rsp w;
+      r = smb2_write_rsp_decode(m->rsp, m->rsp_len, &w) || w.count > op->wr_len ? SMB3_EPROTO
+                                                                                : (int64_t)w.count;
+    } else {
+      r = 0;
+    }
+    if (got >= 0 && r) got = r; /* the WRITE's count, unless something failed */
+    m->status = NT_STATUS_SUCCESS;
+  }
+  return got;
+}
+
 /* Turn a completed chain into op's result; frees the chain. */
 static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc && op->kind == OP_GET_EAS && ch->msgs[0].status == NT_STATUS_SUCCESS &&
@@ -568,6 +604,8 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
                                                       : (int64_t)r->rd_len;
     ch->msgs[1].status = NT_STATUS_SUCCESS;
   }
+  if (!rc && op->kind == OP_OPEN && op->wr && ch->msgs[0].status == NT_STATUS_SUCCESS)
+    op->wr_got = finish_written(op, ch); /* nor do the WRITE and SET_INFO after it */
   if (!rc) rc = first_failure(op, ch);
   op->ro_again = rc && readonly_refused(op, ch);
   op->dp_again = rc == SMB3_ENOENT && name_pending(op, ch);
@@ -669,7 +707,9 @@ static void complete(struct pathop *op, int rc) {
     op->cb.statvfs(rc, rc ? NULL : &op->sv, op->arg);
     break;
   case OP_OPEN:
-    if (op->rd_len)
+    if (op->wr)
+      op->cb.open_write(rc, op->file, rc ? NULL : &op->st, rc ? 0 : op->wr_got, op->arg);
+    else if (op->rd_len)
       op->cb.open_read(rc, op->file, rc ? NULL : &op->st, rc ? 0 : op->rd_got, op->arg);
     else
       op->cb.open(rc, op->file, rc ? NULL : &op->st, op->arg);

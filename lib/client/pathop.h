@@ -63,7 +63,14 @@ struct pathop {
   int open_flags;
   void *rd_buf; /* OP_OPEN: READ the first rd_len bytes into rd_buf in the same compound */
   uint32_t rd_len;
-  int64_t rd_got; /* bytes read, or SMB3_E* (the open stands either way) */
+  int64_t rd_got;     /* bytes read, or SMB3_E* (the open stands either way) */
+  const void *wr_buf; /* OP_OPEN with wr: WRITE wr_len bytes of wr_buf at wr_off (wr_len 0: none) */
+  uint32_t wr_len;
+  uint64_t wr_off;
+  int wr; /* ... and, with wr_times, SET_INFO wr_basic, in the CREATE's compound */
+  int wr_times;
+  uint8_t wr_basic[40];
+  int64_t wr_got; /* bytes written, or SMB3_E* of the WRITE or SET_INFO (the open stands either way) */
   int mkdir_stat; /* OP_MKDIR: report the new directory's attributes (cb.stat) */
   int then_stat;  /* OP_SETATTR: a QUERY_INFO of the attributes after the SET_INFO, before the CLOSE (cb.stat)
                    */
@@ -92,6 +99,7 @@ struct pathop {
     smb3_stat_cb stat;
     smb3_open_cb open;
     smb3_open_read_cb open_read;
+    smb3_open_write_cb open_write;
     smb3_statvfs_cb statvfs;
     smb3_eas_cb eas;
     smb3_readlink_cb readlink;

@@ -413,6 +413,27 @@ int smb3_open_read_async(smb3_client *c, const char *path, int flags, const uint
   return op_async(op);
 }
 
+int smb3_create_write_async(smb3_client *c, const char *path, int flags, const uint8_t key[16], uint32_t want,
+                            int64_t mode, const void *buf, size_t len, uint64_t off,
+                            const struct timespec_smb3 *atime, const struct timespec_smb3 *mtime,
+                            smb3_open_write_cb cb, void *arg) {
+  if ((!buf && len) || (c && len > c->wsize) || off > INT64_MAX - len || (flags & O_ACCMODE) == O_RDONLY)
+    return SMB3_EINVAL;
+  ASYNC_OP(OP_OPEN, path, open_write, cb);
+  op->open_flags = flags;
+  op->mode_set = mode >= 0;
+  op->mode = (uint32_t)(mode & 07777);
+  op->wr = 1;
+  op->wr_buf = buf;
+  op->wr_len = (uint32_t)len;
+  op->wr_off = off;
+  op->wr_times = atime || mtime;
+  fscc_basic_info_encode(op->wr_basic, sizeof op->wr_basic, 0, atime ? ts_to_filetime(atime) : 0,
+                         mtime ? ts_to_filetime(mtime) : 0, 0, 0);
+  lease_ask(c, op, key, want);
+  return op_async(op);
+}
+
 static void lease_ask(smb3_client *c, struct pathop *op, const uint8_t *key, uint32_t want) {
   if (key && want && client_leasing(c)) {
     op->ca.oplock = SMB2_OPLOCK_LEVEL_LEASE;

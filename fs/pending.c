@@ -1,0 +1,329 @@
+/* pending.c - creates put off until the new file's data goes: see pending.h.
+ *
+ * State: one struct fs_pending per put-off create, on fs->pend (under fs->pend_mu) from
+ * pending_start until its CREATE is answered; fh->pend points to it (read without a lock by
+ * pending_is; set before the create is answered to the kernel, cleared under pend_mu). The
+ * pending holds a reference to fh. `sent`: the CREATE is on the wire (pend_mu). Waiters queue on
+ * it and run, in order, on the I/O thread that got the answer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "conn.h"
+#include "dfs.h"
+#include "inode.h"
+#include "pending.h"
+
+struct pend_waiter {
+  struct pend_waiter *next;
+  void (*fn)(void *arg, int rc);
+  void *arg;
+};
+
+struct fs_pending {
+  struct fs_pending *next;
+  struct fs_file *fh; /* referenced */
+  char *path;
+  int flags;
+  int64_t mode;
+  uint64_t seq;   /* order of pending_start, for the barrier */
+  int sent;       /* the CREATE is on the wire */
+  int conn_lost;  /* a CREATE was lost with its connection: it may have been made (no O_EXCL again) */
+  uint64_t barrier; /* the barrier that last sent it (fs->pend_barriers) */
+  struct pend_waiter *waiters;
+  /* the data sent with the CREATE */
+  void (*done)(void *arg, int64_t written);
+  void *done_arg;
+  uint64_t end;    /* off + len of that data */
+  int times_sent; /* ... and times with it */
+};
+
+/* FUSE opcodes (linux/fuse.h) and the request header's layout */
+enum {
+  OP_GETATTR = 3,
+  OP_SETATTR = 4,
+  OP_FORGET = 2,
+  OP_WRITE = 16,
+  OP_RELEASE = 18,
+  OP_FLUSH = 25,
+  OP_INTERRUPT = 36,
+  OP_BATCH_FORGET = 42,
+};
+#define IN_HEADER 40
+
+void pending_init(struct fs_ctx *fs) {
+  pthread_mutex_init(&fs->pend_mu, NULL);
+  pthread_cond_init(&fs->pend_cv, NULL);
+}
+
+int pending_may_defer(struct fs_ctx *fs, struct fs_inode *parent, const char *name, int flags) {
+  /* Not under cache=loose (the kernel's own write-back keeps the size and times: the CLOSE's
+   * attributes are its reference) nor on a POSIX share (the owner and mode the server gives the
+   * new file are not known before it answers). */
+  if (fs->wb_cache || smb3_posix(fs_conn(fs)) || (flags & O_ACCMODE) == O_RDONLY) return 0;
+  return inode_known(fs, parent, name) == KNOWN_ABSENT;
+}
+
+void pending_stat(struct smb3_stat *st) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  memset(st, 0, sizeof *st);
+  st->attributes = 0x20; /* FILE_ATTRIBUTE_ARCHIVE: what a new file gets */
+  st->nlink = 1;
+  st->mode = S_IFREG | 0644;
+  st->uid = st->gid = SMB3_NO_ID;
+  st->created = 1;
+  st->atime.sec = st->mtime.sec = st->ctime.sec = st->btime.sec = now.tv_sec;
+  st->atime.nsec = st->mtime.nsec = st->ctime.nsec = st->btime.nsec = now.tv_nsec / 100 * 100;
+}
+
+int pending_start(struct fs_file *fh, char *path, int flags, int64_t mode) {
+  struct fs_ctx *fs = fh->fs;
+  struct fs_pending *p = calloc(1, sizeof *p);
+  if (!p) return -1;
+  p->fh = fh;
+  p->path = path;
+  p->flags = flags;
+  p->mode = mode;
+  pthread_mutex_lock(&fh->in->lock);
+  fh->refs++;
+  __atomic_store_n(&fh->in->pending, 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&fh->in->lock);
+  pthread_mutex_lock(&fs->pend_mu);
+  p->seq = ++fs->pend_seq;
+  p->next = fs->pend;
+  fs->pend = p;
+  __atomic_store_n(&fh->pend, p, __ATOMIC_RELEASE);
+  atomic_fetch_add(&fs->npending, 1);
+  pthread_mutex_unlock(&fs->pend_mu);
+  atomic_fetch_add(&fs->ctr.creates_deferred, 1);
+  return 0;
+}
+
+int pending_is(const struct fs_file *fh) {
+  return __atomic_load_n(&fh->pend, __ATOMIC_ACQUIRE) != NULL;
+}
+
+static void unlist(struct fs_ctx *fs, struct fs_pending *p) {
+  for (struct fs_pending **pp = &fs->pend; *pp; pp = &(*pp)->next)
+    if (*pp == p) {
+      *pp = p->next;
+      return;
+    }
+}
+
+/* The CREATE's answer (I/O thread). */
+static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t written, void *arg) {
+  struct fs_pending *p = arg;
+  struct fs_file *fh = p->fh;
+  struct fs_inode *in = fh->in;
+  struct fs_ctx *fs = fh->fs;
+  void (*done)(void *, int64_t) = p->done;
+  void *done_arg = p->done_arg;
+  p->done = NULL;
+  if (fs_conn_error(rc)) {
+    /* Lost with its connection: it may or may not have been made. It stays pending, sent again
+     * (without O_EXCL) by whatever needs it next, on the new connection. */
+    reconnect_kick(fs);
+    pthread_mutex_lock(&fs->pend_mu);
+    p->sent = 0;
+    p->conn_lost = 1;
+    struct pend_waiter *w = p->waiters;
+    p->waiters = NULL;
+    pthread_mutex_unlock(&fs->pend_mu);
+    if (done) done(done_arg, rc);
+    while (w) {
+      struct pend_waiter *next = w->next;
+      w->fn(w->arg, rc);
+      free(w);
+      w = next;
+    }
+    return;
+  }
+  if (!rc) {
+    inode_set_id(fs, in, st->ino);
+    pthread_mutex_lock(&in->lock);
+    fh->born_known = 1;
+    fh->born_srv = st->mtime;
+    fh->born_loc = fs_now();
+    uint32_t lease = smb3_file_lease(f);
+    if (lease || in->nopen == 1) in->lease = lease;
+    /* The server's attributes, less what is ours: the size of the data written since the
+     * create (sent with the CREATE or still held), and times the program set (sent with it, or
+     * held for the write-back to send). */
+    uint64_t size = in->st.size;
+    struct timespec_smb3 mt = in->st.mtime, at = in->st.atime;
+    int times_ours = p->times_sent || in->wb.times.pending;
+    in->st = *st;
+    in->st.ino = in->srv_id;
+    if (written > 0 && p->end > in->st.size) in->st.size = p->end;
+    if (size > in->st.size) in->st.size = size;
+    if (times_ours) in->st.mtime = mt, in->st.atime = at;
+    __atomic_store_n(&fh->f, f, __ATOMIC_RELEASE);
+    __atomic_store_n(&in->pending, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&in->lock);
+  } else {
+    /* Not made (another client's name, a full or read-only share, permissions): the name we
+     * gave out is not there. The error goes to the program with its next write, flush or
+     * fsync; the directory's names are asked of the server again. */
+    char *name = NULL;
+    struct fs_inode *parent = inode_parent(fs, in, &name);
+    free(name);
+    inode_detach(fs, in);
+    if (parent) inode_known_forget(fs, parent);
+    inode_put(fs, parent);
+    pthread_mutex_lock(&in->lock);
+    __atomic_store_n(&in->pending, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&in->lock);
+  }
+  pthread_mutex_lock(&fs->pend_mu);
+  fh->pend_rc = rc;
+  __atomic_store_n(&fh->pend, NULL, __ATOMIC_RELEASE);
+  unlist(fs, p);
+  atomic_fetch_sub(&fs->npending, 1);
+  struct pend_waiter *w = p->waiters, *rev = NULL;
+  pthread_cond_broadcast(&fs->pend_cv);
+  pthread_mutex_unlock(&fs->pend_mu);
+  while (w) { /* queued by prepending: run in arrival order */
+    struct pend_waiter *next = w->next;
+    w->next = rev;
+    rev = w;
+    w = next;
+  }
+  free(p->path);
+  free(p);
+  if (done) done(done_arg, rc ? rc : written);
+  while (rev) {
+    struct pend_waiter *next = rev->next;
+    rev->fn(rev->arg, rc);
+    free(rev);
+    rev = next;
+  }
+  file_put(fh);
+}
+
+/* Send p's CREATE (p->sent set by the caller under pend_mu), with the data and times given. */
+static void send_create(struct fs_pending *p, const void *buf, size_t len, uint64_t off,
+                        const struct timespec_smb3 *at, const struct timespec_smb3 *mt) {
+  struct fs_file *fh = p->fh;
+  struct fs_route r;
+  fs_route(fh->fs, p->path, &r);
+  int flags = p->conn_lost ? p->flags & ~O_EXCL : p->flags;
+  p->end = off + len;
+  p->times_sent = at || mt;
+  int rc = smb3_create_write_async(r.c, r.path, flags, fh->in->key, cache_lease_want(fh->fs, flags), p->mode,
+                                   buf, len, off, at, mt, created, p);
+  fs_route_done(&r);
+  if (rc) created(rc, NULL, NULL, 0, p);
+}
+
+void pending_when_created(struct fs_file *fh, void (*fn)(void *arg, int rc), void *arg) {
+  struct fs_ctx *fs = fh->fs;
+  struct pend_waiter *w = malloc(sizeof *w);
+  pthread_mutex_lock(&fs->pend_mu);
+  struct fs_pending *p = fh->pend;
+  if (!p || !w) {
+    int rc = p ? SMB3_ENOMEM : fh->pend_rc;
+    pthread_mutex_unlock(&fs->pend_mu);
+    free(w);
+    fn(arg, rc);
+    return;
+  }
+  *w = (struct pend_waiter){p->waiters, fn, arg};
+  p->waiters = w;
+  int send = !p->sent;
+  p->sent = 1;
+  pthread_mutex_unlock(&fs->pend_mu);
+  if (send) send_create(p, NULL, 0, 0, NULL, NULL);
+}
+
+int pending_when_inode_created(struct fs_ctx *fs, struct fs_inode *in, void (*fn)(void *arg, int rc),
+                               void *arg) {
+  pthread_mutex_lock(&fs->pend_mu);
+  struct fs_file *fh = NULL;
+  for (struct fs_pending *p = fs->pend; p && !fh; p = p->next)
+    if (p->fh->in == in) fh = p->fh;
+  if (fh) { /* the pending's reference keeps fh until its answer has run the waiters */
+    pthread_mutex_lock(&in->lock);
+    fh->refs++;
+    pthread_mutex_unlock(&in->lock);
+  }
+  pthread_mutex_unlock(&fs->pend_mu);
+  if (!fh) return 0;
+  pending_when_created(fh, fn, arg);
+  file_put(fh);
+  return 1;
+}
+
+int pending_send_data(struct fs_file *fh, const void *buf, size_t len, uint64_t off,
+                      const struct timespec_smb3 *at, const struct timespec_smb3 *mt,
+                      void (*done)(void *arg, int64_t written), void *arg) {
+  struct fs_ctx *fs = fh->fs;
+  pthread_mutex_lock(&fs->pend_mu);
+  struct fs_pending *p = fh->pend;
+  if (!p || p->sent) {
+    pthread_mutex_unlock(&fs->pend_mu);
+    return p ? -1 : 0;
+  }
+  p->sent = 1;
+  p->done = done;
+  p->done_arg = arg;
+  pthread_mutex_unlock(&fs->pend_mu);
+  send_create(p, buf, len, off, at, mt);
+  return 1;
+}
+
+/* Requests that the openers of pending files send for them, and that need no CREATE first. */
+static int exempt(uint32_t opcode) {
+  switch (opcode) {
+  case OP_WRITE:
+  case OP_FLUSH:
+  case OP_RELEASE:
+  case OP_SETATTR: /* ll_setattr sends a pending file's CREATE itself when it needs the server */
+  case OP_GETATTR: /* ll_getattr answers a pending file's from what it knows */
+  case OP_FORGET:
+  case OP_BATCH_FORGET:
+  case OP_INTERRUPT:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static void barrier_sent(void *arg, int rc) {
+  (void)arg, (void)rc; /* the barrier waits for the list, not for this */
+}
+
+void pending_barrier(struct fs_ctx *fs, const void *req, size_t len) {
+  if (!atomic_load(&fs->npending) || len < IN_HEADER) return;
+  uint32_t opcode;
+  memcpy(&opcode, (const uint8_t *)req + 4, 4);
+  if (exempt(opcode)) return;
+  pthread_mutex_lock(&fs->pend_mu);
+  uint64_t upto = fs->pend_seq, me = ++fs->pend_barriers;
+  for (;;) {
+    struct fs_pending *unsent = NULL;
+    int waiting = 0;
+    for (struct fs_pending *p = fs->pend; p; p = p->next) {
+      /* newer than this request, or sent by this barrier and lost with its connection (then
+       * what needs it sends it again on the next one) */
+      if (p->seq > upto || (!p->sent && p->barrier == me)) continue;
+      waiting = 1;
+      if (!p->sent && !unsent) unsent = p;
+    }
+    if (!waiting) break;
+    if (unsent) { /* sent alone: its data, if any, follows once it is made */
+      unsent->barrier = me;
+      struct fs_file *fh = unsent->fh;
+      pthread_mutex_unlock(&fs->pend_mu);
+      pending_when_created(fh, barrier_sent, NULL);
+      pthread_mutex_lock(&fs->pend_mu);
+      continue;
+    }
+    pthread_cond_wait(&fs->pend_cv, &fs->pend_mu);
+  }
+  pthread_mutex_unlock(&fs->pend_mu);
+}
