@@ -54,6 +54,7 @@ struct fs_file {
    * and that answer's error (0: made). Under fs->pend_mu. */
   struct fs_pending *pend;
   int pend_rc;
+  int deferred;                   /* its CREATE was put off (set before the create is answered) */
   smb3_file *stale[FS_STALE_MAX]; /* handles of lost connections, freed at release */
   int nstale;
   int reopening;                    /* reopens in flight (two losses close together: two) */

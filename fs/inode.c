@@ -523,6 +523,7 @@ void itab_expire_linked(struct fs_ctx *fs) {
 }
 
 void inode_known_empty(struct fs_ctx *fs, struct fs_inode *dir) {
+  __atomic_store_n(&dir->made_in, 1, __ATOMIC_RELEASE);
   if (fs->actimeo <= 0) return;
   struct nameset *s = nameset_new();
   pthread_mutex_lock(&fs->it->lock);

@@ -96,6 +96,7 @@ struct fs_inode {
   struct piece *srv_locks;   /* ... and what the server holds for them (locks.c) */
   int lock_changing;         /* a change (locks.c apply) has some of them out of the list */
   int pending;               /* a new file whose CREATE is put off (pending.h; atomic, set under lock) */
+  int made_in;               /* a directory in which this mount made something, or that it made (atomic) */
 };
 
 /* Write-back accessors (in->lock held): data not yet confirmed by the server, and its end. */

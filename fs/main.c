@@ -112,6 +112,7 @@ static void settings_init(struct fs_ctx *fs) {
   fs->cache = o->cache;
   fs->ro = o->ro;
   fs->mfsymlinks = o->mfsymlinks;
+  fs->lazyexcl = o->lazyexcl;
   fs->nobrl = o->nobrl;
 }
 

@@ -93,6 +93,7 @@ struct fs_ctx {
   int dio_mmap;
   int ro;
   int mfsymlinks; /* symlinks as Minshall+French symlink files (symlink.c) */
+  int lazyexcl;   /* O_EXCL creates may be put off too (pending.c) */
   int debug;
   int leases;   /* cache != none: opens ask for a lease (2.1+) or an oplock (2.0.2) */
   int wb_cache; /* cache=loose: the kernel's write-back cache is on (set at FUSE init) */
@@ -111,11 +112,14 @@ struct fs_ctx {
   atomic_uint_fast64_t ns_gen; /* moved by every namespace change of the mount (dircache.h) */
   /* creates put off (pending.c) */
   pthread_mutex_t pend_mu;
-  pthread_cond_t pend_cv;  /* a pending CREATE was answered */
-  struct fs_pending *pend; /* those not yet answered */
-  atomic_int npending;     /* how many: the barrier's test without the lock */
-  uint64_t pend_seq;       /* pending_start's order */
-  uint64_t pend_barriers;  /* barriers run */
+  pthread_cond_t pend_cv;         /* a pending CREATE was answered */
+  struct fs_pending *pend;        /* those not yet answered */
+  atomic_int npending;            /* how many: the barrier's test without the lock */
+  uint64_t pend_seq;              /* pending_start's order */
+  uint64_t pend_barriers;         /* barriers run */
+  struct timespec_smb3 clock_srv; /* the server's clock when last seen (fs_clock_note), under pend_mu */
+  double clock_loc;
+  int clock_known;
 };
 
 #endif

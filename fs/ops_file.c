@@ -328,6 +328,7 @@ static void create_linked(struct fop *o, const struct smb3_stat *st) {
   /* asked = -1: the entry of our own create is not evidence of another client's change (and a
    * new inode here would not have the lease key the CREATE was sent with) */
   if (st->created) inode_dir_changed(o->fs, o->parent, 0); /* a new name in it: its mtime and ctime changed */
+  if (st->created) __atomic_store_n(&o->parent->made_in, 1, __ATOMIC_RELEASE);
   struct fs_inode *in = inode_link_gen(o->fs, o->parent, o->name, st, o->gen, -1.0);
   struct fs_file *fh = in ? adopt(o, in, o->f, 1) : NULL;
   if (!fh) {
@@ -341,6 +342,7 @@ static void create_linked(struct fop *o, const struct smb3_stat *st) {
     fh->born_known = 1;
     fh->born_srv = st->mtime;
     fh->born_loc = fs_now();
+    fs_clock_note(o->fs, &st->mtime);
   }
   struct fuse_entry_param e;
   (void)fs_fill_entry(o->fs, in, &e); /* a new file: a new inode, whose type is this one */
@@ -409,6 +411,9 @@ static void create_deferred(struct fop *o) {
     return;
   }
   o->path = NULL; /* the pending's now */
+  fh->deferred = 1;
+  /* the server's clock as last seen: the write time its data will carry (writeback.c pin_time) */
+  fh->born_known = fs_clock_now(fs, &fh->born_srv, &fh->born_loc);
   struct fuse_entry_param e;
   (void)fs_fill_entry(fs, in, &e);
   if (fuse_reply_create(o->req, &e, &o->fi)) { /* the program is gone: the file is made all the same */
@@ -577,8 +582,10 @@ static void release_drained(struct fs_file *fh) {
   smb3_file *f = file_closing(fh);
   fh->close_asked = fs_now();
   pthread_mutex_lock(&fh->in->lock);
+  /* (a put-off create's time was set before its lease was known: quiet only if it got W) */
   int quiet =
-      (fh->flags & O_ACCMODE) == O_RDONLY || (fh->mtime_forced && !fh->fs->wb_cache && !fh->in->wb.err);
+      (fh->flags & O_ACCMODE) == O_RDONLY || (fh->mtime_forced && !fh->fs->wb_cache && !fh->in->wb.err &&
+                                              (!fh->deferred || (fh->in->lease & SMB3_LEASE_WRITE)));
   /* It reads and writes no more: an open that comes before its CLOSE is answered decides its
    * caching as if it were gone (cache.c). */
   fh->in->direct_writers -= fh->direct_wr;

@@ -17,6 +17,7 @@
 #include "nsop.h"
 #include "ops.h"
 #include "owner.h"
+#include "pending.h"
 #include "relist.h"
 #include "reply.h"
 #include "symlink.h"
@@ -197,6 +198,7 @@ static void mkdir_done(int rc, const struct smb3_stat *st, void *arg) {
   o->sending = 0; /* it left: never again */
   o->made_dir = !rc;
   if (!rc) o->made = 1;
+  if (!rc && st->created) fs_clock_note(o->fs, &st->mtime);
   if (rc || st->ino) { /* the CREATE's attributes, file id included: one round trip in all */
     entry_done(rc, st, o);
     return;

@@ -29,15 +29,15 @@ struct fs_pending {
   char *path;
   int flags;
   int64_t mode;
-  uint64_t seq;   /* order of pending_start, for the barrier */
-  int sent;       /* the CREATE is on the wire */
-  int conn_lost;  /* a CREATE was lost with its connection: it may have been made (no O_EXCL again) */
+  uint64_t seq;     /* order of pending_start, for the barrier */
+  int sent;         /* the CREATE is on the wire */
+  int conn_lost;    /* a CREATE was lost with its connection: it may have been made (no O_EXCL again) */
   uint64_t barrier; /* the barrier that last sent it (fs->pend_barriers) */
   struct pend_waiter *waiters;
   /* the data sent with the CREATE */
   void (*done)(void *arg, int64_t written);
   void *done_arg;
-  uint64_t end;    /* off + len of that data */
+  uint64_t end;   /* off + len of that data */
   int times_sent; /* ... and times with it */
 };
 
@@ -50,6 +50,9 @@ enum {
   OP_RELEASE = 18,
   OP_FLUSH = 25,
   OP_INTERRUPT = 36,
+  OP_IOCTL = 39,
+  OP_OPENDIR = 27,
+  OP_RELEASEDIR = 29,
   OP_BATCH_FORGET = 42,
 };
 #define IN_HEADER 40
@@ -59,11 +62,40 @@ void pending_init(struct fs_ctx *fs) {
   pthread_cond_init(&fs->pend_cv, NULL);
 }
 
+void fs_clock_note(struct fs_ctx *fs, const struct timespec_smb3 *srv) {
+  pthread_mutex_lock(&fs->pend_mu);
+  fs->clock_srv = *srv;
+  fs->clock_loc = fs_now();
+  fs->clock_known = 1;
+  pthread_mutex_unlock(&fs->pend_mu);
+}
+
+int fs_clock_now(struct fs_ctx *fs, struct timespec_smb3 *now, double *at) {
+  pthread_mutex_lock(&fs->pend_mu);
+  int known = fs->clock_known;
+  struct timespec_smb3 t = fs->clock_srv;
+  double since = fs_now() - fs->clock_loc;
+  pthread_mutex_unlock(&fs->pend_mu);
+  if (!known) return 0;
+  int64_t ns = t.nsec + (since > 0 ? (int64_t)(since * 1e9) : 0);
+  t.sec += ns / 1000000000;
+  t.nsec = (long)(ns % 1000000000);
+  *now = t;
+  *at = fs_now();
+  return 1;
+}
+
 int pending_may_defer(struct fs_ctx *fs, struct fs_inode *parent, const char *name, int flags) {
   /* Not under cache=loose (the kernel's own write-back keeps the size and times: the CLOSE's
    * attributes are its reference) nor on a POSIX share (the owner and mode the server gives the
-   * new file are not known before it answers). */
+   * new file are not known before it answers). Only in a directory this mount made, or made a
+   * file in (it may create there: what is left to fail is a full share or quota, as a write
+   * can), and only where no lookup is needed (the name is known to be absent). Not O_EXCL unless
+   * lazyexcl: that is a promise that the name was free on the server at open(2), which another
+   * client's create of it during that window (at most actimeo since our knowledge of the
+   * directory's names, plus until the data goes) would break; lock files rely on it. */
   if (fs->wb_cache || smb3_posix(fs_conn(fs)) || (flags & O_ACCMODE) == O_RDONLY) return 0;
+  if (((flags & O_EXCL) && !fs->lazyexcl) || !__atomic_load_n(&parent->made_in, __ATOMIC_ACQUIRE)) return 0;
   return inode_known(fs, parent, name) == KNOWN_ABSENT;
 }
 
@@ -149,6 +181,7 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
     fh->born_known = 1;
     fh->born_srv = st->mtime;
     fh->born_loc = fs_now();
+    fs_clock_note(fs, &st->mtime); /* (pend_mu inside in->lock: nothing takes them the other way) */
     uint32_t lease = smb3_file_lease(f);
     if (lease || in->nopen == 1) in->lease = lease;
     /* The server's attributes, less what is ours: the size of the data written since the
@@ -173,6 +206,7 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
     struct fs_inode *parent = inode_parent(fs, in, &name);
     free(name);
     inode_detach(fs, in);
+    inode_attr_expire(in); /* a stat through the kernel's dentry (until actimeo) asks, and fails */
     if (parent) inode_known_forget(fs, parent);
     inode_put(fs, parent);
     pthread_mutex_lock(&in->lock);
@@ -277,8 +311,12 @@ int pending_send_data(struct fs_file *fh, const void *buf, size_t len, uint64_t 
 }
 
 /* Requests that the openers of pending files send for them, and that need no CREATE first. */
-static int exempt(uint32_t opcode) {
+static int exempt(uint32_t opcode, uint64_t nodeid) {
   switch (opcode) {
+  case OP_IOCTL: /* the mount root's (smb3 stats) */
+    return nodeid == 1;
+  case OP_OPENDIR: /* (the first READDIR lists) */
+  case OP_RELEASEDIR:
   case OP_WRITE:
   case OP_FLUSH:
   case OP_RELEASE:
@@ -300,8 +338,10 @@ static void barrier_sent(void *arg, int rc) {
 void pending_barrier(struct fs_ctx *fs, const void *req, size_t len) {
   if (!atomic_load(&fs->npending) || len < IN_HEADER) return;
   uint32_t opcode;
+  uint64_t nodeid;
   memcpy(&opcode, (const uint8_t *)req + 4, 4);
-  if (exempt(opcode)) return;
+  memcpy(&nodeid, (const uint8_t *)req + 16, 8);
+  if (exempt(opcode, nodeid)) return;
   pthread_mutex_lock(&fs->pend_mu);
   uint64_t upto = fs->pend_seq, me = ++fs->pend_barriers;
   for (;;) {

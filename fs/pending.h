@@ -43,5 +43,10 @@ int pending_send_data(struct fs_file *fh, const void *buf, size_t len, uint64_t 
  * pending files' own openers send, send every pending CREATE and wait for their answers. */
 void pending_barrier(struct fs_ctx *fs, const void *req, size_t len);
 void pending_init(struct fs_ctx *fs);
+/* The server's clock: seen in the answer to a CREATE that made something (srv: the new entry's
+ * times), and estimated from the last one seen (0 when none was: *now unset). A put-off create
+ * has none of its own when its data goes (writeback.c: the write time set with it). */
+void fs_clock_note(struct fs_ctx *fs, const struct timespec_smb3 *srv);
+int fs_clock_now(struct fs_ctx *fs, struct timespec_smb3 *now, double *at);
 
 #endif

@@ -490,8 +490,9 @@ static struct timespec_smb3 server_now(const struct fs_file *fh) {
 static void pin_time(struct fs_ctx *fs, struct fs_inode *in, struct fs_file *pin, int one) {
   struct wb_state *w = &in->wb;
   if (!pin || !pin->born_known || fs->wb_cache || w->err || w->times.pending) return;
-  if (pin->time_set ? pin->mtime_forced && pin->pin_gen == in->data_gen
-                    : !one || !(in->lease & SMB3_LEASE_WRITE))
+  if (pin->time_set
+          ? pin->mtime_forced && pin->pin_gen == in->data_gen
+          : !one || !((in->lease & SMB3_LEASE_WRITE) || __atomic_load_n(&in->pending, __ATOMIC_ACQUIRE)))
     return;
   w->times.pending = 1;
   w->times.fh = pin;

@@ -98,6 +98,7 @@ struct smb3_options {
   int ro;
   int mfsymlinks; /* symlinks as Minshall+French symlink files (as mount.cifs's option) */
   int nobrl;      /* fcntl/flock locks stay on this machine, not sent to the server (as mount.cifs's) */
+  int lazyexcl;   /* smb3fs: O_EXCL creates may be put off too (see smb3fs(8)) */
   int noposix;    /* 'noposix': do not offer the SMB3 POSIX extensions; 'posix' (default): use them
                    * when the server (SMB 3.1.1, e.g. Samba with 'smb3 unix extensions') offers them */
   /* authentication (sec=, as mount.cifs): SMB3_SEC_AUTO (0, default: Kerberos when the server

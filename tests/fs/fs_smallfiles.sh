@@ -15,6 +15,18 @@ for opts in "" nocompound; do
   fi
   cat "$WORK/py"
 done
+# creates put off until the data goes (fs_deferred.py), compounded, one by one, and with lazyexcl
+for opts in "" nocompound lazyexcl; do
+  label=${opts:-compound}
+  rm -rf "$SMB3_TEST_SHARE_DIR/deferred"
+  mount_into D "$opts"
+  if "$PYTHON" "$(dirname "$0")/fs_deferred.py" "$D" "$SMB3_TEST_SHARE_DIR" "$label" >"$WORK/py" 2>&1; then
+    ok "$label: put-off creates: $(grep -c '^ok' "$WORK/py") passed"
+  else
+    bad "$label: put-off creates:"
+  fi
+  cat "$WORK/py"
+done
 # tar onto the mount and back: the same names, bytes and mtimes as the source
 mkdir -p "$WORK/src/t/d1" "$WORK/src/t/d2"
 for i in $(seq 1 30); do head -c $((i * 97)) /dev/urandom >"$WORK/src/t/d$((i % 2 + 1))/f$i"; touch -d "@$((1400000000 + i))" "$WORK/src/t/d$((i % 2 + 1))/f$i"; done

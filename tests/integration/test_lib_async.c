@@ -78,6 +78,17 @@ static void open_cb(int rc, smb3_file *f, const struct smb3_stat *st, void *arg)
   pthread_mutex_unlock(&mu);
 }
 
+static void open_write_cb(int rc, smb3_file *f, const struct smb3_stat *st, int64_t written, void *arg) {
+  struct op *o = arg;
+  pthread_mutex_lock(&mu);
+  o->f = f;
+  if (st) o->st = *st, o->have_st = 1;
+  o->sv.bsize = (uint64_t)written; /* (the written count, kept beside the open's rc) */
+  o->sv.blocks = written < 0;
+  op_done(o, rc);
+  pthread_mutex_unlock(&mu);
+}
+
 static void wait_ops(struct op *ops, int n) {
   pthread_mutex_lock(&mu);
   for (int i = 0; i < n; i++)
@@ -722,6 +733,85 @@ static void test_close_many_nocompound(void **s) {
   close_many("nocompound", "nocompound");
 }
 
+/* smb3_create_write_async: CREATE + WRITE + SET_INFO of the times in one round trip (three with
+ * nocompound); the new file holds the data with the time set; the handle is the caller's (its
+ * lease asked for with the key); an existing name with O_EXCL fails the open (no handle, the
+ * file untouched); a file created without data or times is a CREATE alone. */
+static void create_write(const char *opts, const char *tag) {
+  smb3_client *c = lt_connect(opts);
+  lt_guard(tag, 60);
+  char name[64], other[64], empty[64];
+  snprintf(name, sizeof name, "cw_%s", tag);
+  snprintf(other, sizeof other, "cw_%s_there", tag);
+  snprintf(empty, sizeof empty, "cw_%s_empty", tag);
+  size_t len = 3000;
+  uint8_t *data = lt_random(len, 7);
+  struct timespec_smb3 mt = {1500000000, 0};
+  uint8_t key[16] = {1, 2, 3};
+  struct op ops[3];
+  memset(ops, 0, sizeof ops);
+  assert_int_equal(smb3_create_write_async(c, name, O_RDONLY | O_CREAT, key, 0, -1, data, len, 0, NULL, &mt,
+                                           open_write_cb, &ops[0]),
+                   SMB3_EINVAL);
+  assert_int_equal(smb3_create_write_async(c, name, O_WRONLY | O_CREAT, key, 0, -1, data,
+                                           (size_t)smb3_wsize(c) + 1, 0, NULL, &mt, open_write_cb, &ops[0]),
+                   SMB3_EINVAL);
+  struct smb3_stats b = lt_stats(c);
+  assert_int_equal(smb3_create_write_async(c, name, O_WRONLY | O_CREAT | O_EXCL, key,
+                                           SMB3_LEASE_READ | SMB3_LEASE_WRITE | SMB3_LEASE_HANDLE, -1, data,
+                                           len, 0, NULL, &mt, open_write_cb, &ops[0]),
+                   0);
+  wait_ops(ops, 1);
+  struct smb3_stats a = lt_stats(c);
+  if (ops[0].rc || !ops[0].f)
+    fail_msg("%s: create_write = %lld: %s", tag, (long long)ops[0].rc, smb3_last_error(c));
+  if ((int64_t)ops[0].sv.bsize != (int64_t)len)
+    fail_msg("%s: written %lld, want %zu", tag, (long long)ops[0].sv.bsize, len);
+  if (!ops[0].st.created || !ops[0].st.ino) fail_msg("%s: the answer is not the new file's", tag);
+  uint64_t rt = a.round_trips - b.round_trips;
+  if (rt != (opts ? 3u : 1u) || a.per_command[LT_CMD_CREATE] - b.per_command[LT_CMD_CREATE] != 1 ||
+      a.per_command[LT_CMD_WRITE] - b.per_command[LT_CMD_WRITE] != 1 ||
+      a.per_command[LT_CMD_SET_INFO] - b.per_command[LT_CMD_SET_INFO] != 1)
+    fail_msg("%s: %llu round trips, want %d, one CREATE, WRITE and SET_INFO", tag, (unsigned long long)rt,
+             opts ? 3 : 1);
+  assert_int_equal(lt_close(ops[0].f), 0);
+  lt_check_local(tag, name, data, len);
+  assert_int_equal((long long)lt_stat_local(name).st_mtime, 1500000000LL);
+  /* an existing name with O_EXCL: the open fails, nothing is written */
+  lt_write_local(other, "keep", 4);
+  assert_int_equal(smb3_create_write_async(c, other, O_WRONLY | O_CREAT | O_EXCL, NULL, 0, -1, data, len, 0,
+                                           NULL, &mt, open_write_cb, &ops[1]),
+                   0);
+  wait_ops(&ops[1], 1);
+  assert_int_equal(ops[1].rc, SMB3_EEXIST);
+  assert_null(ops[1].f);
+  lt_check_local(tag, other, (const uint8_t *)"keep", 4);
+  /* no data, no times: the CREATE alone */
+  b = lt_stats(c);
+  assert_int_equal(smb3_create_write_async(c, empty, O_WRONLY | O_CREAT | O_EXCL, NULL, 0, -1, NULL, 0, 0,
+                                           NULL, NULL, open_write_cb, &ops[2]),
+                   0);
+  wait_ops(&ops[2], 1);
+  a = lt_stats(c);
+  assert_int_equal(ops[2].rc, 0);
+  assert_int_equal((int64_t)ops[2].sv.bsize, 0);
+  assert_int_equal(a.requests - b.requests, 1);
+  assert_int_equal(lt_close(ops[2].f), 0);
+  assert_true(lt_exists(empty));
+  assert_int_equal(lt_stat_local(empty).st_size, 0);
+  lt_free(data);
+  lt_disconnect(c);
+  lt_unguard();
+}
+static void test_create_write(void **s) {
+  (void)s;
+  create_write(NULL, "compound");
+}
+static void test_create_write_nocompound(void **s) {
+  (void)s;
+  create_write("nocompound", "nocompound");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_pread_many, lt_teardown),
@@ -734,6 +824,8 @@ int main(void) {
       cmocka_unit_test_teardown(test_small_files_nocompound, lt_teardown),
       cmocka_unit_test_teardown(test_close_many, lt_teardown),
       cmocka_unit_test_teardown(test_close_many_nocompound, lt_teardown),
+      cmocka_unit_test_teardown(test_create_write, lt_teardown),
+      cmocka_unit_test_teardown(test_create_write_nocompound, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_async", tests, NULL, NULL);
 }
