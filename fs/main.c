@@ -386,8 +386,12 @@ static int run(int argc, char **argv) {
     fprintf(stderr, "smb3fs: cannot mount on %s\n", a.mountpoint);
     goto out;
   }
-  if (fuse_session_custom_io(se, &fs_io, fuse_session_fd(se)) && a.debug)
-    fprintf(stderr, "smb3fs: no custom session I/O: large files are read through the page cache\n");
+  if (fuse_session_custom_io(se, &fs_io, fuse_session_fd(se))) {
+    if (a.debug)
+      fprintf(stderr, "smb3fs: no custom session I/O: large files are read through the page cache\n");
+  } else {
+    fs.pend_barrier_on = 1; /* without it no create may be put off */
+  }
   fs.se = se;
   fs.mountpoint = a.mountpoint;
   if (locks_start(&fs)) {

@@ -137,12 +137,15 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   /* A file whose CREATE is put off (pending.h): what we know is all there is (the kernel asks for
    * it before every write: its attributes are valid for no time); its inode number is a
    * provisional one until the CREATE is answered. */
-  if (__atomic_load_n(&o->in->pending, __ATOMIC_ACQUIRE)) {
+  int pending = __atomic_load_n(&o->in->pending, __ATOMIC_ACQUIRE);
+  if (pending) {
     if (wb_end(o->in) > o->in->st.size) o->in->st.size = wb_end(o->in);
     fresh = 1;
   }
   pthread_mutex_unlock(&o->in->lock);
-  if (fresh) /* (a file that may be a symlink file is read if that version was not) */
+  if (pending) /* (not a symlink file: we are writing it) */
+    reply_attr_cb(o, 0);
+  else if (fresh) /* (a file that may be a symlink file is read if that version was not) */
     mfsl_check(o->fs, o->in, reply_attr_cb, o);
   else if (dirty) /* the size the server reports must include what we hold */
     wb_flush(o->fs, o->in, 0, getattr_flushed, o);

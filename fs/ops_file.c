@@ -98,11 +98,18 @@ static void fop_fail(struct fop *o, int smb_rc) {
 }
 
 /* A new handle becomes an fs_file and the reply's file info (in->lock not held). */
+static struct fs_file *adopt_as(struct fop *o, struct fs_inode *in, smb3_file *f, int truncated,
+                                uint32_t lease);
 static struct fs_file *adopt(struct fop *o, struct fs_inode *in, smb3_file *f, int truncated) {
+  return adopt_as(o, in, f, truncated, smb3_file_lease(f));
+}
+/* (lease: what the handle has, or for a put-off create what it asks for: nobody else can open a file
+ * that is not yet on the server) */
+static struct fs_file *adopt_as(struct fop *o, struct fs_inode *in, smb3_file *f, int truncated,
+                                uint32_t lease) {
   struct fs_file *fh = file_new(o->fs, in, f, o->fi.flags);
   if (!fh) return NULL;
   ra_init(fh);
-  uint32_t lease = smb3_file_lease(f);
   pthread_mutex_lock(&in->lock);
   if (lease || in->nopen == 1) in->lease = lease;
   if (truncated) {
@@ -402,7 +409,7 @@ static void create_deferred(struct fop *o) {
   pending_stat(&st);
   inode_dir_changed(fs, o->parent, 0);
   struct fs_inode *in = inode_link_gen(fs, o->parent, o->name, &st, o->gen, -1.0);
-  struct fs_file *fh = in ? adopt(o, in, NULL, 1) : NULL;
+  struct fs_file *fh = in ? adopt_as(o, in, NULL, 1, cache_lease_want(fs, o->flags)) : NULL;
   if (!fh || pending_start(fh, o->path, o->flags, o->mode)) {
     if (in) inode_forget(fs, in->nodeid, 1);
     if (fh) file_put(fh);
@@ -511,9 +518,9 @@ static void flush_created(void *arg, int rc) {
 /* A file whose CREATE is still put off once its data went (none was written): it is made now. */
 static void flush_flushed(int err, void *arg) {
   struct reqctx *r = arg;
-  if (err || !pending_is(r->fh))
+  if (err)
     flush_done(err, r);
-  else
+  else /* (at once when it is made, or its CREATE failed: that error) */
     pending_when_created(r->fh, flush_created, r);
 }
 
@@ -539,7 +546,10 @@ static void fsync_flushed(int err, void *arg) {
     flush_done(err, r);
     return;
   }
-  int rc = smb3_fsync_async(fh_handle(r->fh), fsync_done, r); /* SMB2 FLUSH: to stable storage */
+  smb3_file *f = fh_handle(r->fh);
+  int rc = f                ? smb3_fsync_async(f, fsync_done, r) /* SMB2 FLUSH: to stable storage */
+           : r->fh->pend_rc ? r->fh->pend_rc                     /* a put-off CREATE that failed */
+                            : SMB3_EBADF;
   if (rc) fsync_done(rc, r);
 }
 

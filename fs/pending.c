@@ -7,6 +7,7 @@
  * it and run, in order, on the I/O thread that got the answer. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -94,7 +95,8 @@ int pending_may_defer(struct fs_ctx *fs, struct fs_inode *parent, const char *na
    * lazyexcl: that is a promise that the name was free on the server at open(2), which another
    * client's create of it during that window (at most actimeo since our knowledge of the
    * directory's names, plus until the data goes) would break; lock files rely on it. */
-  if (fs->wb_cache || smb3_posix(fs_conn(fs)) || (flags & O_ACCMODE) == O_RDONLY) return 0;
+  if (!fs->pend_barrier_on || fs->wb_cache || smb3_posix(fs_conn(fs)) || (flags & O_ACCMODE) == O_RDONLY)
+    return 0;
   if (((flags & O_EXCL) && !fs->lazyexcl) || !__atomic_load_n(&parent->made_in, __ATOMIC_ACQUIRE)) return 0;
   return inode_known(fs, parent, name) == KNOWN_ABSENT;
 }
@@ -156,32 +158,13 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
   void (*done)(void *, int64_t) = p->done;
   void *done_arg = p->done_arg;
   p->done = NULL;
-  if (fs_conn_error(rc)) {
-    /* Lost with its connection: it may or may not have been made. It stays pending, sent again
-     * (without O_EXCL) by whatever needs it next, on the new connection. */
-    reconnect_kick(fs);
-    pthread_mutex_lock(&fs->pend_mu);
-    p->sent = 0;
-    p->conn_lost = 1;
-    struct pend_waiter *w = p->waiters;
-    p->waiters = NULL;
-    pthread_mutex_unlock(&fs->pend_mu);
-    if (done) done(done_arg, rc);
-    while (w) {
-      struct pend_waiter *next = w->next;
-      w->fn(w->arg, rc);
-      free(w);
-      w = next;
-    }
-    return;
-  }
+  if (fs_conn_error(rc)) reconnect_kick(fs); /* (then failed as any other: reported at close) */
   if (!rc) {
     inode_set_id(fs, in, st->ino);
     pthread_mutex_lock(&in->lock);
     fh->born_known = 1;
     fh->born_srv = st->mtime;
     fh->born_loc = fs_now();
-    fs_clock_note(fs, &st->mtime); /* (pend_mu inside in->lock: nothing takes them the other way) */
     uint32_t lease = smb3_file_lease(f);
     if (lease || in->nopen == 1) in->lease = lease;
     /* The server's attributes, less what is ours: the size of the data written since the
@@ -198,6 +181,7 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
     __atomic_store_n(&fh->f, f, __ATOMIC_RELEASE);
     __atomic_store_n(&in->pending, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&in->lock);
+    fs_clock_note(fs, &st->mtime); /* (pend_mu is never taken inside in->lock) */
   } else {
     /* Not made (another client's name, a full or read-only share, permissions): the name we
      * gave out is not there. The error goes to the program with its next write, flush or
@@ -245,7 +229,7 @@ static void send_create(struct fs_pending *p, const void *buf, size_t len, uint6
   struct fs_file *fh = p->fh;
   struct fs_route r;
   fs_route(fh->fs, p->path, &r);
-  int flags = p->conn_lost ? p->flags & ~O_EXCL : p->flags;
+  int flags = p->flags;
   p->end = off + len;
   p->times_sent = at || mt;
   int rc = smb3_create_write_async(r.c, r.path, flags, fh->in->key, cache_lease_want(fh->fs, flags), p->mode,
@@ -342,6 +326,8 @@ void pending_barrier(struct fs_ctx *fs, const void *req, size_t len) {
   memcpy(&opcode, (const uint8_t *)req + 4, 4);
   memcpy(&nodeid, (const uint8_t *)req + 16, 8);
   if (exempt(opcode, nodeid)) return;
+  int cancel;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel); /* libfuse cancels workers in their read */
   pthread_mutex_lock(&fs->pend_mu);
   uint64_t upto = fs->pend_seq, me = ++fs->pend_barriers;
   for (;;) {
@@ -358,12 +344,17 @@ void pending_barrier(struct fs_ctx *fs, const void *req, size_t len) {
     if (unsent) { /* sent alone: its data, if any, follows once it is made */
       unsent->barrier = me;
       struct fs_file *fh = unsent->fh;
+      pthread_mutex_lock(&fh->in->lock); /* (pend_mu > in->lock) */
+      fh->refs++;
+      pthread_mutex_unlock(&fh->in->lock);
       pthread_mutex_unlock(&fs->pend_mu);
       pending_when_created(fh, barrier_sent, NULL);
+      file_put(fh);
       pthread_mutex_lock(&fs->pend_mu);
       continue;
     }
     pthread_cond_wait(&fs->pend_cv, &fs->pend_mu);
   }
   pthread_mutex_unlock(&fs->pend_mu);
+  pthread_setcancelstate(cancel, NULL);
 }

@@ -167,12 +167,14 @@ static int chunk_send_pending(struct wb_chunk *c) {
   if (!pending_is(fh)) return 0;
   c->retry.conn = fs_conn(c->fs);
   const struct wb_times *t = &c->times;
-  int times = c->times_only || t->pending;
-  int r = pending_send_data(fh, c->times_only ? NULL : c->ext.buf, c->times_only ? 0 : c->ext.len, c->ext.off,
+  int times = c->times_only || t->pending, data = !c->times_only;
+  struct fs_ctx *fs = c->fs;
+  if (data) atomic_fetch_add(&fs->ctr.wb_wire_writes, 1); /* (c may be gone once the call returns) */
+  int r = pending_send_data(fh, data ? c->ext.buf : NULL, data ? c->ext.len : 0, c->ext.off,
                             times && t->has_at ? &t->at : NULL, times && t->has_mt ? &t->mt : NULL,
                             chunk_with_create, c);
+  if (r <= 0 && data) atomic_fetch_sub(&fs->ctr.wb_wire_writes, 1); /* it goes later, through chunk_send */
   if (r < 0) pending_when_created(fh, chunk_created, c);
-  if (r > 0 && !c->times_only) atomic_fetch_add(&c->fs->ctr.wb_wire_writes, 1);
   return r != 0;
 }
 
