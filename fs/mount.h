@@ -116,7 +116,6 @@ struct fs_ctx {
   struct fs_pending *pend;        /* those not yet answered */
   atomic_int npending;            /* how many: the barrier's test without the lock */
   uint64_t pend_seq;              /* pending_start's order */
-  uint64_t pend_barriers;         /* barriers run */
   int pend_barrier_on;            /* the session's reads are ours (main.c): pending_barrier runs */
   struct timespec_smb3 clock_srv; /* the server's clock when last seen (fs_clock_note), under pend_mu */
   double clock_loc;

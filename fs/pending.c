@@ -30,16 +30,22 @@ struct fs_pending {
   char *path;
   int flags;
   int64_t mode;
-  uint64_t seq;     /* order of pending_start, for the barrier */
-  int sent;         /* the CREATE is on the wire */
-  int conn_lost;    /* a CREATE was lost with its connection: it may have been made (no O_EXCL again) */
-  uint64_t barrier; /* the barrier that last sent it (fs->pend_barriers) */
+  uint64_t seq; /* order of pending_start, for the barrier */
+  int sent;     /* the CREATE is on the wire */
+  /* sent once more on the next connection when the first is lost (conn.h); then without O_EXCL:
+   * the lost one may have made the file */
+  struct fs_retry retry;
   struct pend_waiter *waiters;
   /* the data sent with the CREATE */
   void (*done)(void *arg, int64_t written);
   void *done_arg;
-  uint64_t end;   /* off + len of that data */
-  int times_sent; /* ... and times with it */
+  uint64_t end;    /* off + len of that data */
+  int times_sent;  /* ... and times with it */
+  const void *buf; /* what send_create was given (the chunk's, alive until done runs) */
+  size_t len;
+  uint64_t off;
+  struct timespec_smb3 at, mt;
+  int has_at, has_mt;
 };
 
 /* FUSE opcodes (linux/fuse.h) and the request header's layout */
@@ -149,16 +155,18 @@ static void unlist(struct fs_ctx *fs, struct fs_pending *p) {
     }
 }
 
+static void resend(void *arg, int ok);
+
 /* The CREATE's answer (I/O thread). */
 static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t written, void *arg) {
   struct fs_pending *p = arg;
   struct fs_file *fh = p->fh;
   struct fs_inode *in = fh->in;
   struct fs_ctx *fs = fh->fs;
+  if (fs_conn_error(rc) && fs_park_once(fs, &p->retry, rc, resend, p)) return; /* waiters stay queued */
   void (*done)(void *, int64_t) = p->done;
   void *done_arg = p->done_arg;
   p->done = NULL;
-  if (fs_conn_error(rc)) reconnect_kick(fs); /* (then failed as any other: reported at close) */
   if (!rc) {
     inode_set_id(fs, in, st->ino);
     pthread_mutex_lock(&in->lock);
@@ -198,7 +206,7 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
     pthread_mutex_unlock(&in->lock);
   }
   pthread_mutex_lock(&fs->pend_mu);
-  fh->pend_rc = rc;
+  __atomic_store_n(&fh->pend_rc, rc, __ATOMIC_RELEASE);
   __atomic_store_n(&fh->pend, NULL, __ATOMIC_RELEASE);
   unlist(fs, p);
   atomic_fetch_sub(&fs->npending, 1);
@@ -224,22 +232,46 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
 }
 
 /* Send p's CREATE (p->sent set by the caller under pend_mu), with the data and times given. */
-static void send_create(struct fs_pending *p, const void *buf, size_t len, uint64_t off,
-                        const struct timespec_smb3 *at, const struct timespec_smb3 *mt) {
+static void send_now(struct fs_pending *p) {
   struct fs_file *fh = p->fh;
   struct fs_route r;
-  fs_route(fh->fs, p->path, &r);
-  int flags = p->flags;
-  p->end = off + len;
-  p->times_sent = at || mt;
+  p->retry.conn = fs_route_c(fh->fs, p->path, &r);
+  int flags = p->retry.again ? p->flags & ~O_EXCL : p->flags;
   int rc = smb3_create_write_async(r.c, r.path, flags, fh->in->key, cache_lease_want(fh->fs, flags), p->mode,
-                                   buf, len, off, at, mt, created, p);
+                                   p->buf, p->len, p->off, p->has_at ? &p->at : NULL,
+                                   p->has_mt ? &p->mt : NULL, created, p);
   fs_route_done(&r);
   if (rc) created(rc, NULL, NULL, 0, p);
 }
 
+static void resend(void *arg, int ok) { /* the next connection is there (ok), or none came */
+  struct fs_pending *p = arg;
+  if (ok)
+    send_now(p);
+  else
+    created(p->retry.rc, NULL, NULL, 0, p); /* (parked once: not again) */
+}
+
+static void send_create(struct fs_pending *p, const void *buf, size_t len, uint64_t off,
+                        const struct timespec_smb3 *at, const struct timespec_smb3 *mt) {
+  p->end = off + len;
+  p->times_sent = at || mt;
+  p->buf = buf;
+  p->len = len;
+  p->off = off;
+  p->has_at = at != NULL;
+  p->has_mt = mt != NULL;
+  if (at) p->at = *at;
+  if (mt) p->mt = *mt;
+  send_now(p);
+}
+
 void pending_when_created(struct fs_file *fh, void (*fn)(void *arg, int rc), void *arg) {
   struct fs_ctx *fs = fh->fs;
+  if (!pending_is(fh)) { /* (pend_rc was set before pend was cleared) */
+    fn(arg, __atomic_load_n(&fh->pend_rc, __ATOMIC_ACQUIRE));
+    return;
+  }
   struct pend_waiter *w = malloc(sizeof *w);
   pthread_mutex_lock(&fs->pend_mu);
   struct fs_pending *p = fh->pend;
@@ -295,8 +327,23 @@ int pending_send_data(struct fs_file *fh, const void *buf, size_t len, uint64_t 
 }
 
 /* Requests that the openers of pending files send for them, and that need no CREATE first. */
-static int exempt(uint32_t opcode, uint64_t nodeid) {
+static int is_pending_node(struct fs_ctx *fs, uint64_t nodeid) {
+  int mine = 0;
+  pthread_mutex_lock(&fs->pend_mu);
+  for (struct fs_pending *p = fs->pend; p && !mine; p = p->next)
+    mine = p->fh->in->nodeid == nodeid;
+  pthread_mutex_unlock(&fs->pend_mu);
+  return mine;
+}
+
+static int exempt(struct fs_ctx *fs, uint32_t opcode, uint64_t nodeid) {
   switch (opcode) {
+  /* A pending file's own: ll_setattr sends its CREATE itself when the change needs the server;
+   * ll_getattr answers from what it holds. (Another's, a directory's above all, is the server's
+   * business: a time set on the directory before a late CREATE there would be moved by it.) */
+  case OP_SETATTR:
+  case OP_GETATTR:
+    return is_pending_node(fs, nodeid);
   case OP_IOCTL: /* the mount root's (smb3 stats) */
     return nodeid == 1;
   case OP_OPENDIR: /* (the first READDIR lists) */
@@ -304,8 +351,6 @@ static int exempt(uint32_t opcode, uint64_t nodeid) {
   case OP_WRITE:
   case OP_FLUSH:
   case OP_RELEASE:
-  case OP_SETATTR: /* ll_setattr sends a pending file's CREATE itself when it needs the server */
-  case OP_GETATTR: /* ll_getattr answers a pending file's from what it knows */
   case OP_FORGET:
   case OP_BATCH_FORGET:
   case OP_INTERRUPT:
@@ -325,24 +370,21 @@ void pending_barrier(struct fs_ctx *fs, const void *req, size_t len) {
   uint64_t nodeid;
   memcpy(&opcode, (const uint8_t *)req + 4, 4);
   memcpy(&nodeid, (const uint8_t *)req + 16, 8);
-  if (exempt(opcode, nodeid)) return;
+  if (exempt(fs, opcode, nodeid)) return;
   int cancel;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel); /* libfuse cancels workers in their read */
   pthread_mutex_lock(&fs->pend_mu);
-  uint64_t upto = fs->pend_seq, me = ++fs->pend_barriers;
+  uint64_t upto = fs->pend_seq;
   for (;;) {
     struct fs_pending *unsent = NULL;
     int waiting = 0;
     for (struct fs_pending *p = fs->pend; p; p = p->next) {
-      /* newer than this request, or sent by this barrier and lost with its connection (then
-       * what needs it sends it again on the next one) */
-      if (p->seq > upto || (!p->sent && p->barrier == me)) continue;
+      if (p->seq > upto) continue; /* newer than this request */
       waiting = 1;
       if (!p->sent && !unsent) unsent = p;
     }
     if (!waiting) break;
     if (unsent) { /* sent alone: its data, if any, follows once it is made */
-      unsent->barrier = me;
       struct fs_file *fh = unsent->fh;
       pthread_mutex_lock(&fh->in->lock); /* (pend_mu > in->lock) */
       fh->refs++;

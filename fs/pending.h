@@ -5,7 +5,7 @@
  * the file's first data as one compound (CREATE + WRITE + SET_INFO of the times,
  * smb3_create_write_async), or alone when something else needs the file on the server first.
  * Until that CREATE is answered the file is "pending": fh->f is NULL and in->pending is set. Only
- * what its own opener sends (write, times, flush, release) is handled without it; before any
+ * what its own opener sends (write, getattr, setattr, flush, release) is handled without it; before any
  * other FUSE request is served, every pending CREATE is sent and answered (pending_barrier, from
  * the session's read of /dev/fuse), so that nothing else can see the namespace as the server
  * does not yet have it. A failed CREATE is reported where a failed write is: at close (flush),

@@ -156,4 +156,14 @@ os.close(fd)
 report("O_EXCL of a free name: put off only with lazyexcl",
        stats()["creates_deferred"] - s0["creates_deferred"], 1 if label == "lazyexcl" else 0)
 report("... its data on the server", open(srv("excl", "mine"), "rb").read() == data, True)
+
+# 8. a time set on the directory while a file in it is put off: the late CREATE must not move it
+dd = os.path.join(top, "dtime")
+os.mkdir(dd)
+fd = os.open(os.path.join(dd, "f"), TRUNC, 0o644)
+os.write(fd, data)
+os.utime(dd, (MTIME, MTIME))
+os.close(fd)
+report("a directory's time set while a file in it is put off stays",
+       (int(os.stat(srv("dtime")).st_mtime), open(srv("dtime", "f"), "rb").read() == data), (MTIME, True))
 sys.exit(1 if failed else 0)

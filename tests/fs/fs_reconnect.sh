@@ -203,6 +203,30 @@ op_after_loss "listing" x ls "$M/dir5"
 op_after_loss "statfs" ok sh -c "stat -f '$M' >/dev/null && echo ok"
 op_after_loss "open and read" seven cat "$M/p7"
 
+# A create put off until its data goes (a directory the mount made), the connection lost between the
+# write and the close: the CREATE + WRITE sent at close waits for the next connection and goes again
+# there; close(2) succeeds and the server has every byte.
+c0=$(stats "$M" creates_deferred)
+"$PYTHON" - "$M" "$D" "$SMB3_TEST_PORT" <<'PY' >"$WORK/py" 2>&1 && ok "$(tail -1 "$WORK/py")" || bad "put-off create across a loss: $(cat "$WORK/py")"
+import os, re, signal, subprocess, sys
+m, d, port = sys.argv[1:]
+os.mkdir(m + "/made")
+ss = subprocess.run(["ss", "-Htnp", "state", "established", "( sport = :%s )" % port],
+                    capture_output=True, text=True, check=True).stdout
+pids = {int(p) for p in re.findall(r"pid=(\d+)", ss)}
+assert pids, "no smbd connection found: " + ss
+fd = os.open(m + "/made/new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)  # (no process started from here on)
+os.write(fd, b"across the loss\n")
+for p in pids:
+    os.kill(p, signal.SIGKILL)
+os.close(fd)
+got = open(d + "/made/new", "rb").read()
+assert got == b"across the loss\n", "on the server: %r" % got
+print("put-off create, connection lost before its close: close succeeds, the data is on the server")
+PY
+expect "... that create was put off" "$(($(stats "$M" creates_deferred) - c0))" 1
+n=$((n + 1)); check "reconnected after the put-off create" wait_reconnect $n
+
 # A second loss, while idle: found by the thread's own look, without an operation failing first.
 check "the connection is killed again" kill_conn
 n=$((n + 1)); check "the mount reconnects again" wait_reconnect $n

@@ -1176,8 +1176,9 @@ class Bench:
         if tool in SMB3FS_TOOLS:
             cmd = [self.a.smb3fs if tool == "smb3fs" else self.a.smb3fs_base, f"//{self.host}/{self.share}", mnt, "-f", "-o",
                    f"username={self.user},password={self.pw},port={port}"]
-            if self.a.smb3fs_opts:
-                cmd[-1] += "," + self.a.smb3fs_opts
+            extra = self.a.smb3fs_opts if tool == "smb3fs" else self.a.smb3fs_base_opts
+            if extra:
+                cmd[-1] += "," + extra
             if nocache:
                 cmd[-1] += ",actimeo=0"
             root = mnt
@@ -1421,9 +1422,10 @@ class Bench:
         a = self.a
         def opts(tool, test):
             nc = test in ("statfs", "stat")
-            smb3fs = "-f -o username,password,port" + (f",{a.smb3fs_opts}" if a.smb3fs_opts else "") + (
-                ",actimeo=0" if nc else "")
-            return {"smb3fs": smb3fs, "smb3fs-base": f"{smb3fs} ({a.smb3fs_base})",
+            def fs_opts(extra):
+                return "-f -o username,password,port" + (f",{extra}" if extra else "") + (",actimeo=0" if nc else "")
+            smb3fs = fs_opts(a.smb3fs_opts)
+            return {"smb3fs": smb3fs, "smb3fs-base": f"{fs_opts(a.smb3fs_base_opts)} ({a.smb3fs_base})",
                     "smbnetfs": "-f -o big_writes" + (",attr_timeout=0,entry_timeout=0" if nc else "")
                                 + " (path HOST:PORT/share)",
                     "rclone": "--vfs-cache-mode off" + (" --attr-timeout 0s --dir-cache-time 0s" if nc else ""),
@@ -2357,6 +2359,9 @@ def parse_args(argv):
     p.add_argument("--smb3fs-base", help="a second smb3fs binary (e.g. a copy of the build before a change), run as "
                    "mount tool 'smb3fs-base' interleaved with --smb3fs in the same repetitions")
     p.add_argument("--smb3fs-opts", default="", help="extra smb3fs -o options (e.g. cache=strict,actimeo=0)")
+    p.add_argument("--smb3fs-base-opts", default=None,
+                   help="extra -o options for --smb3fs-base (default: those of --smb3fs-opts), e.g. to compare a "
+                        "mount option with the same binary without it")
     p.add_argument("--meta-n", type=int, default=1000, help="operations per metadata measurement (default 1000)")
     p.add_argument("--iperf-seconds", type=int, help="iperf3 -t (default 5, --quick 3)")
     p.add_argument("--timeout", type=int, default=300, help="limit per transfer command, seconds (default 300)")
@@ -2398,6 +2403,8 @@ def parse_args(argv):
     a.smb3_ops = os.path.join(a.build, "tools", "smb3-ops")
     a.smb3fs = os.path.abspath(a.smb3fs or os.path.join(a.build, "fs", "smb3fs"))
     a.smb3fs_base = os.path.abspath(a.smb3fs_base) if a.smb3fs_base else None
+    if a.smb3fs_base_opts is None:
+        a.smb3fs_base_opts = a.smb3fs_opts
     if not a.out:
         a.out = os.path.join(a.build, "bench-results", time.strftime("%Y%m%d-%H%M%S"))
     a.out = os.path.abspath(a.out)
