@@ -58,6 +58,7 @@ enum {
   OP_FLUSH = 25,
   OP_INTERRUPT = 36,
   OP_IOCTL = 39,
+  OP_GETXATTR = 22,
   OP_OPENDIR = 27,
   OP_RELEASEDIR = 29,
   OP_BATCH_FORGET = 42,
@@ -336,8 +337,13 @@ static int is_pending_node(struct fs_ctx *fs, uint64_t nodeid) {
   return mine;
 }
 
-static int exempt(struct fs_ctx *fs, uint32_t opcode, uint64_t nodeid) {
+#define GETXATTR_IN 8 /* struct fuse_getxattr_in, then the name */
+
+static int exempt(struct fs_ctx *fs, uint32_t opcode, uint64_t nodeid, const uint8_t *req, size_t len) {
   switch (opcode) {
+  case OP_GETXATTR: /* one outside user.* is answered here, without the server (xattr.c): the
+                     * kernel asks for security.capability before writes through the page cache */
+    return len > IN_HEADER + GETXATTR_IN + 5 && memcmp(req + IN_HEADER + GETXATTR_IN, "user.", 5);
   /* A pending file's own: ll_setattr sends its CREATE itself when the change needs the server;
    * ll_getattr answers from what it holds. (Another's, a directory's above all, is the server's
    * business: a time set on the directory before a late CREATE there would be moved by it.) */
@@ -370,7 +376,7 @@ void pending_barrier(struct fs_ctx *fs, const void *req, size_t len) {
   uint64_t nodeid;
   memcpy(&opcode, (const uint8_t *)req + 4, 4);
   memcpy(&nodeid, (const uint8_t *)req + 16, 8);
-  if (exempt(fs, opcode, nodeid)) return;
+  if (exempt(fs, opcode, nodeid, req, len)) return;
   int cancel;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel); /* libfuse cancels workers in their read */
   pthread_mutex_lock(&fs->pend_mu);
