@@ -1,36 +1,22 @@
 # fs_deferred.py - creates put off until the data goes (fs/pending.h), checked on the server's disk:
 # a new file in a directory the mount made is answered at once and its CREATE travels with its
 # data (CREATE + WRITE + SET_INFO in one round trip); anything else that needs it on the server
-# (a listing, a rename, a stat by another path) first makes it; an error the server gives the late
+# (a listing, a rename, an unlink, a time set on its directory) first makes it; an error the server gives the late
 # CREATE reaches close(2); O_EXCL stays exact unless the mount says lazyexcl.
 # argv: MOUNT, SHARE_DIR, LABEL (compound, nocompound or lazyexcl: the mount's options).
-import errno, fcntl, json, os, sys
+import errno, os, sys
+
+from fscheck import Report, mount_stats
 
 mnt, share, label = sys.argv[1:]
-failed = 0
-IOC_STATS = (2 << 30) | (8192 << 16) | (ord("S") << 8) | 0x33  # SMB3FS_IOC_STATS (fs/smb3fs_ioctl.h)
+report = Report(label)
 MTIME = 1500000000
 TRUNC = os.O_WRONLY | os.O_CREAT | os.O_TRUNC  # the shell's >, cc -o, python's open("w")
 EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL    # tar, cp, git
 
 
-def report(name, got, want):
-    global failed
-    if got == want:
-        print("ok   %s: %s" % (label, name))
-    else:
-        failed += 1
-        print("FAIL %s: %s: got %r, want %r" % (label, name, got, want))
-
-
 def stats():
-    fd = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
-    buf = bytearray(8192)
-    try:
-        fcntl.ioctl(fd, IOC_STATS, buf)
-    finally:
-        os.close(fd)
-    return json.loads(bytes(buf).split(b"\0")[0])
+    return mount_stats(mnt)
 
 
 def delta(a, b, *keys):
@@ -166,4 +152,4 @@ os.utime(dd, (MTIME, MTIME))
 os.close(fd)
 report("a directory's time set while a file in it is put off stays",
        (int(os.stat(srv("dtime")).st_mtime), open(srv("dtime", "f"), "rb").read() == data), (MTIME, True))
-sys.exit(1 if failed else 0)
+sys.exit(1 if report.failed else 0)

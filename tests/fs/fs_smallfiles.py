@@ -2,32 +2,18 @@
 # counted with the stats ioctl (no fork between the steps: an exec would close inherited
 # descriptors, which flushes them), and what it leaves on the server's disk.
 # argv: MOUNT, SHARE_DIR (the same share on the server's disk), LABEL.
-import fcntl, json, os, sys
+import os, sys
+
+from fscheck import Report, mount_stats
 
 mnt, share, label = sys.argv[1:]
-failed = 0
-IOC_STATS = (2 << 30) | (8192 << 16) | (ord("S") << 8) | 0x33  # SMB3FS_IOC_STATS (fs/smb3fs_ioctl.h)
+report = Report(label)
 N = 20
 MTIME = 1500000000
 
 
-def report(name, got, want):
-    global failed
-    if got == want:
-        print("ok   %s: %s" % (label, name))
-    else:
-        failed += 1
-        print("FAIL %s: %s: got %r, want %r" % (label, name, got, want))
-
-
 def stats():
-    fd = os.open(mnt, os.O_RDONLY | os.O_DIRECTORY)
-    buf = bytearray(8192)
-    try:
-        fcntl.ioctl(fd, IOC_STATS, buf)
-    finally:
-        os.close(fd)
-    return json.loads(bytes(buf).split(b"\0")[0])
+    return mount_stats(mnt)
 
 
 def content(i):
@@ -268,4 +254,4 @@ spent = stats()["round_trips"] - r1 - (r1 - r0)
 report("utime of a directory by path: round trips", spent, 4 if label == "nocompound" else 1)
 report("... the time through the mount and on the server's disk",
        (int(os.stat(cpd).st_mtime), int(os.stat(os.path.join(share, "small", "cp")).st_mtime)), (MTIME + 7, MTIME + 7))
-sys.exit(1 if failed else 0)
+sys.exit(1 if report.failed else 0)

@@ -2,31 +2,28 @@
 # Small files: times set while the data is still gathered go to the server with it (one round
 # trip at close: WRITE + SET_INFO), and a small file's data comes with its open (CREATE + READ);
 # both checked on the server's disk, with a second client's change in between, compounded and
-# with nocompound; and a tar round trip keeps contents and mtimes. Checks in fs_smallfiles.py.
+# with nocompound; creates put off until the data goes (fs_deferred.py); and a tar round trip keeps
+# contents and mtimes. Checks in fs_smallfiles.py.
 source "$(dirname "$0")/lib.sh"
-for opts in "" nocompound; do
-  label=${opts:-compound}
-  rm -rf "$SMB3_TEST_SHARE_DIR/small"
-  mount_into M "$opts"
-  if "$PYTHON" "$(dirname "$0")/fs_smallfiles.py" "$M" "$SMB3_TEST_SHARE_DIR" "$label" >"$WORK/py" 2>&1; then
-    ok "$label: small-file checks: $(grep -c '^ok' "$WORK/py") passed"
-  else
-    bad "$label: small-file checks:"
-  fi
-  cat "$WORK/py"
-done
+# run_py SCRIPT SHARE_SUBDIR WHAT OPTS...: the Python checks on a fresh mount per option set
+run_py() {
+  local script=$1 sub=$2 what=$3 opts label
+  shift 3
+  for opts in "$@"; do
+    label=${opts:-compound}
+    rm -rf "${SMB3_TEST_SHARE_DIR:?}/$sub"
+    mount_into M "$opts"
+    if PYTHONDONTWRITEBYTECODE=1 "$PYTHON" "$(dirname "$0")/$script" "$M" "$SMB3_TEST_SHARE_DIR" "$label" >"$WORK/py" 2>&1; then
+      ok "$label: $what: $(grep -c '^ok' "$WORK/py") passed"
+    else
+      bad "$label: $what:"
+    fi
+    cat "$WORK/py"
+  done
+}
+run_py fs_smallfiles.py small "small-file checks" "" nocompound
 # creates put off until the data goes (fs_deferred.py), compounded, one by one, and with lazyexcl
-for opts in "" nocompound lazyexcl; do
-  label=${opts:-compound}
-  rm -rf "$SMB3_TEST_SHARE_DIR/deferred"
-  mount_into D "$opts"
-  if "$PYTHON" "$(dirname "$0")/fs_deferred.py" "$D" "$SMB3_TEST_SHARE_DIR" "$label" >"$WORK/py" 2>&1; then
-    ok "$label: put-off creates: $(grep -c '^ok' "$WORK/py") passed"
-  else
-    bad "$label: put-off creates:"
-  fi
-  cat "$WORK/py"
-done
+run_py fs_deferred.py deferred "put-off creates" "" nocompound lazyexcl
 # tar onto the mount and back: the same names, bytes and mtimes as the source
 mkdir -p "$WORK/src/t/d1" "$WORK/src/t/d2"
 for i in $(seq 1 30); do head -c $((i * 97)) /dev/urandom >"$WORK/src/t/d$((i % 2 + 1))/f$i"; touch -d "@$((1400000000 + i))" "$WORK/src/t/d$((i % 2 + 1))/f$i"; done
