@@ -3,14 +3,17 @@
  * Threads (see docs/ARCHITECTURE.md, "fs/"):
  *   - FUSE workers (fuse_session_loop_mt, a few threads) run the request handlers. A handler
  *     validates, submits to a libsmb3 *_async call and returns; it never waits for the server,
- *     except the byte-range lock handlers (locks.c), which make synchronous calls.
+ *     except the byte-range lock handlers (locks.c), which make synchronous calls, and a worker
+ *     whose request must wait for put-off CREATEs (pending.c: in its read of /dev/fuse, before
+ *     libfuse sees the request).
  *   - libsmb3's I/O thread runs every completion callback; callbacks call fuse_reply_*.
  *   - The notifier thread (notifier.c) handles lease breaks: flush, invalidate the kernel's page
  *     cache, acknowledge. It is the only thread that calls fuse_lowlevel_notify_*.
  *   - The reconnect thread (reconnect.c) logs on again after a lost connection and resumes the
  *     operations parked meanwhile (conn.c); the lock waiter thread (locks.c) retries F_SETLKW.
  *
- * Locks, outermost first: inode table lock (inode.c) > inode->lock > file->ra.lock. Nobody
+ * Locks, outermost first: inode table lock (inode.c) > inode->lock > file->ra.lock, and
+ * fs->pend_mu (pending.c) > inode->lock (pend_mu is never taken with another lock held). Nobody
  * holds a lock across a libsmb3 submission whose callback needs that lock (callbacks never run
  * inside the submitting call), and fuse_reply_* is called with at most file->ra.lock held. */
 #ifndef SMB3FS_MOUNT_H
