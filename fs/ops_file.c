@@ -334,8 +334,10 @@ static void create_statted(int rc, const struct smb3_stat *st, void *arg) {
 static void create_linked(struct fop *o, const struct smb3_stat *st) {
   /* asked = -1: the entry of our own create is not evidence of another client's change (and a
    * new inode here would not have the lease key the CREATE was sent with) */
-  if (st->created) inode_dir_changed(o->fs, o->parent, 0); /* a new name in it: its mtime and ctime changed */
-  if (st->created) __atomic_store_n(&o->parent->made_in, 1, __ATOMIC_RELEASE);
+  if (st->created) { /* a new name in it: its mtime and ctime changed; a place we may create in */
+    inode_dir_changed(o->fs, o->parent, 0);
+    __atomic_store_n(&o->parent->made_in, 1, __ATOMIC_RELEASE);
+  }
   struct fs_inode *in = inode_link_gen(o->fs, o->parent, o->name, st, o->gen, -1.0);
   struct fs_file *fh = in ? adopt(o, in, o->f, 1) : NULL;
   if (!fh) {

@@ -37,10 +37,8 @@ struct fs_pending {
   struct fs_retry retry;
   struct pend_waiter *waiters;
   /* the data sent with the CREATE */
-  void (*done)(void *arg, int64_t written);
+  smb3_cb done; /* (written or SMB3_E*, arg) */
   void *done_arg;
-  uint64_t end;    /* off + len of that data */
-  int times_sent;  /* ... and times with it */
   const void *buf; /* what send_create was given (the chunk's, alive until done runs) */
   size_t len;
   uint64_t off;
@@ -165,7 +163,7 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
   struct fs_inode *in = fh->in;
   struct fs_ctx *fs = fh->fs;
   if (fs_conn_error(rc) && fs_park_once(fs, &p->retry, rc, resend, p)) return; /* waiters stay queued */
-  void (*done)(void *, int64_t) = p->done;
+  smb3_cb done = p->done;
   void *done_arg = p->done_arg;
   p->done = NULL;
   if (!rc) {
@@ -181,10 +179,10 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
      * held for the write-back to send). */
     uint64_t size = in->st.size;
     struct timespec_smb3 mt = in->st.mtime, at = in->st.atime;
-    int times_ours = p->times_sent || in->wb.times.pending;
+    int times_ours = p->has_at || p->has_mt || in->wb.times.pending;
     in->st = *st;
     in->st.ino = in->srv_id;
-    if (written > 0 && p->end > in->st.size) in->st.size = p->end;
+    if (written > 0 && p->off + p->len > in->st.size) in->st.size = p->off + p->len;
     if (size > in->st.size) in->st.size = size;
     if (times_ours) in->st.mtime = mt, in->st.atime = at;
     __atomic_store_n(&fh->f, f, __ATOMIC_RELEASE);
@@ -222,7 +220,7 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
   }
   free(p->path);
   free(p);
-  if (done) done(done_arg, rc ? rc : written);
+  if (done) done(rc ? rc : written, done_arg);
   while (rev) {
     struct pend_waiter *next = rev->next;
     rev->fn(rev->arg, rc);
@@ -255,8 +253,6 @@ static void resend(void *arg, int ok) { /* the next connection is there (ok), or
 
 static void send_create(struct fs_pending *p, const void *buf, size_t len, uint64_t off,
                         const struct timespec_smb3 *at, const struct timespec_smb3 *mt) {
-  p->end = off + len;
-  p->times_sent = at || mt;
   p->buf = buf;
   p->len = len;
   p->off = off;
@@ -291,12 +287,17 @@ void pending_when_created(struct fs_file *fh, void (*fn)(void *arg, int rc), voi
   if (send) send_create(p, NULL, 0, 0, NULL, NULL);
 }
 
+/* The pending file whose inode has this nodeid (pend_mu held), or NULL. */
+static struct fs_file *pending_of_node(struct fs_ctx *fs, uint64_t nodeid) {
+  for (struct fs_pending *p = fs->pend; p; p = p->next)
+    if (p->fh->in->nodeid == nodeid) return p->fh;
+  return NULL;
+}
+
 int pending_when_inode_created(struct fs_ctx *fs, struct fs_inode *in, void (*fn)(void *arg, int rc),
                                void *arg) {
   pthread_mutex_lock(&fs->pend_mu);
-  struct fs_file *fh = NULL;
-  for (struct fs_pending *p = fs->pend; p && !fh; p = p->next)
-    if (p->fh->in == in) fh = p->fh;
+  struct fs_file *fh = pending_of_node(fs, in->nodeid);
   if (fh) { /* the pending's reference keeps fh until its answer has run the waiters */
     pthread_mutex_lock(&in->lock);
     fh->refs++;
@@ -310,8 +311,8 @@ int pending_when_inode_created(struct fs_ctx *fs, struct fs_inode *in, void (*fn
 }
 
 int pending_send_data(struct fs_file *fh, const void *buf, size_t len, uint64_t off,
-                      const struct timespec_smb3 *at, const struct timespec_smb3 *mt,
-                      void (*done)(void *arg, int64_t written), void *arg) {
+                      const struct timespec_smb3 *at, const struct timespec_smb3 *mt, smb3_cb done,
+                      void *arg) {
   struct fs_ctx *fs = fh->fs;
   pthread_mutex_lock(&fs->pend_mu);
   struct fs_pending *p = fh->pend;
@@ -329,10 +330,8 @@ int pending_send_data(struct fs_file *fh, const void *buf, size_t len, uint64_t 
 
 /* Requests that the openers of pending files send for them, and that need no CREATE first. */
 static int is_pending_node(struct fs_ctx *fs, uint64_t nodeid) {
-  int mine = 0;
   pthread_mutex_lock(&fs->pend_mu);
-  for (struct fs_pending *p = fs->pend; p && !mine; p = p->next)
-    mine = p->fh->in->nodeid == nodeid;
+  int mine = pending_of_node(fs, nodeid) != NULL;
   pthread_mutex_unlock(&fs->pend_mu);
   return mine;
 }

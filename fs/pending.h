@@ -34,11 +34,11 @@ void pending_when_created(struct fs_file *fh, void (*fn)(void *arg, int rc), voi
 int pending_when_inode_created(struct fs_ctx *fs, struct fs_inode *in, void (*fn)(void *arg, int rc),
                                void *arg);
 /* fh's data (len bytes at off, len may be 0) and times (NULL: none) sent with its CREATE, as one
- * compound: 1 = taken, done(arg, bytes written or SMB3_E*) runs later (I/O thread); 0 = fh is
+ * compound: 1 = taken, done(bytes written or SMB3_E*, arg) runs later (I/O thread); 0 = fh is
  * not pending (send it as usual); -1 = its CREATE is on the way (wait with pending_when_created). */
 int pending_send_data(struct fs_file *fh, const void *buf, size_t len, uint64_t off,
-                      const struct timespec_smb3 *at, const struct timespec_smb3 *mt,
-                      void (*done)(void *arg, int64_t written), void *arg);
+                      const struct timespec_smb3 *at, const struct timespec_smb3 *mt, smb3_cb done,
+                      void *arg);
 /* The session's read of /dev/fuse got the FUSE request req (len bytes): unless it is one that
  * pending files' own openers send, send every pending CREATE and wait for their answers. */
 void pending_barrier(struct fs_ctx *fs, const void *req, size_t len);

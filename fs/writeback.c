@@ -157,9 +157,6 @@ static void chunk_created(void *arg, int rc) { /* the CREATE another chunk carri
   else
     chunk_send(arg);
 }
-static void chunk_with_create(void *arg, int64_t written) {
-  chunk_done(written, arg);
-}
 
 /* A file whose CREATE is put off (pending.h): the first chunk carries it. 1 when handled. */
 static int chunk_send_pending(struct wb_chunk *c) {
@@ -172,7 +169,7 @@ static int chunk_send_pending(struct wb_chunk *c) {
   if (data) atomic_fetch_add(&fs->ctr.wb_wire_writes, 1); /* (c may be gone once the call returns) */
   int r = pending_send_data(fh, data ? c->ext.buf : NULL, data ? c->ext.len : 0, c->ext.off,
                             times && t->has_at ? &t->at : NULL, times && t->has_mt ? &t->mt : NULL,
-                            chunk_with_create, c);
+                            chunk_done, c);
   if (r <= 0 && data) atomic_fetch_sub(&fs->ctr.wb_wire_writes, 1); /* it goes later, through chunk_send */
   if (r < 0) pending_when_created(fh, chunk_created, c);
   return r != 0;

@@ -28,9 +28,14 @@ int client_msg_result(smb3_client *c, const struct smb3_chain *ch, int i, const 
   if (ch->error) return client_fail(c, ch->error, 0, "%s: %s", what, smb3_strerror(ch->error));
   uint32_t st = ch->msgs[i].status;
   if (st == NT_STATUS_SUCCESS) return 0;
-  int rc = smb3_status_to_err(st);
-  if (rc == 0) rc = SMB3_ESTATUS;
+  int rc = client_status_result(st);
   return client_fail(c, rc, st, "%s: %s", what, smb3_strerror(rc));
+}
+
+int client_status_result(uint32_t status) {
+  if (status == NT_STATUS_SUCCESS) return 0;
+  int rc = smb3_status_to_err(status);
+  return rc ? rc : SMB3_ESTATUS;
 }
 
 const char *smb3_last_error(smb3_client *c) {

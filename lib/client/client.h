@@ -91,6 +91,11 @@ int client_fail(smb3_client *c, int rc, uint32_t status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Map a completed message to 0 or SMB3_E*, recording the failure as "<what>: <reason>". */
 int client_msg_result(smb3_client *c, const struct smb3_chain *ch, int i, const char *what);
+/* An answer's status as a result: 0 for success, else SMB3_E* (SMB3_ESTATUS when unmapped). */
+int client_status_result(uint32_t status);
+/* A WRITE's answer m: the bytes written, or SMB3_E* (its status; SMB3_EPROTO when malformed or
+ * counting more than was sent). */
+int64_t client_write_result(const struct smb3_msg *m);
 
 /* Every synchronous entry point asks this before it submits anything it would wait for: on c's
  * own I/O thread (inside a completion callback or the break handler) the wait could never end,

@@ -90,24 +90,20 @@ static int64_t read_result(const struct smb3_chain *ch) {
   if (ch->error) return ch->error;
   uint32_t st = ch->msgs[0].status;
   if (st == NT_STATUS_END_OF_FILE) return 0;
-  if (st != NT_STATUS_SUCCESS) {
-    int rc = smb3_status_to_err(st);
-    return rc ? rc : SMB3_ESTATUS;
-  }
+  if (st != NT_STATUS_SUCCESS) return client_status_result(st);
   return (int64_t)ch->msgs[0].rd_len;
 }
 
-static int64_t write_result(const struct smb3_chain *ch) {
-  if (ch->error) return ch->error;
-  uint32_t st = ch->msgs[0].status;
-  if (st != NT_STATUS_SUCCESS) {
-    int rc = smb3_status_to_err(st);
-    return rc ? rc : SMB3_ESTATUS;
-  }
+int64_t client_write_result(const struct smb3_msg *m) {
+  if (m->status != NT_STATUS_SUCCESS) return client_status_result(m->status);
   struct smb2_write_rsp w;
-  if (smb2_write_rsp_decode(ch->msgs[0].rsp, ch->msgs[0].rsp_len, &w)) return SMB3_EPROTO;
-  if (w.count > ch->msgs[0].payload_len) return SMB3_EPROTO;
+  if (smb2_write_rsp_decode(m->rsp, m->rsp_len, &w)) return SMB3_EPROTO;
+  if (w.count > m->payload_len) return SMB3_EPROTO;
   return (int64_t)w.count;
+}
+
+static int64_t write_result(const struct smb3_chain *ch) {
+  return ch->error ? ch->error : client_write_result(&ch->msgs[0]);
 }
 
 static void io_done(struct smb3_chain *ch, void *arg) {
@@ -150,9 +146,7 @@ struct wset_ctx {
 };
 
 static int64_t set_result(const struct smb3_msg *m) {
-  if (m->status == NT_STATUS_SUCCESS) return 0;
-  int rc = smb3_status_to_err(m->status);
-  return rc ? rc : SMB3_ESTATUS;
+  return client_status_result(m->status);
 }
 
 static void wset_finish(struct wset_ctx *x, int64_t r) {

@@ -565,23 +565,13 @@ static uint64_t dp_delay(struct pathop *op) {
 
 /* The WRITE and SET_INFO that followed a successful CREATE (OP_OPEN with wr): the bytes written,
  * or the first failure; their statuses are then cleared so that the open stands. */
-static int64_t finish_written(struct pathop *op, struct smb3_chain *ch) {
+static int64_t finish_written(struct smb3_chain *ch) {
   int64_t got = 0;
   for (int i = 1; i < ch->n; i++) {
     struct smb3_msg *m = &ch->msgs[i];
-    int64_t r;
-    if (!m->done) {
-      r = SMB3_EPROTO;
-    } else if (m->status != NT_STATUS_SUCCESS) {
-      int e = smb3_status_to_err(m->status);
-      r = e ? e : SMB3_ESTATUS;
-    } else if (m->command == SMB2_WRITE) {
-      struct smb2_write_rsp w;
-      r = smb2_write_rsp_decode(m->rsp, m->rsp_len, &w) || w.count > op->wr_len ? SMB3_EPROTO
-                                                                                : (int64_t)w.count;
-    } else {
-      r = 0;
-    }
+    int64_t r = !m->done                   ? SMB3_EPROTO
+                : m->command == SMB2_WRITE ? client_write_result(m)
+                                           : client_status_result(m->status);
     if (got >= 0 && r) got = r; /* the WRITE's count, unless something failed */
     m->status = NT_STATUS_SUCCESS;
   }
@@ -605,7 +595,7 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
     ch->msgs[1].status = NT_STATUS_SUCCESS;
   }
   if (!rc && op->kind == OP_OPEN && op->wr && ch->msgs[0].status == NT_STATUS_SUCCESS)
-    op->wr_got = finish_written(op, ch); /* nor do the WRITE and SET_INFO after it */
+    op->wr_got = finish_written(ch); /* nor do the WRITE and SET_INFO after it */
   if (!rc) rc = first_failure(op, ch);
   op->ro_again = rc && readonly_refused(op, ch);
   op->dp_again = rc == SMB3_ENOENT && name_pending(op, ch);
