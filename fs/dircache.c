@@ -12,8 +12,19 @@ struct fs_dlist {
   uint64_t gen;
 };
 
+/* *at = max(*at, v) */
+static void note_max(atomic_uint_fast64_t *at, uint64_t v) {
+  uint_fast64_t cur = atomic_load(at);
+  while (cur < v && !atomic_compare_exchange_weak(at, &cur, v)) {
+  }
+}
+
 void dircache_ns_changed(struct fs_ctx *fs) {
-  atomic_fetch_add(&fs->ns_gen, 1);
+  note_max(&fs->ns_all, atomic_fetch_add(&fs->ns_gen, 1) + 1);
+}
+
+void dircache_dir_changed(struct fs_ctx *fs, atomic_uint_fast64_t *moved) {
+  note_max(moved, atomic_fetch_add(&fs->ns_gen, 1) + 1);
 }
 
 uint64_t dircache_gen(struct fs_ctx *fs) {
@@ -69,8 +80,10 @@ struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t
   return d;
 }
 
-int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d) {
-  return d && d->gen == dircache_gen(fs) && dircache_recent(fs, d);
+/* A move made before the listing was asked for is at most its gen (the value ns_gen had then); one
+ * made after it, above. */
+int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved) {
+  return d && atomic_load(moved) <= d->gen && atomic_load(&fs->ns_all) <= d->gen && dircache_recent(fs, d);
 }
 
 int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d) {

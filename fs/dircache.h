@@ -6,9 +6,13 @@
  * The same staleness bound as the attribute cache: a listing is served again for at most actimeo
  * seconds after it was asked for, so another client's new or removed name shows up after actimeo,
  * as its attribute changes do. Names this mount adds or removes show up at once: every namespace
- * operation of the mount (create, mkdir, mknod, symlink, link, unlink, rmdir, rename), at its start
- * and at its end, a lease break and a reconnect move fs->ns_gen, and a listing asked for before the
- * last move is never served again. A served listing gives the kernel the attributes of files it
+ * operation of the mount (create, mkdir, mknod, symlink, link, unlink, rmdir, rename) moves
+ * fs->ns_gen at its start and at its end and notes the new value in each directory whose names it
+ * changes (fs_inode.ns_moved: the parent; rename: both); a lease break, a reconnect and an unlink
+ * that may change another directory's entry (a hard link's other name) note it for every directory
+ * (fs->ns_all). A listing asked for before a move noted for its directory is never served again;
+ * a change in another directory does not touch it (git status lists every directory while it
+ * makes and removes .git/index.lock). A served listing gives the kernel the attributes of files it
  * already has from those inodes, not from the listing (inode_link_kept).
  *
  * A listing stays on its inode after that (until the next one replaces it or the inode goes): for
@@ -32,17 +36,21 @@ struct fs_dlist;
 /* The most entries a kept listing has (bigger directories are listed every time). */
 #define DIRCACHE_MAX 4096
 
-/* Something in the mount's namespace changes (or may have): no listing asked for before is served
- * again. */
+/* Something anywhere in the mount's namespace changes (or may have): no listing asked for before is
+ * served again. */
 void dircache_ns_changed(struct fs_ctx *fs);
-/* fs->ns_gen now: what a listing asked for now is checked against when it completes. */
+/* The names of one directory change (or may have): no listing of it asked for before is served
+ * again. moved: that directory's fs_inode.ns_moved. */
+void dircache_dir_changed(struct fs_ctx *fs, atomic_uint_fast64_t *moved);
+/* fs->ns_gen now: what a listing asked for now is checked against when it is served. */
 uint64_t dircache_gen(struct fs_ctx *fs);
 /* A kept copy of v (n entries, asked for at `asked` with generation gen), or NULL when it may never
  * be served (the namespace changed since gen, actimeo is 0, n > DIRCACHE_MAX, ENOMEM). */
 struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t n, double asked,
                               uint64_t gen);
-/* Whether d (NULL: no) may be served now to a readdir. */
-int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d);
+/* Whether d (NULL: no), a listing of the directory whose fs_inode.ns_moved is moved, may be served
+ * now to a readdir. */
+int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved);
 /* Whether d (NULL: no) was asked for less than actimeo seconds ago (ns_gen aside). */
 int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d);
 /* The entry called name (exactly: strcmp), or NULL; valid while d is. No I/O. */

@@ -486,9 +486,21 @@ void inode_detach(struct fs_ctx *fs, struct fs_inode *in) {
   pthread_mutex_unlock(&t->lock);
 }
 
+void inode_names_changing(struct fs_ctx *fs, fuse_ino_t dir) {
+  struct fs_inode *in = inode_get(fs, dir);
+  if (in)
+    dircache_dir_changed(fs, &in->ns_moved);
+  else
+    dircache_ns_changed(fs);
+  inode_put(fs, in);
+}
+
 void inode_dir_changed(struct fs_ctx *fs, struct fs_inode *dir, int links) {
-  dircache_ns_changed(fs); /* (nor one asked while the change was on its way) */
-  if (!dir) return;
+  if (!dir) {
+    dircache_ns_changed(fs);
+    return;
+  }
+  dircache_dir_changed(fs, &dir->ns_moved); /* (nor one asked while the change was on its way) */
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   pthread_mutex_lock(&dir->lock);

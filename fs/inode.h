@@ -97,6 +97,7 @@ struct fs_inode {
   int lock_changing;         /* a change (locks.c apply) has some of them out of the list */
   int pending;               /* a new file whose CREATE is put off (pending.h; atomic, set under lock) */
   int made_in;               /* a directory in which this mount made something, or that it made (atomic) */
+  atomic_uint_fast64_t ns_moved; /* a directory's: fs->ns_gen at the last change of its names (dircache.h) */
 };
 
 /* Write-back accessors (in->lock held): data not yet confirmed by the server, and its end. */
@@ -162,8 +163,11 @@ void inode_attr_expire(struct fs_inode *in);
  * the server's own come with the next refresh) and its link count follows a subdirectory made
  * (links 1, POSIX shares) or removed (-1). What we cache stays valid: the GETATTR the kernel sends
  * after every create (its permission check of the directory) costs no round trip. NULL: nothing.
- * No listing asked for before is served again (dircache_ns_changed), whatever dir is. */
+ * No listing of dir (NULL: of any directory) asked for before is served again (dircache.h). */
 void inode_dir_changed(struct fs_ctx *fs, struct fs_inode *dir, int links);
+/* An entry operation in the directory with that nodeid starts: no listing of it asked for before
+ * is served again (of any directory, when the table has no such inode). */
+void inode_names_changing(struct fs_ctx *fs, fuse_ino_t dir);
 /* After the unlink of a name no inode of ours carries (a hard link's other name): every file with
  * more than one link may be the one that lost a link. */
 void itab_expire_linked(struct fs_ctx *fs);

@@ -113,6 +113,7 @@ struct fs_ctx {
   struct fs_file *files;         /* every open file (reconnect.c reopens them) */
   struct fs_counters ctr;
   atomic_uint_fast64_t ns_gen; /* moved by every namespace change of the mount (dircache.h) */
+  atomic_uint_fast64_t ns_all; /* ns_gen at the last change that may touch any directory (dircache.h) */
   /* creates put off (pending.c) */
   pthread_mutex_t pend_mu;
   pthread_cond_t pend_cv;         /* a pending CREATE was answered */

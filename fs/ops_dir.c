@@ -72,7 +72,7 @@ static int take_listing(struct dirh *dh) {
   size_t n = 0;
   double asked = 0;
   pthread_mutex_lock(&dh->dir->lock);
-  if (dircache_fresh(dh->fs, dh->dir->dl)) v = dircache_copy(dh->dir->dl, &n, &asked);
+  if (dircache_fresh(dh->fs, dh->dir->dl, &dh->dir->ns_moved)) v = dircache_copy(dh->dir->dl, &n, &asked);
   pthread_mutex_unlock(&dh->dir->lock); /* (a stale one stays for lookups: relist.h) */
   if (!v) return 0;
   clear_entries(dh);

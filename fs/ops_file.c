@@ -438,7 +438,7 @@ static void create_deferred(struct fop *o) {
 static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi) {
   struct fs_ctx *fs = fuse_req_userdata(req);
-  dircache_ns_changed(fs);
+  inode_names_changing(fs, parent);
   if (!fs_name_ok(fs, name)) {
     fuse_reply_err(req, EINVAL);
     return;

@@ -223,7 +223,7 @@ static void mkdir_start(struct nsop *o) {
 
 /* Reply: I/O thread (the CREATE, or the stat after it); reconnect thread if it waited. */
 static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
-  dircache_ns_changed(fuse_req_userdata(req)); /* no listing asked before is served again */
+  inode_names_changing(fuse_req_userdata(req), parent); /* no listing asked before is served again */
   struct nsop *o = entry_op(req, parent, name, EINVAL);
   if (!o) return;
   o->adds = 1;
@@ -271,7 +271,7 @@ static void mknod_start(struct nsop *o) {
  * answered before it had a mknod handler. */
 static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
   struct fs_ctx *fs = fuse_req_userdata(req);
-  dircache_ns_changed(fs);
+  inode_names_changing(fs, parent);
   if (!smb3_posix(fs_conn(fs))) {
     fuse_reply_err(req, ENOSYS);
     return;
@@ -354,7 +354,7 @@ static void symlink_posix_start(struct nsop *o) {
  * the new entry); reconnect thread if it waited. */
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
   struct fs_ctx *fs = fuse_req_userdata(req);
-  dircache_ns_changed(fs);
+  inode_names_changing(fs, parent);
   if (smb3_posix(fs_conn(fs))) { /* a symlink the server keeps and reports as one */
     if (fs->ro) {
       fuse_reply_err(req, EROFS);
@@ -410,6 +410,7 @@ static void link_done(int rc, void *arg) {
     nsop_finish_smb(o, rc);
     return;
   }
+  dircache_ns_changed(o->fs); /* (as at its start: nor one asked while it was on its way) */
   o->asked = fs_now();
   struct fs_route r;
   fs_route(o->fs, o->path, &r);
@@ -435,6 +436,7 @@ static void link_start(struct nsop *o) {
 
 /* Reply: I/O thread (the link, then the stat of the new name); reconnect thread if it waited. */
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
+  /* every directory: the file's link count changes in the listings of its other names */
   dircache_ns_changed(fuse_req_userdata(req));
   struct nsop *o = entry_op(req, newparent, newname, EINVAL);
   if (!o) return;
@@ -444,6 +446,13 @@ static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 }
 
 /* ---- unlink / rmdir ---- */
+static int victim_linked(struct fs_inode *v) {
+  pthread_mutex_lock(&v->lock);
+  int linked = v->st.nlink > 1;
+  pthread_mutex_unlock(&v->lock);
+  return linked;
+}
+
 static void unlink_done(int rc, void *arg) {
   struct nsop *o = arg;
   o->sending = 0; /* it left: never again */
@@ -456,6 +465,8 @@ static void unlink_done(int rc, void *arg) {
     inode_known_del(o->fs, o->parent, o->name);
     inode_dir_changed(o->fs, o->parent, o->rmdir ? -1 : 0); /* its times (rmdir: its links) changed */
   }
+  if (!rc && !o->rmdir && (!o->victim || victim_linked(o->victim)))
+    dircache_ns_changed(o->fs); /* the link count in the listings of its other names changed */
   if (!rc && o->victim) {
     /* a hard link's other names keep the inode: its link count (and ctime) changed, ask again */
     inode_attr_expire(o->victim);
@@ -546,13 +557,13 @@ static void entry_remove(fuse_req_t req, fuse_ino_t parent, const char *name, in
 
 /* Reply: I/O thread (the delete, or an open file's hidden rename + delete); reconnect thread if it waited. */
 static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name) {
-  dircache_ns_changed(fuse_req_userdata(req));
+  inode_names_changing(fuse_req_userdata(req), parent);
   entry_remove(req, parent, name, 0);
 }
 
 /* Reply: I/O thread (the delete); reconnect thread if it waited. */
 static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
-  dircache_ns_changed(fuse_req_userdata(req));
+  inode_names_changing(fuse_req_userdata(req), parent);
   entry_remove(req, parent, name, 1);
 }
 
@@ -637,7 +648,8 @@ static void rename_go_flush(void *arg) {
 
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags) {
-  dircache_ns_changed(fuse_req_userdata(req));
+  inode_names_changing(fuse_req_userdata(req), parent);
+  inode_names_changing(fuse_req_userdata(req), newparent);
   if (flags & ~RENAME_NOREPLACE) { /* RENAME_EXCHANGE / WHITEOUT have no SMB equivalent */
     fuse_reply_err(req, EINVAL);
     return;

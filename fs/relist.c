@@ -70,7 +70,7 @@ static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, str
   if (d) {
     e = d->st;
     *asked = dircache_asked(dir->dl);
-    fresh = dircache_fresh(fs, dir->dl);
+    fresh = dircache_fresh(fs, dir->dl, &dir->ns_moved);
     r = dircache_recent(fs, dir->dl) ? RL_ASK : dircache_count(dir->dl) <= RELIST_MAX ? RL_STALE : RL_NO;
   }
   pthread_mutex_unlock(&dir->lock);
