@@ -90,6 +90,41 @@ int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d) {
   return d && fs_now() - d->asked < fs->actimeo;
 }
 
+static int has(char **out, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(out[i], name)) return 1;
+  return 0;
+}
+
+static const struct fs_dent *nth(const struct fs_dlist *d, int sorted, size_t i) {
+  return sorted ? d->ord[i] : &d->v[i];
+}
+
+/* The directories after `after` in the listing's order or by name: into out (got there), up to k in
+ * all and k / 2 + 1 of this order. */
+static size_t dirs_after(const struct fs_dlist *d, int sorted, const char *after, char **out, size_t got,
+                         size_t k) {
+  size_t i = 0;
+  if (after) {
+    while (i < d->n && strcmp(nth(d, sorted, i)->name, after))
+      i++;
+    i++; /* (not there: none) */
+  }
+  for (size_t took = 0; i < d->n && got < k && took < k / 2 + 1; i++) {
+    const struct fs_dent *e = nth(d, sorted, i);
+    if (!e->st.is_dir || has(out, got, e->name)) continue;
+    if (!(out[got] = strdup(e->name))) break;
+    got++, took++;
+  }
+  return got;
+}
+
+size_t dircache_dirs_after(const struct fs_dlist *d, const char *after, char **out, size_t k) {
+  if (!d) return 0;
+  size_t got = dirs_after(d, 0, after, out, 0, k); /* find, rm -rf, du: the listing's order */
+  return dirs_after(d, 1, after, out, got, k);     /* ls -R: by name */
+}
+
 const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name) {
   if (!d) return NULL;
   struct fs_dent key = {.name = (char *)name}, *k = &key;

@@ -56,6 +56,10 @@ int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d);
 /* The entry called name (exactly: strcmp), or NULL; valid while d is. No I/O. */
 const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name);
 size_t dircache_count(const struct fs_dlist *d); /* entries (0 for NULL) */
+/* Up to k names of directories in d (NULL: none) that come after the entry called after (NULL: from
+ * the first) in the listing's order, then in name order, without repeats; copies into out, the
+ * count is returned (free each). ENOMEM: fewer. */
+size_t dircache_dirs_after(const struct fs_dlist *d, const char *after, char **out, size_t k);
 double dircache_asked(const struct fs_dlist *d); /* when it was asked for (fs_now()) */
 /* Never served or used again (something showed it wrong); it still names what it held. */
 void dircache_spoil(struct fs_dlist *d);

@@ -92,11 +92,14 @@ struct fs_inode {
   struct relist_job *relist; /* a directory's listing for lookups in flight (relist.c), under lock */
   double relist_found_at;    /* a directory's: when a stat last found a name in it (relist.c), under lock */
   double relist_quiet_until; /* ... no listing for lookups of unknown names before then (too big, failed) */
-  struct fs_lock *locks;     /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
-  struct piece *srv_locks;   /* ... and what the server holds for them (locks.c) */
-  int lock_changing;         /* a change (locks.c apply) has some of them out of the list */
-  int pending;               /* a new file whose CREATE is put off (pending.h; atomic, set under lock) */
-  int made_in;               /* a directory in which this mount made something, or that it made (atomic) */
+  double walked_at; /* a directory's: when a readdir of it started a listing or was served one (relist.c),
+                       under lock */
+  int walk_in; /* ... that readdir came while its parent's was recent: a tree walk (relist.c), under lock */
+  struct fs_lock *locks;   /* byte-range locks held (locks.c); changed with fs->locks_mu held too */
+  struct piece *srv_locks; /* ... and what the server holds for them (locks.c) */
+  int lock_changing;       /* a change (locks.c apply) has some of them out of the list */
+  int pending;             /* a new file whose CREATE is put off (pending.h; atomic, set under lock) */
+  int made_in;             /* a directory in which this mount made something, or that it made (atomic) */
   atomic_uint_fast64_t ns_moved; /* a directory's: fs->ns_gen at the last change of its names (dircache.h) */
 };
 

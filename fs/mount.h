@@ -45,6 +45,7 @@ struct fs_counters {
   atomic_uint_fast64_t times_deferred; /* setattr of times sent with the write-back (wb_set_times) */
   atomic_uint_fast64_t lookups_listed; /* lookups answered from a recent listing (relist.c) */
   atomic_uint_fast64_t relists;        /* listings asked for to answer lookups (relist.c) */
+  atomic_uint_fast64_t listings_ahead; /* listings ahead of a tree walk, done or failed (relist.c) */
   atomic_uint_fast64_t listings_kept;  /* directory listings served again without a round trip (dircache.c) */
   atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
   atomic_uint_fast64_t direct_rd_opens; /* cache=strict large read-only opens read with direct I/O */
@@ -113,6 +114,7 @@ struct fs_ctx {
   struct fs_file *files;         /* every open file (reconnect.c reopens them) */
   struct fs_counters ctr;
   atomic_uint_fast64_t ns_gen; /* moved by every namespace change of the mount (dircache.h) */
+  atomic_int ahead_inflight;   /* listings ahead of a tree walk in flight (relist.c) */
   atomic_uint_fast64_t ns_all; /* ns_gen at the last change that may touch any directory (dircache.h) */
   /* creates put off (pending.c) */
   pthread_mutex_t pend_mu;

@@ -180,6 +180,7 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
 /* The listing is complete (I/O thread): keep the entries, answer every queued readdir. */
 static void list_start(struct dirh *dh);
 static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *arg);
+static void served(struct dirh *dh);
 
 static void list_resume(void *arg, int ok) {
   struct dirh *dh = arg;
@@ -204,6 +205,12 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
   dh->rc = rc ? rc : relist_dents(dh->fs, entries, n, &dh->v, &dh->n);
   /* kept on the directory's inode (dh->lock held; then the inode's: the order everywhere) */
   if (!dh->rc) relist_keep(dh->fs, dh->dir, dh->v, dh->n, dh->asked, dh->gen);
+  served(dh);
+}
+
+/* The listing is in dh (dh->lock held): answer the readdirs that waited for it, list ahead below it
+ * (relist.h), and free dh if it was released meanwhile. Unlocks dh->lock. */
+static void served(struct dirh *dh) {
   dh->state = DIR_DONE;
   struct dir_wait *w = dh->waiters;
   dh->waiters = NULL;
@@ -213,9 +220,24 @@ static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *ar
     free(w);
     w = next;
   }
-  int release = dh->release;
+  int release = dh->release, ok = !dh->rc;
   pthread_mutex_unlock(&dh->lock);
+  if (ok) relist_ahead_below(dh->fs, dh->dir);
   if (release) dirh_free(dh);
+}
+
+/* A listing of the directory for lookups or ahead of a walk (relist.h) that this readdir waited for
+ * is done: served if it may be, else listed for the handle (I/O thread, or the one that failed it). */
+static void joined(void *arg) {
+  struct dirh *dh = arg;
+  pthread_mutex_lock(&dh->lock);
+  if (take_listing(dh)) {
+    atomic_fetch_add(&dh->fs->ctr.listings_kept, 1);
+    served(dh);
+    return;
+  }
+  pthread_mutex_unlock(&dh->lock);
+  list_start(dh);
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi,
@@ -224,13 +246,18 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   pthread_mutex_lock(&dh->lock);
   /* rewinddir() after a complete listing: list again (what ls -R, find and friends expect) */
   if (dh->state == DIR_DONE && off == 0) dh->state = DIR_EMPTY;
-  if (dh->state == DIR_EMPTY && take_listing(dh)) { /* the last listing, served again */
+  int first = dh->state == DIR_EMPTY;
+  if (first && take_listing(dh)) { /* the last listing, served again */
     dh->state = DIR_DONE;
     atomic_fetch_add(&dh->fs->ctr.listings_kept, 1);
   }
   if (dh->state == DIR_DONE) {
     serve(dh, req, ino, size, off, plus);
     pthread_mutex_unlock(&dh->lock);
+    if (first) { /* (no lock held: listings ahead may complete at once) */
+      relist_ahead(dh->fs, dh->dir);
+      relist_ahead_below(dh->fs, dh->dir);
+    }
     return;
   }
   struct dir_wait *w = malloc(sizeof *w);
@@ -245,7 +272,9 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   if (start) dh->retry.again = dh->retry.dfs = 0;
   dh->state = DIR_LISTING;
   pthread_mutex_unlock(&dh->lock);
-  if (start) list_start(dh);
+  if (!start) return;
+  relist_ahead(dh->fs, dh->dir);
+  if (!relist_join(dh->fs, dh->dir, joined, dh)) list_start(dh); /* (one in flight: wait for it) */
 }
 
 static void list_start(struct dirh *dh) {

@@ -13,11 +13,15 @@
  * misses. */
 #define RELIST_QUIET 30.0
 #define ATTR_REPARSE_POINT 0x400u /* MS-FSCC 2.6 */
+/* Listing read-ahead of a tree walk: directories listed ahead per readdir, and in flight at most. */
+#define RELIST_AHEAD 4
+#define RELIST_AHEAD_MAX 8
 
 struct relist_wait {
   struct relist_wait *next;
-  char *name;
+  char *name; /* NULL: a readdir waiting for the listing itself (done) */
   relist_cb cb;
+  void (*done)(void *);
   void *arg;
 };
 
@@ -27,6 +31,7 @@ struct relist_job {
   struct fs_inode *dir; /* referenced */
   double asked;
   uint64_t gen;
+  int ahead; /* listed ahead of a tree walk (fs->ahead_inflight) */
   struct relist_wait *waiters;
 };
 
@@ -185,9 +190,19 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
   dir->relist = NULL;
   if (rc || nv > RELIST_MAX) dir->relist_quiet_until = fs_now() + RELIST_QUIET;
   pthread_mutex_unlock(&dir->lock);
+  if (j->ahead) {
+    atomic_fetch_sub(&fs->ahead_inflight, 1);
+    atomic_fetch_add(&fs->ctr.listings_ahead, 1);
+  }
   free(j);
   while (w) { /* (a failed listing: each asks the server, which has its own retries) */
     struct relist_wait *next = w->next;
+    if (!w->name) { /* a readdir: it takes the kept listing, or lists for itself */
+      w->done(w->arg);
+      free(w);
+      w = next;
+      continue;
+    }
     struct smb3_stat st;
     double asked = 0;
     int r = rc ? RL_NO : answer(fs, dir, w->name, &st, &asked);
@@ -209,7 +224,7 @@ static void relist_start(struct relist_job *j) {
   smb3_client *c = fs_route_c(j->fs, path, &r);
   j->asked = fs_now();
   j->gen = dircache_gen(j->fs);
-  atomic_fetch_add(&j->fs->ctr.relists, 1);
+  if (!j->ahead) atomic_fetch_add(&j->fs->ctr.relists, 1);
   int rc = smb3_listdir_async(c, r.path, relisted, j); /* (copies the path) */
   fs_route_done(&r);
   free(path);
@@ -257,4 +272,86 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
     relist_start(j);
   }
   return 1;
+}
+
+int relist_join(struct fs_ctx *fs, struct fs_inode *dir, void (*done)(void *), void *arg) {
+  if (fs->actimeo <= 0) return 0;
+  struct relist_wait *w = calloc(1, sizeof *w);
+  if (!w) return 0;
+  w->done = done;
+  w->arg = arg;
+  pthread_mutex_lock(&dir->lock);
+  struct relist_job *j = dir->relist;
+  if (j) {
+    w->next = j->waiters;
+    j->waiters = w;
+  }
+  pthread_mutex_unlock(&dir->lock);
+  if (!j) free(w);
+  return !!j;
+}
+
+/* List c ahead unless it is listed, being listed, was read less than actimeo ago, or is quiet; and
+ * while fewer than RELIST_AHEAD_MAX are in flight. */
+static void ahead_start(struct fs_ctx *fs, struct fs_inode *c) {
+  double now = fs_now();
+  struct relist_job *j = NULL;
+  pthread_mutex_lock(&c->lock);
+  int go = c->st.is_dir && !c->relist && !dircache_recent(fs, c->dl) && now >= c->relist_quiet_until &&
+           !(c->walked_at && now - c->walked_at < fs->actimeo);
+  if (go && atomic_fetch_add(&fs->ahead_inflight, 1) < RELIST_AHEAD_MAX && (j = calloc(1, sizeof *j))) {
+    j->fs = fs;
+    j->dir = c;
+    j->ahead = 1;
+    c->relist = j;
+  } else if (go) {
+    atomic_fetch_sub(&fs->ahead_inflight, 1);
+  }
+  pthread_mutex_unlock(&c->lock);
+  if (!j) return;
+  inode_ref(fs, c);
+  relist_start(j);
+}
+
+/* List ahead the directories of p's recent listing that come after the entry `after` (NULL: the
+ * first ones). */
+static void ahead_in(struct fs_ctx *fs, struct fs_inode *p, const char *after) {
+  char *names[RELIST_AHEAD];
+  pthread_mutex_lock(&p->lock);
+  size_t n = dircache_recent(fs, p->dl) ? dircache_dirs_after(p->dl, after, names, RELIST_AHEAD) : 0;
+  pthread_mutex_unlock(&p->lock);
+  for (size_t i = 0; i < n; i++) {
+    struct fs_inode *c = inode_find_child(fs, p, names[i]); /* (table lock: never under p->lock) */
+    if (c) ahead_start(fs, c);
+    inode_put(fs, c);
+    free(names[i]);
+  }
+}
+
+void relist_ahead(struct fs_ctx *fs, struct fs_inode *dir) {
+  if (fs->actimeo <= 0) return;
+  char *name = NULL;
+  struct fs_inode *p = inode_parent(fs, dir, &name);
+  double now = fs_now();
+  int walk = 0;
+  if (p) {
+    pthread_mutex_lock(&p->lock);
+    walk = p->walked_at && now - p->walked_at < fs->actimeo;
+    pthread_mutex_unlock(&p->lock);
+  }
+  pthread_mutex_lock(&dir->lock);
+  dir->walked_at = now;
+  dir->walk_in = walk;
+  pthread_mutex_unlock(&dir->lock);
+  if (walk) ahead_in(fs, p, name); /* its next siblings */
+  free(name);
+  inode_put(fs, p);
+}
+
+void relist_ahead_below(struct fs_ctx *fs, struct fs_inode *dir) {
+  if (fs->actimeo <= 0) return;
+  pthread_mutex_lock(&dir->lock);
+  int walk = dir->walk_in;
+  pthread_mutex_unlock(&dir->lock);
+  if (walk) ahead_in(fs, dir, NULL); /* its first subdirectories: where find descends next */
 }

@@ -55,6 +55,25 @@ void relist_gone(struct fs_ctx *fs, struct fs_inode *in);
  * and *nout; SMB3_ENOMEM or 0. */
 int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struct fs_dent **out,
                  size_t *nout);
+/* Listing read-ahead for programs that walk a tree (find, ls -lR, du, rm -rf, cp -r, git's scan of
+ * untracked files): each directory costs a round trip, one after the other, and a walker opens the
+ * next one only once it has read this one.
+ * relist_ahead: a readdir of dir starts (a listing, or one served again). When a readdir of its
+ * parent started less than actimeo ago, this is a walk: the next RELIST_AHEAD directories after dir
+ * in the parent's recent listing (half in its order: find, du; half by name: ls -R) are listed now,
+ * as for lookups (fs_inode.relist; kept on their inodes).
+ * relist_ahead_below: dir's listing is at hand (its entries given to the kernel): after a walk's
+ * readdir, its first RELIST_AHEAD subdirectories are listed too (find descends there next).
+ * Only directories the mount has an inode of, not listed or being listed, not read less than
+ * actimeo ago, and at most RELIST_AHEAD_MAX in flight for the mount. A readdir of such a directory
+ * waits for that listing (relist_join) and is served it if it may be (dircache_fresh); a lookup in
+ * it waits for it as for any listing for lookups. Whatever is listed ahead is served under the
+ * rules of any kept listing: a name this mount changed there since, or actimeo, and it is not. */
+void relist_ahead(struct fs_ctx *fs, struct fs_inode *dir);
+void relist_ahead_below(struct fs_ctx *fs, struct fs_inode *dir);
+/* A listing of dir (for lookups or ahead) is in flight: done(arg) runs once it is kept or failed,
+ * on the I/O thread (1); 0: none in flight. */
+int relist_join(struct fs_ctx *fs, struct fs_inode *dir, void (*done)(void *), void *arg);
 /* Keep a listing of dir asked for at `asked` with generation gen on the inode, unless the one
  * there was asked for later. */
 void relist_keep(struct fs_ctx *fs, struct fs_inode *dir, const struct fs_dent *v, size_t n, double asked,

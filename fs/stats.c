@@ -38,7 +38,7 @@ char *stats_json(struct fs_ctx *fs) {
                     "llu,\"open_reads\":%llu,\"lookups_known_absent\":%llu,\"closes_batched\":%llu,\"creates_"
                     "deferred\":%llu,"
                     "\"setattrs_unchanged\":%llu,\"getattrs_held\":%llu,\"listings_kept\":%llu,"
-                    "\"lookups_listed\":%llu,\"relists\":%llu}",
+                    "\"lookups_listed\":%llu,\"relists\":%llu,\"listings_ahead\":%llu}",
                     lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], (unsigned long long)c->ra_hits,
                     (unsigned long long)c->ra_misses, (unsigned long long)c->ra_wire_reads,
                     (unsigned long long)c->direct_reads, (unsigned long long)c->wb_writes,
@@ -54,7 +54,8 @@ char *stats_json(struct fs_ctx *fs) {
                     (unsigned long long)c->lookups_known_absent, (unsigned long long)c->closes_batched,
                     (unsigned long long)c->creates_deferred, (unsigned long long)c->setattrs_unchanged,
                     (unsigned long long)c->getattrs_held, (unsigned long long)c->listings_kept,
-                    (unsigned long long)c->lookups_listed, (unsigned long long)c->relists);
+                    (unsigned long long)c->lookups_listed, (unsigned long long)c->relists,
+                    (unsigned long long)c->listings_ahead);
   free(lib);
   return rc < 0 ? NULL : out;
 }

@@ -178,6 +178,58 @@ while "theirs" not in os.listdir(lc):
 print("%d kept listings" % st("listings_kept"))
 PY
 
+# ---- a change in one directory leaves another directory's kept listing served; a tree walk's next
+# directories are listed ahead (relist.h) and served, but never one older than a change of ours ----
+mkdir -p "$D/wk/t/a/a1" "$D/wk/t/b" "$D/wk/t/c" "$D/wk/t/d" "$D/wk/o"
+for x in a b c d; do echo "$x" >"$D/wk/t/$x/f"; done
+chown -R "$(stat -c %u "$D")" "$D/wk"
+"$PYTHON" - "$M" "$D" "$SMB3" <<'PY' >"$WORK/py" 2>&1 && ok "listings per directory, and ahead of a walk: $(tail -1 "$WORK/py")" || bad "listings per directory / ahead: $(cat "$WORK/py")"
+import json, os, subprocess, sys, time
+m, d, smb3 = sys.argv[1:]
+def stats():
+    return json.loads(subprocess.run([smb3, "stats", m], capture_output=True, check=True).stdout)
+def st(k):
+    return stats()[k]
+def settle(want):  # listings ahead start after the readdir's reply; wait until they are done
+    t0 = time.monotonic()
+    while st("listings_ahead") < want:
+        assert time.monotonic() - t0 < 5, "listed ahead: %d, want %d" % (st("listings_ahead"), want)
+        time.sleep(0.02)
+wk = m + "/wk"
+# names changed elsewhere: o's listing is served again
+assert os.listdir(wk + "/o") == []
+kept = st("listings_kept")
+open(wk + "/new", "w").write("x")
+os.rename(wk + "/new", wk + "/new2")
+os.unlink(wk + "/new2")
+os.mkdir(wk + "/t/d/sub")
+assert os.listdir(wk + "/o") == []
+assert st("listings_kept") == kept + 1, "o's listing not served after changes elsewhere"
+# ... and names changed in it are seen at once
+open(wk + "/o/mine", "w").write("x")
+assert os.listdir(wk + "/o") == ["mine"], os.listdir(wk + "/o")
+os.rename(wk + "/o/mine", wk + "/t/mine")
+assert os.listdir(wk + "/o") == []
+os.rename(wk + "/t/mine", wk + "/o/mine")
+# a walk: wk, then t; t's subdirectories are listed ahead
+ahead = st("listings_ahead")
+assert sorted(os.listdir(wk)) == ["o", "t"]
+assert sorted(os.listdir(wk + "/t")) == ["a", "b", "c", "d"]
+settle(ahead + 4)
+assert st("listings_ahead") == ahead + 4, "listed ahead: %d" % (st("listings_ahead") - ahead)
+# a name made here after the listing ahead: seen
+os.mkdir(wk + "/t/b/made")
+kept = st("listings_kept")
+assert sorted(os.listdir(wk + "/t/a")) == ["a1", "f"]
+assert sorted(os.listdir(wk + "/t/c")) == ["f"]
+assert sorted(os.listdir(wk + "/t/d")) == ["f", "sub"]
+assert st("listings_kept") == kept + 3, "served from the listings ahead: %d of 3" % (st("listings_kept") - kept)
+assert sorted(os.listdir(wk + "/t/b")) == ["f", "made"], os.listdir(wk + "/t/b")
+for x in "abcd":
+    assert open(wk + "/t/%s/f" % x).read() == x + "\n"
+print("%d listed ahead, %d served again" % (st("listings_ahead"), st("listings_kept")))
+PY
+
 # ---- names looked up again after the kernel's dentries expired (find -exec, rm -rf on a slow link)
 # cost one listing of the directory, not a stat each; another client's changes still show ----
 mkdir "$D/rl" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/rl/f$i"; done
