@@ -221,8 +221,12 @@ static void served(struct dirh *dh) {
     w = next;
   }
   int release = dh->release, ok = !dh->rc;
+  struct fs_ctx *fs = dh->fs;
+  struct fs_inode *dir = dh->dir;
+  inode_ref(fs, dir); /* (once unlocked, a releasedir may free dh) */
   pthread_mutex_unlock(&dh->lock);
-  if (ok) relist_ahead_below(dh->fs, dh->dir);
+  if (ok) relist_ahead_below(fs, dir);
+  inode_put(fs, dir);
   if (release) dirh_free(dh);
 }
 
@@ -253,10 +257,14 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, s
   }
   if (dh->state == DIR_DONE) {
     serve(dh, req, ino, size, off, plus);
+    struct fs_ctx *fs = dh->fs;
+    struct fs_inode *dir = dh->dir;
+    if (first) inode_ref(fs, dir); /* (once answered and unlocked, a releasedir may free dh) */
     pthread_mutex_unlock(&dh->lock);
     if (first) { /* (no lock held: listings ahead may complete at once) */
-      relist_ahead(dh->fs, dh->dir);
-      relist_ahead_below(dh->fs, dh->dir);
+      relist_ahead(fs, dir);
+      relist_ahead_below(fs, dir);
+      inode_put(fs, dir);
     }
     return;
   }
