@@ -165,14 +165,31 @@ static void reply(struct fs_ctx *fs, int r, relist_cb cb, void *arg, const struc
  * it now: when a stat found another name in it less than actimeo ago, and no listing of it is recent
  * (dir->lock held). Lookups of names that do not exist (a compiler's include search, PATH) never
  * list: a listing answers no such lookup, except in a directory whose names the mount knew
- * (KNOWN_EXPIRED): the listing renews that (inode_known_renew), and then answers them. */
-static int missed(struct fs_ctx *fs, struct fs_inode *dir, int known_expired) {
+ * (KNOWN_EXPIRED): the listing renews that (inode_known_renew), and then answers them. Nor does a
+ * path walk through it, unless its parent was listed for lookups less than actimeo ago
+ * (parent_walk): a program that looks up every name of a tree (git status, git add) goes on in
+ * the subdirectories, and the first name there is answered by the listing, not by a stat first. */
+static int missed(struct fs_ctx *fs, struct fs_inode *dir, int known_expired, int parent_walk) {
   double now = fs_now();
   if (dircache_recent(fs, dir->dl) || now < dir->relist_quiet_until) return 0;
   if (known_expired) return 1; /* a directory this mount made, its names no longer answered */
+  if (parent_walk) return 1;
   if (!dir->relist_found_at || now - dir->relist_found_at >= fs->actimeo) return 0;
   dir->relist_found_at = 0;
   return 1;
+}
+
+/* Whether dir's parent was listed for lookups less than actimeo ago. */
+static int parent_walk(struct fs_ctx *fs, struct fs_inode *dir) {
+  char *name;
+  struct fs_inode *p = inode_parent(fs, dir, &name);
+  if (!p) return 0;
+  free(name);
+  pthread_mutex_lock(&p->lock);
+  int walk = p->relist_at && fs_now() - p->relist_at < fs->actimeo;
+  pthread_mutex_unlock(&p->lock);
+  inode_put(fs, p);
+  return walk;
 }
 
 /* The listing is in (I/O thread): keep it, answer every lookup that waited for it. */
@@ -249,13 +266,15 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
   }
   w->cb = cb;
   w->arg = arg;
+  int pwalk = r == RL_NO && parent_walk(fs, dir); /* (table lock: never under dir->lock) */
   pthread_mutex_lock(&dir->lock);
   struct relist_job *j = dir->relist; /* in flight: wait for it, whatever r */
-  int start = !j && (r == RL_STALE || missed(fs, dir, r == RL_NO && known_expired));
+  int start = !j && (r == RL_STALE || missed(fs, dir, r == RL_NO && known_expired, pwalk));
   if (start && (j = calloc(1, sizeof *j))) {
     j->fs = fs;
     j->dir = dir;
     dir->relist = j;
+    dir->relist_at = fs_now();
   }
   if (j) {
     w->next = j->waiters;

@@ -13,7 +13,9 @@
  * the same listing: when the directory's last listing (fs_inode.dl, dircache.h) had the name but is
  * no longer recent, or when a stat found another name in the directory less than actimeo ago and
  * it has no recent listing (names looked up one by one). The first such lookup is a stat: a path
- * walk through a directory costs no listing of it, and lookups of names that do not exist (a
+ * walk through a directory costs no listing of it (unless its parent was listed for lookups less
+ * than actimeo ago: then the walk of names goes on in its subdirectories, and the first lookup
+ * lists), and lookups of names that do not exist (a
  * compiler's include search) none either, since a listing answers only names it has. A directory
  * that proved too big (RELIST_MAX) or could not be listed is not listed so for RELIST_QUIET seconds.
  *

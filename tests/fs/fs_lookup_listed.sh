@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 D=$SMB3_TEST_SHARE_DIR
 mkdir "$D/ll" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/ll/f$i"; done
-mkdir "$D/ll/sub"
+mkdir "$D/ll/sub" && echo g >"$D/ll/sub/g1" && echo gg >"$D/ll/sub/g2"
 chown -R "$(stat -c %u "$D")" "$D/ll"
 mount_into M "actimeo=3"
 "$PYTHON" - "$M" "$D" "$SMB3" "$SMB3_TEST_URL" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "lookups from a listing: $(cat "$WORK/py")"; }
@@ -40,6 +40,14 @@ check("a directory among them is one", sub is not None and (sub.st_mode & 0o1700
 spent, relisted, listed = st("round_trips") - rt, st("relists") - rel, st("lookups_listed") - lis
 check("21 lookups of unknown names: one stat, then one listing (%d round trips, %d listings, %d answered from it)"
       % (spent, relisted, listed), spent == 2 and relisted == 1 and listed == 20)
+# the walk goes on in a subdirectory (git status, git add): its parent was just listed for lookups,
+# so its first unknown name is answered by a listing of it, with no stat first
+rt, rel, lis = st("round_trips"), st("relists"), st("lookups_listed")
+g1, g2 = lstat(ll + "/sub/g1"), lstat(ll + "/sub/g2")
+spent, relisted, listed = st("round_trips") - rt, st("relists") - rel, st("lookups_listed") - lis
+check("in its subdirectory: one listing answers the first name (%d round trips, %d listings, %d answered)"
+      % (spent, relisted, listed), g1 is not None and g1.st_size == 2 and g2 is not None and g2.st_size == 3
+      and g1.st_ino == os.lstat(d + "/ll/sub/g1").st_ino and spent == 1 and relisted == 1 and listed == 2)
 # names the listing does not have, and one like a listed one but for case: the server decides (a
 # name another client made after the listing shows at once)
 rt = st("round_trips")
