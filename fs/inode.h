@@ -92,7 +92,8 @@ struct fs_inode {
   struct relist_job *relist; /* a directory's listing for lookups in flight (relist.c), under lock */
   double relist_found_at;    /* a directory's: when a stat last found a name in it (relist.c), under lock */
   double relist_quiet_until; /* ... no listing for lookups of unknown names before then (too big, failed) */
-  double relist_at;          /* a directory's: when a listing for lookups of it was last asked for (relist.c), under lock */
+  double relist_at; /* a directory's: when a listing for lookups of it was last asked for (relist.c), under
+                       lock */
   double walked_at; /* a directory's: when a readdir of it started a listing or was served one (relist.c),
                        under lock */
   int walk_in; /* ... that readdir came while its parent's was recent: a tree walk (relist.c), under lock */

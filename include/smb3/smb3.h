@@ -607,7 +607,7 @@ int smb3_close_stat_async(smb3_file *f, smb3_stat_cb cb, void *arg);
  * Errors: the call: SMB3_EINVAL (files NULL, n out of range, a NULL handle, handles of different
  * clients, cb NULL: nothing is freed), SMB3_ENOMEM, CONN (the handles are freed); cb: CONN,
  * STATUS. Callback: ASYNC. From a callback: yes. */
-#define SMB3_CLOSE_MANY_MAX 16
+#define SMB3_CLOSE_MANY_MAX 32
 int smb3_close_many_async(smb3_file *const *files, int n, smb3_done_cb cb, void *arg);
 int smb3_fsync_async(smb3_file *f, smb3_done_cb cb, void *arg);
 /* Byte-range locks (SMB2 LOCK). The server enforces them: while f holds [off, off+len), other

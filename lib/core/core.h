@@ -22,7 +22,7 @@
 #include "crypto/crypto.h"
 #include "wire/wire.h"
 
-#define CORE_MAX_CHAIN 16          /* requests in one compound chain */
+#define CORE_MAX_CHAIN 32          /* requests in one compound chain */
 #define CORE_MAX_BODY 1024         /* inline body bytes per request (bigger bodies are malloc'd) */
 #define CORE_FRAME_MAX (16u << 20) /* largest frame we accept: 8 MiB READ + headers, with margin */
 
