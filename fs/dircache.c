@@ -48,8 +48,7 @@ static int by_name(const void *a, const void *b) {
   return strcmp((*(struct fs_dent *const *)a)->name, (*(struct fs_dent *const *)b)->name);
 }
 
-/* NULL on ENOMEM */
-static struct fs_dent *copy_entries(const struct fs_dent *v, size_t n) {
+struct fs_dent *dircache_copy_entries(const struct fs_dent *v, size_t n) {
   struct fs_dent *c = calloc(n ? n : 1, sizeof *c);
   for (size_t i = 0; c && i < n; i++) {
     c[i].st = v[i].st;
@@ -66,7 +65,7 @@ struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t
   if (fs->actimeo <= 0 || n > DIRCACHE_MAX) return NULL;
   struct fs_dlist *d = calloc(1, sizeof *d);
   if (!d) return NULL;
-  if (!(d->v = copy_entries(v, n)) || !(d->ord = malloc((n ? n : 1) * sizeof *d->ord))) {
+  if (!(d->v = dircache_copy_entries(v, n)) || !(d->ord = malloc((n ? n : 1) * sizeof *d->ord))) {
     dircache_free_entries(d->v, d->v ? n : 0);
     free(d);
     return NULL;
@@ -82,8 +81,12 @@ struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t
 
 /* A move made before the listing was asked for is at most its gen (the value ns_gen had then); one
  * made after it, above. */
+int dircache_gen_fresh(struct fs_ctx *fs, uint64_t gen, const atomic_uint_fast64_t *moved) {
+  return atomic_load(moved) <= gen && atomic_load(&fs->ns_all) <= gen;
+}
+
 int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved) {
-  return d && atomic_load(moved) <= d->gen && atomic_load(&fs->ns_all) <= d->gen && dircache_recent(fs, d);
+  return d && dircache_gen_fresh(fs, d->gen, moved) && dircache_recent(fs, d);
 }
 
 int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d) {
@@ -145,7 +148,7 @@ void dircache_spoil(struct fs_dlist *d) {
 }
 
 struct fs_dent *dircache_copy(const struct fs_dlist *d, size_t *n, double *asked) {
-  struct fs_dent *c = copy_entries(d->v, d->n);
+  struct fs_dent *c = dircache_copy_entries(d->v, d->n);
   if (c) *n = d->n, *asked = d->asked;
   return c;
 }

@@ -48,6 +48,11 @@ uint64_t dircache_gen(struct fs_ctx *fs);
  * be served (the namespace changed since gen, actimeo is 0, n > DIRCACHE_MAX, ENOMEM). */
 struct fs_dlist *dircache_new(struct fs_ctx *fs, const struct fs_dent *v, size_t n, double asked,
                               uint64_t gen);
+/* Whether a listing asked for with generation gen may be served to a readdir as far as changes go
+ * (the directory's fs_inode.ns_moved is moved); dircache_fresh also asks that it be recent. */
+int dircache_gen_fresh(struct fs_ctx *fs, uint64_t gen, const atomic_uint_fast64_t *moved);
+/* A copy of n entries (NULL on ENOMEM; free with dircache_free_entries). */
+struct fs_dent *dircache_copy_entries(const struct fs_dent *v, size_t n);
 /* Whether d (NULL: no), a listing of the directory whose fs_inode.ns_moved is moved, may be served
  * now to a readdir. */
 int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved);

@@ -231,11 +231,17 @@ static void served(struct dirh *dh) {
 }
 
 /* A listing of the directory for lookups or ahead of a walk (relist.h) that this readdir waited for
- * is done: served if it may be, else listed for the handle (I/O thread, or the one that failed it). */
-static void joined(void *arg) {
+ * is done: served if it may be (also one too big to be kept on the inode), else listed for the handle
+ * (I/O thread, or the one that failed it). */
+static void joined(void *arg, int rc, const struct fs_dent *v, size_t n, double asked, uint64_t gen) {
   struct dirh *dh = arg;
+  struct fs_dent *copy = NULL;
+  if (!rc && dircache_gen_fresh(dh->fs, gen, &dh->dir->ns_moved)) copy = dircache_copy_entries(v, n);
   pthread_mutex_lock(&dh->lock);
-  if (take_listing(dh)) {
+  if (copy) {
+    clear_entries(dh);
+    dh->v = copy, dh->n = n, dh->asked = asked, dh->rc = 0;
+    dh->kept = 1; /* asked for before this readdir: files the kernel has keep their inode's attributes */
     atomic_fetch_add(&dh->fs->ctr.listings_kept, 1);
     served(dh);
     return;

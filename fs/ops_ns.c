@@ -588,6 +588,16 @@ static int rename_restore_special(struct nsop *o) {
   return rc == 0;
 }
 
+/* Whether a rename changes listings beyond its two directories, which then may not be served (dircache.h):
+ * a directory moved (or what moves is unknown here), since a listing in flight of it asked for it by its
+ * old path; or a file replaced that has other names (their link count), or may have (unknown here,
+ * on a POSIX share, whose listings carry link counts). */
+static int rename_spoils_all(struct nsop *o) {
+  if (!o->in || o->in->st.is_dir) return 1;
+  if (!o->replace || o->victim == o->in) return 0;
+  return o->victim ? victim_linked(o->victim) : smb3_posix(fs_conn(o->fs));
+}
+
 static void rename_done(int rc, void *arg) {
   struct nsop *o = arg;
   if (rc) {
@@ -596,6 +606,7 @@ static void rename_done(int rc, void *arg) {
   }
   inode_known_del(o->fs, o->parent, o->name);
   inode_known_add(o->fs, o->newparent, o->newname);
+  if (rename_spoils_all(o)) dircache_ns_changed(o->fs); /* (nor one asked while it was on its way) */
   /* both directories' times (and, moving a directory, their link counts) and the file's ctime changed */
   int moved_dir = o->in && o->in->st.is_dir && o->parent != o->newparent;
   inode_dir_changed(o->fs, o->parent, moved_dir ? -1 : 0);
@@ -670,6 +681,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
   o->replace = !(flags & RENAME_NOREPLACE);
   o->in = inode_find_child(o->fs, o->parent, name);
   o->victim = inode_find_child(o->fs, o->newparent, newname);
+  if (rename_spoils_all(o)) dircache_ns_changed(o->fs);
   closeq_drain(o->fs, rename_go_flush, o); /* Samba refuses to rename a directory with open files below */
 }
 

@@ -15,6 +15,7 @@
 #include "cache.h"
 #include "conn.h"
 #include "dfs.h"
+#include "dircache.h"
 #include "inode.h"
 #include "pending.h"
 
@@ -168,6 +169,11 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
   p->done = NULL;
   if (!rc) {
     inode_set_id(fs, in, st->ino);
+    char *name;
+    struct fs_inode *dir = inode_parent(fs, in, &name); /* (table lock: not under in->lock) */
+    if (dir) dircache_dir_changed(fs, &dir->ns_moved);  /* a listing asked for meanwhile lacks it */
+    free(name);
+    inode_put(fs, dir);
     pthread_mutex_lock(&in->lock);
     fh->born_known = 1;
     fh->born_srv = st->mtime;

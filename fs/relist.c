@@ -21,7 +21,7 @@ struct relist_wait {
   struct relist_wait *next;
   char *name; /* NULL: a readdir waiting for the listing itself (done) */
   relist_cb cb;
-  void (*done)(void *);
+  relist_done_cb done;
   void *arg;
 };
 
@@ -201,7 +201,6 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
   size_t nv = 0;
   if (!rc) inode_known_renew(fs, dir, e, n, j->asked); /* (all names: the set compares them its way) */
   if (!rc && !(rc = relist_dents(fs, e, n, &v, &nv))) relist_keep(fs, dir, v, nv, j->asked, j->gen);
-  dircache_free_entries(v, nv);
   pthread_mutex_lock(&dir->lock);
   struct relist_wait *w = j->waiters;
   dir->relist = NULL;
@@ -211,11 +210,13 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
     atomic_fetch_sub(&fs->ahead_inflight, 1);
     atomic_fetch_add(&fs->ctr.listings_ahead, 1);
   }
+  double asked = j->asked;
+  uint64_t gen = j->gen;
   free(j);
   while (w) { /* (a failed listing: each asks the server, which has its own retries) */
     struct relist_wait *next = w->next;
-    if (!w->name) { /* a readdir: it takes the kept listing, or lists for itself */
-      w->done(w->arg);
+    if (!w->name) { /* a readdir: the listing itself */
+      w->done(w->arg, rc, v, nv, asked, gen);
       free(w);
       w = next;
       continue;
@@ -228,6 +229,7 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
     free(w);
     w = next;
   }
+  dircache_free_entries(v, nv);
   inode_put(fs, dir);
 }
 
@@ -293,7 +295,7 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
   return 1;
 }
 
-int relist_join(struct fs_ctx *fs, struct fs_inode *dir, void (*done)(void *), void *arg) {
+int relist_join(struct fs_ctx *fs, struct fs_inode *dir, relist_done_cb done, void *arg) {
   if (fs->actimeo <= 0) return 0;
   struct relist_wait *w = calloc(1, sizeof *w);
   if (!w) return 0;

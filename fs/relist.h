@@ -73,9 +73,13 @@ int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struc
  * rules of any kept listing: a name this mount changed there since, or actimeo, and it is not. */
 void relist_ahead(struct fs_ctx *fs, struct fs_inode *dir);
 void relist_ahead_below(struct fs_ctx *fs, struct fs_inode *dir);
-/* A listing of dir (for lookups or ahead) is in flight: done(arg) runs once it is kept or failed,
- * on the I/O thread (1); 0: none in flight. */
-int relist_join(struct fs_ctx *fs, struct fs_inode *dir, void (*done)(void *), void *arg);
+/* A listing of dir (for lookups or ahead) is in flight: done runs once it is kept or failed, on the
+ * thread that completed it (1); 0: none in flight. done gets the listing's result: rc, and when 0
+ * its entries (v, n: valid during the call), when it was asked for and its generation
+ * (dircache_gen_fresh says whether it may be served). */
+typedef void (*relist_done_cb)(void *arg, int rc, const struct fs_dent *v, size_t n, double asked,
+                               uint64_t gen);
+int relist_join(struct fs_ctx *fs, struct fs_inode *dir, relist_done_cb done, void *arg);
 /* Keep a listing of dir asked for at `asked` with generation gen on the inode, unless the one
  * there was asked for later. */
 void relist_keep(struct fs_ctx *fs, struct fs_inode *dir, const struct fs_dent *v, size_t n, double asked,

@@ -158,7 +158,7 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
   }
   if (!strcmp(k, "credits")) {
     NEED_V();
-    if (parse_uint(v, 8192, &n) || n < 16) return -1;
+    if (parse_uint(v, 8192, &n) || n < 32) return -1; /* (one compound of CORE_MAX_CHAIN requests) */
     o->credits = (uint32_t)n;
     return 0;
   }

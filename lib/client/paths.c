@@ -533,6 +533,22 @@ static void close_many_done(struct smb3_chain *ch, void *arg) {
   for (int i = 0; !rc && i < ch->n; i++)
     if (ch->msgs[i].status != NT_STATUS_SUCCESS) rc = smb3_status_to_err(ch->msgs[i].status);
   struct close_many *x = arg;
+  if (rc == SMB3_ERANGE) { /* the server's whole credit window is smaller than the compound: one each */
+    smb3_file **files = x->files;
+    int n = ch->n;
+    x->files = NULL;
+    chain_free(ch);
+    pthread_mutex_lock(&x->lock);
+    x->left += n;
+    pthread_mutex_unlock(&x->lock);
+    for (int i = 0; i < n; i++) {
+      int r = smb3_close_async(files[i], close_many_one, x); /* frees the file even when not sent */
+      if (r) close_many_end(x, r);
+    }
+    free(files);
+    close_many_end(x, 0); /* the compound's own count */
+    return;
+  }
   for (int i = 0; i < ch->n; i++)
     file_free(x->files[i]);
   free(x->files);

@@ -94,6 +94,8 @@ static void options_values(void **state) {
   assert_int_equal(o.file_mode, 0640);
   assert_int_equal(o.dir_mode, 0750);
   assert_false(o.forceuid || o.forcegid); /* default: the server's owners where it names them */
+  assert_int_equal(smb3_options_parse(&o, "credits=32", 0, err, sizeof err), 0);
+  assert_int_equal(o.credits, 32);
   assert_int_equal(smb3_options_parse(&o, "forceuid,forcegid", 0, err, sizeof err), 0);
   assert_true(o.forceuid && o.forcegid);
   assert_int_equal(smb3_options_parse(&o, "noforcegid", 0, err, sizeof err), 0);
@@ -141,10 +143,12 @@ static void options_kerberos(void **state) {
 
 static void options_bad(void **state) {
   (void)state;
-  const char *bad[] = {
-      "vers=4",      "rsize=abc",     "rsize=1k",        "rsize=64M",       "port=0",       "port=70000",
-      "cache=maybe", "file_mode=999", "sign=1",          "nosuch",          "uid=-1",       "actimeo=x",
-      "min_vers",    "min_vers=4",    "directio_min=-1", "directio_min=1X", "directio_min", NULL};
+  const char *bad[] = {"vers=4",       "rsize=abc",  "rsize=1k",        "rsize=64M",
+                       "port=0",       "port=70000", "cache=maybe",     "file_mode=999",
+                       "sign=1",       "nosuch",     "uid=-1",          "actimeo=x",
+                       "min_vers",     "min_vers=4", "directio_min=-1", "directio_min=1X",
+                       "directio_min", "credits=31", /* under one compound of 32 requests */
+                       "credits=8193", NULL};
   for (int i = 0; bad[i]; i++) {
     struct smb3_options o;
     char err[256] = "";
