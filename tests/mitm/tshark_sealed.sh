@@ -69,7 +69,11 @@ for line in open(sys.argv[1]):
         c, s, r = (cmds[ci] if ci < len(cmds) else ""), (stats[ci] if ci < len(stats) else ""), \
                   (rsps[ci] if ci < len(rsps) else "")
         ci += 1
-        if sealed.get(stream):
+        # tshark may take 0xFE 'SMB' inside ciphertext for a header (a command past the last
+        # one, no status): not a PDU anyone sent. A real plaintext message names a real command.
+        if sealed.get(stream) and not (c.isdigit() and int(c) <= 0x12):
+            print(f"ignored: not an SMB2 header (command {c!r}) on stream {stream}")
+        elif sealed.get(stream):
             plain_after += 1
             print(f"plaintext SMB2 command {c} (status {s}) on stream {stream} after command {sys.argv[3]}")
         if c == sys.argv[3] and s == "0x00000000" and r in ("1", "True"):
