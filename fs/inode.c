@@ -446,8 +446,7 @@ char *inode_child_path(struct fs_ctx *fs, struct fs_inode *parent, const char *n
 struct fs_inode *inode_parent(struct fs_ctx *fs, struct fs_inode *in, char **name) {
   pthread_mutex_lock(&fs->it->lock);
   struct fs_inode *p = in->parent;
-  *name = p ? strdup(in->name) : NULL;
-  if (!*name) p = NULL;
+  if (p && name && !(*name = strdup(in->name))) p = NULL;
   if (p) p->refs++;
   pthread_mutex_unlock(&fs->it->lock);
   return p;

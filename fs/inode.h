@@ -149,8 +149,8 @@ void inode_forget(struct fs_ctx *fs, fuse_ino_t nodeid, uint64_t n);
 char *inode_path(struct fs_ctx *fs, struct fs_inode *in);
 /* parent's path joined with name, malloc'd; NULL on ENOMEM/detached. */
 char *inode_child_path(struct fs_ctx *fs, struct fs_inode *parent, const char *name);
-/* in's parent (referenced) and in *name its name there (malloc'd), or NULL (the root, detached,
- * ENOMEM). */
+/* in's parent (referenced) and, unless name is NULL, in *name its name there (malloc'd); or NULL
+ * (the root, detached, ENOMEM). */
 struct fs_inode *inode_parent(struct fs_ctx *fs, struct fs_inode *in, char **name);
 /* The known inode at parent/name (referenced) or NULL. */
 struct fs_inode *inode_find_child(struct fs_ctx *fs, struct fs_inode *parent, const char *name);

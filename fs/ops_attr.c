@@ -60,8 +60,12 @@ static void reply_attr_cb(void *arg, int rc) {
 
 static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
+  if (rc == SMB3_ENOENT && !o->fh) { /* the kernel's entry is stale (relist.h) */
+    relist_gone(o->fs, o->in);
+    nsop_finish_err(o, ESTALE);
+    return;
+  }
   if (rc) {
-    if (rc == SMB3_ENOENT && !o->fh) relist_gone(o->fs, o->in); /* no listing says otherwise */
     nsop_finish_smb(o, rc);
     return;
   }

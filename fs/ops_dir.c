@@ -66,6 +66,13 @@ static void dirh_free(struct dirh *dh) {
   free(dh);
 }
 
+/* A listing asked for before this readdir becomes dh's (dh->lock held): files the kernel has keep
+ * their inode's attributes (kept). */
+static void set_kept(struct dirh *dh, struct fs_dent *v, size_t n, double asked) {
+  clear_entries(dh);
+  dh->v = v, dh->n = n, dh->asked = asked, dh->kept = 1, dh->rc = 0;
+}
+
 /* The directory's kept listing into dh if it may be served now (1; dh->lock held). */
 static int take_listing(struct dirh *dh) {
   struct fs_dent *v = NULL;
@@ -75,8 +82,7 @@ static int take_listing(struct dirh *dh) {
   if (dircache_fresh(dh->fs, dh->dir->dl, &dh->dir->ns_moved)) v = dircache_copy(dh->dir->dl, &n, &asked);
   pthread_mutex_unlock(&dh->dir->lock); /* (a stale one stays for lookups: relist.h) */
   if (!v) return 0;
-  clear_entries(dh);
-  dh->v = v, dh->n = n, dh->asked = asked, dh->kept = 1, dh->rc = 0;
+  set_kept(dh, v, n, asked);
   return 1;
 }
 
@@ -223,10 +229,12 @@ static void served(struct dirh *dh) {
   int release = dh->release, ok = !dh->rc;
   struct fs_ctx *fs = dh->fs;
   struct fs_inode *dir = dh->dir;
-  inode_ref(fs, dir); /* (once unlocked, a releasedir may free dh) */
+  if (ok) inode_ref(fs, dir); /* (once unlocked, a releasedir may free dh) */
   pthread_mutex_unlock(&dh->lock);
-  if (ok) relist_ahead_below(fs, dir);
-  inode_put(fs, dir);
+  if (ok) {
+    relist_ahead_below(fs, dir);
+    inode_put(fs, dir);
+  }
   if (release) dirh_free(dh);
 }
 
@@ -239,9 +247,7 @@ static void joined(void *arg, int rc, const struct fs_dent *v, size_t n, double 
   if (!rc && dircache_gen_fresh(dh->fs, gen, &dh->dir->ns_moved)) copy = dircache_copy_entries(v, n);
   pthread_mutex_lock(&dh->lock);
   if (copy) {
-    clear_entries(dh);
-    dh->v = copy, dh->n = n, dh->asked = asked, dh->rc = 0;
-    dh->kept = 1; /* asked for before this readdir: files the kernel has keep their inode's attributes */
+    set_kept(dh, copy, n, asked);
     atomic_fetch_add(&dh->fs->ctr.listings_kept, 1);
     served(dh);
     return;

@@ -197,15 +197,8 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
   if (rc && (fs_dfs_retry(o->fs, &o->retry, rc, o->path, open_resume, o) ||
              fs_park_once(o->fs, &o->retry, rc, open_resume, o)))
     return;
-  if (rc == SMB3_ENOENT) {
-    /* The kernel's entry is stale: another client deleted or renamed the file. ESTALE makes the
-     * kernel look the name up again and retry the open once, so that open(O_CREAT) creates the
-     * file anew (the retry's CREATE) and a plain open fails with ENOENT from the lookup. */
-    pthread_mutex_lock(&o->in->lock);
-    o->in->attr_expiry = 0;
-    o->in->attr_lookup = 0;
-    pthread_mutex_unlock(&o->in->lock);
-    relist_gone(o->fs, o->in); /* (nor may a listing from before answer that lookup) */
+  if (rc == SMB3_ENOENT) { /* the kernel's entry is stale (relist.h) */
+    relist_gone(o->fs, o->in);
     fuse_reply_err(o->req, ESTALE);
     fop_free(o);
     return;

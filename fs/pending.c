@@ -169,10 +169,8 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
   p->done = NULL;
   if (!rc) {
     inode_set_id(fs, in, st->ino);
-    char *name;
-    struct fs_inode *dir = inode_parent(fs, in, &name); /* (table lock: not under in->lock) */
-    if (dir) dircache_dir_changed(fs, &dir->ns_moved);  /* a listing asked for meanwhile lacks it */
-    free(name);
+    struct fs_inode *dir = inode_parent(fs, in, NULL); /* (table lock: not under in->lock) */
+    if (dir) dircache_dir_changed(fs, &dir->ns_moved); /* a listing asked for meanwhile lacks it */
     inode_put(fs, dir);
     pthread_mutex_lock(&in->lock);
     fh->born_known = 1;
@@ -199,9 +197,7 @@ static void created(int rc, smb3_file *f, const struct smb3_stat *st, int64_t wr
     /* Not made (another client's name, a full or read-only share, permissions): the name we
      * gave out is not there. The error goes to the program with its next write, flush or
      * fsync; the directory's names are asked of the server again. */
-    char *name = NULL;
-    struct fs_inode *parent = inode_parent(fs, in, &name);
-    free(name);
+    struct fs_inode *parent = inode_parent(fs, in, NULL);
     inode_detach(fs, in);
     inode_attr_expire(in); /* a stat through the kernel's dentry (until actimeo) asks, and fails */
     if (parent) inode_known_forget(fs, parent);

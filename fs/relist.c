@@ -37,6 +37,11 @@ struct relist_job {
 
 enum { RL_NO, RL_ASK, RL_STALE, RL_YES };
 
+/* Whether the time t (fs_now(); 0: never) is less than actimeo before now. */
+static int recent(const struct fs_ctx *fs, double t, double now) {
+  return t && now - t < fs->actimeo;
+}
+
 static int same_time(struct timespec_smb3 a, struct timespec_smb3 b) {
   return a.sec == b.sec && a.nsec == b.nsec;
 }
@@ -146,6 +151,10 @@ void relist_saw(struct fs_inode *dir, const char *name, const struct smb3_stat *
 }
 
 void relist_gone(struct fs_ctx *fs, struct fs_inode *in) {
+  pthread_mutex_lock(&in->lock);
+  in->attr_expiry = 0; /* (the LOOKUP that follows asks the server) */
+  in->attr_lookup = 0;
+  pthread_mutex_unlock(&in->lock);
   char *name;
   struct fs_inode *dir = inode_parent(fs, in, &name);
   if (!dir) return;
@@ -174,19 +183,24 @@ static int missed(struct fs_ctx *fs, struct fs_inode *dir, int known_expired, in
   if (dircache_recent(fs, dir->dl) || now < dir->relist_quiet_until) return 0;
   if (known_expired) return 1; /* a directory this mount made, its names no longer answered */
   if (parent_walk) return 1;
-  if (!dir->relist_found_at || now - dir->relist_found_at >= fs->actimeo) return 0;
+  if (!recent(fs, dir->relist_found_at, now)) return 0;
   dir->relist_found_at = 0;
   return 1;
 }
 
+/* Whether missed() could list dir only because of a walk through its parent (dir->lock held). */
+static int needs_parent_walk(struct fs_ctx *fs, struct fs_inode *dir) {
+  double now = fs_now();
+  return !dir->relist && !dircache_recent(fs, dir->dl) && now >= dir->relist_quiet_until &&
+         !recent(fs, dir->relist_found_at, now);
+}
+
 /* Whether dir's parent was listed for lookups less than actimeo ago. */
 static int parent_walk(struct fs_ctx *fs, struct fs_inode *dir) {
-  char *name;
-  struct fs_inode *p = inode_parent(fs, dir, &name);
+  struct fs_inode *p = inode_parent(fs, dir, NULL);
   if (!p) return 0;
-  free(name);
   pthread_mutex_lock(&p->lock);
-  int walk = p->relist_at && fs_now() - p->relist_at < fs->actimeo;
+  int walk = recent(fs, p->relist_at, fs_now());
   pthread_mutex_unlock(&p->lock);
   inode_put(fs, p);
   return walk;
@@ -268,7 +282,13 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
   }
   w->cb = cb;
   w->arg = arg;
-  int pwalk = r == RL_NO && parent_walk(fs, dir); /* (table lock: never under dir->lock) */
+  int pwalk = 0;
+  if (r == RL_NO && !known_expired) {
+    pthread_mutex_lock(&dir->lock);
+    pwalk = needs_parent_walk(fs, dir);
+    pthread_mutex_unlock(&dir->lock);
+    if (pwalk) pwalk = parent_walk(fs, dir); /* (table lock: never under dir->lock) */
+  }
   pthread_mutex_lock(&dir->lock);
   struct relist_job *j = dir->relist; /* in flight: wait for it, whatever r */
   int start = !j && (r == RL_STALE || missed(fs, dir, r == RL_NO && known_expired, pwalk));
@@ -319,7 +339,7 @@ static void ahead_start(struct fs_ctx *fs, struct fs_inode *c) {
   struct relist_job *j = NULL;
   pthread_mutex_lock(&c->lock);
   int go = c->st.is_dir && !c->relist && !dircache_recent(fs, c->dl) && now >= c->relist_quiet_until &&
-           !(c->walked_at && now - c->walked_at < fs->actimeo);
+           !recent(fs, c->walked_at, now);
   if (go && atomic_fetch_add(&fs->ahead_inflight, 1) < RELIST_AHEAD_MAX && (j = calloc(1, sizeof *j))) {
     j->fs = fs;
     j->dir = c;
@@ -357,7 +377,7 @@ void relist_ahead(struct fs_ctx *fs, struct fs_inode *dir) {
   int walk = 0;
   if (p) {
     pthread_mutex_lock(&p->lock);
-    walk = p->walked_at && now - p->walked_at < fs->actimeo;
+    walk = recent(fs, p->walked_at, now);
     pthread_mutex_unlock(&p->lock);
   }
   pthread_mutex_lock(&dir->lock);

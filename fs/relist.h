@@ -51,7 +51,11 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
  * asked for before that disagrees (another client's new, removed or replaced name) is not served
  * or used again. */
 void relist_saw(struct fs_inode *dir, const char *name, const struct smb3_stat *st, double asked);
-/* The server just said in's name is gone (an open of it found no file): relist_saw of that. */
+/* The server just said in's name is gone (an open or a stat by its path found no file: another
+ * client deleted or renamed it): in's attributes expire, and relist_saw of that. The caller
+ * answers ESTALE: the kernel, whose entry for the name is stale, looks the name up again
+ * (LOOKUP_REVAL) and retries the call once, so that open(O_CREAT) makes the file anew and a stat or
+ * a plain open fails with ENOENT from that lookup, and the stale entry is gone. */
 void relist_gone(struct fs_ctx *fs, struct fs_inode *in);
 /* The entries of a listing the kernel may see (fs_name_listable), copied: *out (NULL when n is 0)
  * and *nout; SMB3_ENOMEM or 0. */

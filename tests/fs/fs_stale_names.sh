@@ -30,6 +30,28 @@ case $err in *"No such file"*) ok "a plain open of the removed name: ENOENT" ;; 
 expect "a file another client put under the name is the one opened" "$(cat "$A/h" 2>&1)" "new"
 expect "h on the server" "$(cat "$D/h")" "new"
 
+# A file whose lease another client broke (this mount then asks the server for its attributes: a
+# stat, and the permission check of an open, send a GETATTR through the entry the kernel keeps for
+# actimeo), and which that client then removes: a stat says ENOENT (not ESTALE), and open(O_CREAT)
+# makes it anew (SQLite's journal: access(), then open(O_CREAT)). Each of stat and open comes first
+# once.
+printf w >"$B/w"; printf w >"$B/w2"
+exec 4<"$A/w" 5<"$A/w2"
+breaks=$(stats "$A" lease_breaks)
+printf more >>"$B/w"; printf more >>"$B/w2"
+n=0; while [ "$(stats "$A" lease_breaks)" -lt $((breaks + 2)) ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+expect "the other client's writes broke both leases" "$(( $(stats "$A" lease_breaks) - breaks ))" 2
+exec 4<&- 5<&-
+rm "$B/w" "$B/w2"
+err=$(stat -c %s "$A/w" 2>&1)
+case $err in *"No such file"*) ok "stat of a file another client removed: ENOENT" ;; *) bad "stat of a file another client removed: '$err'" ;; esac
+if printf again 2>"$WORK/err" >"$A/w"; then ok "... then open(O_CREAT) of it creates it"
+else bad "... then open(O_CREAT) of it: $(cat "$WORK/err")"; fi
+expect "... on the server" "$(cat "$D/w" 2>&1)" "again"
+if printf again 2>"$WORK/err" >"$A/w2"; then ok "open(O_CREAT) first of a file another client removed creates it"
+else bad "open(O_CREAT) first of a file another client removed: $(cat "$WORK/err")"; fi
+expect "... on the server" "$(cat "$D/w2" 2>&1)" "again"
+
 # the name of a file a program here holds open
 printf held >"$B/k"
 exec 3<"$A/k"
