@@ -178,21 +178,17 @@ static void reply(struct fs_ctx *fs, int r, relist_cb cb, void *arg, const struc
  * path walk through it, unless its parent was listed for lookups less than actimeo ago
  * (parent_walk): a program that looks up every name of a tree (git status, git add) goes on in
  * the subdirectories, and the first name there is answered by the listing, not by a stat first. */
-static int missed(struct fs_ctx *fs, struct fs_inode *dir, int known_expired, int parent_walk) {
+enum { MISS_NO, MISS_LIST, MISS_FOUND, MISS_IF_WALK }; /* MISS_IF_WALK: only when parent_walk() */
+static int miss_kind(struct fs_ctx *fs, struct fs_inode *dir, int known_expired) {
   double now = fs_now();
-  if (dircache_recent(fs, dir->dl) || now < dir->relist_quiet_until) return 0;
-  if (known_expired) return 1; /* a directory this mount made, its names no longer answered */
-  if (parent_walk) return 1;
-  if (!recent(fs, dir->relist_found_at, now)) return 0;
-  dir->relist_found_at = 0;
-  return 1;
+  if (dircache_recent(fs, dir->dl) || now < dir->relist_quiet_until) return MISS_NO;
+  if (known_expired) return MISS_LIST; /* a directory this mount made, its names no longer answered */
+  return recent(fs, dir->relist_found_at, now) ? MISS_FOUND : MISS_IF_WALK;
 }
-
-/* Whether missed() could list dir only because of a walk through its parent (dir->lock held). */
-static int needs_parent_walk(struct fs_ctx *fs, struct fs_inode *dir) {
-  double now = fs_now();
-  return !dir->relist && !dircache_recent(fs, dir->dl) && now >= dir->relist_quiet_until &&
-         !recent(fs, dir->relist_found_at, now);
+static int missed(struct fs_ctx *fs, struct fs_inode *dir, int known_expired, int parent_walk) {
+  int k = miss_kind(fs, dir, known_expired);
+  if (k == MISS_FOUND) dir->relist_found_at = 0;
+  return k == MISS_LIST || k == MISS_FOUND || (k == MISS_IF_WALK && parent_walk);
 }
 
 /* Whether dir's parent was listed for lookups less than actimeo ago. */
@@ -285,7 +281,7 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
   int pwalk = 0;
   if (r == RL_NO && !known_expired) {
     pthread_mutex_lock(&dir->lock);
-    pwalk = needs_parent_walk(fs, dir);
+    pwalk = !dir->relist && miss_kind(fs, dir, 0) == MISS_IF_WALK; /* (only then is it asked) */
     pthread_mutex_unlock(&dir->lock);
     if (pwalk) pwalk = parent_walk(fs, dir); /* (table lock: never under dir->lock) */
   }
