@@ -4,7 +4,7 @@
  * Each stream and each writer may always hold what it needs to make progress (the buffer the
  * reader is waiting for, the extent a write goes into: budget_charge), so nobody waits on another
  * file's memory; what is only for speed (read-ahead beyond the read being answered, write-back
- * beyond the writer's first extent) is taken only while the total stays under the cap
+ * beyond one piece of the writer's: writeback.c, WB_TIGHT) is taken only while the total stays under the cap
  * (budget_try). So many readers and writers at once share the cap instead of each holding its
  * own window. Lock-free (C11 atomics); depends on libc only, so that the unit tests link it alone. */
 #ifndef SMB3FS_BUDGET_H

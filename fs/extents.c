@@ -13,12 +13,15 @@ uint64_t extent_window_end(uint64_t off, size_t wsize) {
 /* Room for n more bytes. A streaming writer (a first write of 64 KiB or more) gets the rest of
  * the extent's window at once, so its bytes are copied once; a small writer starts at 64 KiB, then
  * 256 KiB, then the window, so that small files do not cost a wsize allocation each and the
- * re-copying on growth stays under a tenth of the data. */
+ * re-copying on growth stays under a tenth of the data. While memory is tight (ops->tight), only
+ * what comes: the caller then seals extents long before their window is full. */
 static int reserve(struct extent *e, size_t n, size_t wsize, const struct extent_ops *ops, void *ctx) {
   if (e->len + n <= e->cap) return 0;
   size_t window = (size_t)(extent_window_end(e->off, wsize) - e->off);
   size_t cap = e->len + n;
-  if (!e->cap && n >= 64 * 1024)
+  if (ops->tight && ops->tight(ctx))
+    cap = cap < 64 * 1024 ? 64 * 1024 : cap;
+  else if (!e->cap && n >= 64 * 1024)
     cap = window;
   else if (cap <= 64 * 1024)
     cap = 64 * 1024;

@@ -46,6 +46,8 @@ struct extent_ops {
   void (*bury)(void *ctx, struct extent *e);
   /* e's buffer grew by more bytes (e->cap is the new size); may be NULL. */
   void (*grew)(void *ctx, struct extent *e, size_t more);
+  /* Memory is tight (may be NULL: never): a buffer grows only by what comes, not to its window. */
+  int (*tight)(void *ctx);
 };
 
 /* Where the window holding off ends. A window, not a length, so that an extent that began late

@@ -14,8 +14,9 @@
  * WRITEs in any order.
  *
  * Dirty memory is bounded per inode (wb_bound), and all files together share the mount's budget
- * (budget.h, over_bound): past it, the reply to the FUSE write is held back until the file's own
- * completions bring it down, which stalls the writer instead of growing memory.
+ * (budget.h, over_bound): past it, a writer's data goes out in pieces of WB_TIGHT and the reply to
+ * the FUSE write is held back until the file's own completions bring it down, which stalls the
+ * writer instead of growing memory.
  *
  * Errors: the first failed wire WRITE is kept in wb.err and returned by the next write, fsync
  * or flush (close) of the file, like the kernel's writeback errors; it is never dropped. A WRITE
@@ -73,6 +74,14 @@ struct wb_parked {
 
 #define WB_MIN_BOUND (16u << 20)
 #define WB_MAX_BOUND (64u << 20)
+
+/* While the mount's data is over its budget (many files at once), a writer's data goes out in
+ * pieces of at most this much, and it holds about two of them: one on the wire, one filling. */
+#define WB_TIGHT (1u << 20)
+
+static size_t wb_tight(const struct fs_ctx *fs) {
+  return fs->wsize < WB_TIGHT ? fs->wsize : WB_TIGHT;
+}
 
 static size_t wb_bound(const struct fs_ctx *fs) {
   size_t b = (size_t)fs->wsize * 4;
@@ -263,11 +272,12 @@ static void run_waiters(struct fs_inode *in, struct wb_waiter *list) {
 }
 
 /* Is the writer of in over its bound (in->lock held)? Its own bound (wb_bound), or, while the
- * mount's data is over its budget (many files at once), more than one extent: it then waits for
- * its own WRITEs (never for another file's), which keeps the total near the cap. */
+ * mount's data is over its budget (many files at once), more than one piece (wb_tight): it then
+ * waits for its own WRITEs (never for another file's), so that what each writer holds beyond the
+ * cap stays small however many write at once. */
 static int over_bound(const struct fs_ctx *fs, const struct wb_state *w) {
   size_t dirty = w->inflight_bytes + w->open.bytes;
-  return dirty > wb_bound(fs) || (dirty > fs->wsize && !budget_room(&fs->mem, 0));
+  return dirty > wb_bound(fs) || (dirty > wb_tight(fs) && !budget_room(&fs->mem, 0));
 }
 
 static struct wb_parked *take_parked(struct fs_ctx *fs, struct fs_inode *in) {
@@ -403,7 +413,13 @@ static void extent_grew(void *ctx, struct extent *e, size_t more) {
   budget_charge(&a->fs->mem, more);
 }
 
-static const struct extent_ops wb_extent_ops = {extent_make, extent_seal, extent_bury, extent_grew};
+/* The mount's data is over its budget: see over_bound. */
+static int extent_tight(void *ctx) {
+  return !budget_room(&((struct absorb *)ctx)->fs->mem, 0);
+}
+
+static const struct extent_ops wb_extent_ops = {extent_make, extent_seal, extent_bury, extent_grew,
+                                                extent_tight};
 
 /* Copy buf into the inode's extents (in->lock held); full or finished extents go to *send,
  * extents merged into others to *dead. */
@@ -431,6 +447,10 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
     fh->writes++;
     err = absorb(fh, buf, size, off, &send, &dead);
     if (off + size > in->st.size) in->st.size = off + size;
+  }
+  if (!err && w->open.bytes >= wb_tight(fs) && !budget_room(&fs->mem, 0)) { /* see over_bound */
+    struct absorb a = {in, &send, &dead, fs};
+    extents_seal_all(&w->open, &wb_extent_ops, &a);
   }
   if (off + size > in->kern_size) in->kern_size = off + size; /* the kernel's write(2) grew it already */
   struct wb_parked *park = NULL;

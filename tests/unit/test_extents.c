@@ -41,6 +41,7 @@ struct sim {
   struct sealed out[64];
   int nout, made, buried;
   int fail_make; /* make() answers NULL */
+  int tight;     /* tight() answers this: memory is short */
 };
 
 static struct extent *make(void *ctx, struct fs_file *fh, uint64_t off) {
@@ -70,7 +71,11 @@ static void bury(void *ctx, struct extent *e) {
   free(e);
 }
 
-static const struct extent_ops ops = {make, seal, bury, NULL};
+static int tight(void *ctx) {
+  return ((struct sim *)ctx)->tight;
+}
+
+static const struct extent_ops ops = {make, seal, bury, NULL, tight};
 
 /* The byte a writer puts at off (version v: a rewrite puts other bytes). */
 static uint8_t byte_at(uint64_t off, int v) {
@@ -228,6 +233,27 @@ static void test_buffer_growth(void **state) {
   sim_free(&s);
 }
 
+/* While memory is tight, a buffer holds what came, not its window: what many writers at once hold
+ * beyond the mount's budget is what they wrote (writeback.c then sends it in small pieces). */
+static void test_buffer_growth_tight(void **state) {
+  (void)state;
+  struct sim s = {.tight = 1};
+  write_at(&s, &F1, 0, MiB, 0, 4 * MiB); /* a streaming writer's first MiB: no 4 MiB window */
+  assert_int_equal(s.set.head->cap, MiB);
+  write_at(&s, &F1, MiB, MiB, 0, 4 * MiB);
+  assert_int_equal(s.set.head->cap, 2 * MiB);
+  write_at(&s, &F2, 8 * MiB, 100, 0, 4 * MiB); /* a small writer still starts at 64 KiB */
+  assert_int_equal(s.set.head->next->cap, 64 * 1024);
+  s.tight = 0; /* room again: the rest of the window at once */
+  write_at(&s, &F1, 2 * MiB, 64 * 1024, 0, 4 * MiB);
+  assert_int_equal(s.set.head->cap, 4 * MiB);
+  assert_int_equal(s.nout, 0);
+  write_at(&s, &F1, 2 * MiB + 64 * 1024, 2 * MiB - 64 * 1024, 0, 4 * MiB);
+  assert_int_equal(s.nout, 1); /* the whole window, byte for byte */
+  expect_sealed(&s, 0, &F1, 0, 4 * MiB, 0);
+  sim_free(&s);
+}
+
 static void test_no_memory(void **state) {
   (void)state;
   struct sim s = {0};
@@ -267,6 +293,7 @@ int main(void) {
       cmocka_unit_test(test_write_across_a_window_edge),
       cmocka_unit_test(test_at_most_open_max),
       cmocka_unit_test(test_buffer_growth),
+      cmocka_unit_test(test_buffer_growth_tight),
       cmocka_unit_test(test_no_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2165,6 +2165,9 @@ class Bench:
             good = [v for v in vals if v is not None]
             status = "ok" if not errs else "failed: " + "; ".join(sorted(set(errs)))[:200]
             worst = max(good) if good else None
+            limit = re.match(r"<\s*(\d+)\s*MiB", target)
+            if not errs and limit and worst is not None and worst >= int(limit.group(1)) * 1024:
+                status = f"over the target ({mib(worst)} MiB)"
             cell = mib(worst) if worst is not None else "failed"
             md.append(f"| {what} | {fmt_size(size)} | {len(vals)} | {cell} | {', '.join(mib(v) for v in good)}{extra} | "
                       f"{target} | {status} |")
