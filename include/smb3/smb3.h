@@ -689,6 +689,19 @@ int smb3_set_ea_async(smb3_client *c, const char *path, const char *name, const 
  * cb: as smb3_opendir less SYNC. */
 typedef void (*smb3_list_cb)(int rc, const struct smb3_dirent *entries, size_t n, void *arg);
 int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg);
+/* smb3_listdir_async that also asks for a directory lease (READ|HANDLE) with the caller's key, where
+ * the server grants them (SMB 3.x with the directory-leasing capability; elsewhere it lists as
+ * smb3_listdir_async, dh NULL). A granted lease lasts while its handle is open: the handle is then
+ * not closed but given to the callback (dh, owned by the caller; smb3_file_lease(dh) tells the
+ * state), and the server breaks the lease (smb3_set_break_handler, with key) before it lets anything
+ * change a name in the directory, or a file's times or size there (Samba: at the CLOSE of a handle
+ * that wrote, not at each WRITE). Close dh (smb3_close_async) when the listing is no longer relied
+ * on or the lease was broken (closing it ends the break too). dh is NULL when rc != 0 or no lease
+ * was granted. Errors, callback: as smb3_listdir_async. From a callback: yes. */
+typedef void (*smb3_list_lease_cb)(int rc, const struct smb3_dirent *entries, size_t n, smb3_file *dh,
+                                   void *arg);
+int smb3_listdir_lease_async(smb3_client *c, const char *path, const uint8_t key[16], smb3_list_lease_cb cb,
+                             void *arg);
 
 /* ---- leases (SMB 2.1+; MS-SMB2 3.2.5.19.2) and oplocks (2.0.2; 3.2.5.19.1) ----
  * smb3_open_lease_async() opens like smb3_open_async() and asks for a lease with the given key

@@ -128,6 +128,21 @@ void client_unref(smb3_client *c) {
   free(c);
 }
 
+smb3_file *file_make(smb3_client *c, const char *path, struct smb2_file_id fid, int is_dir, uint32_t lease) {
+  smb3_file *f = calloc(1, sizeof *f);
+  if (f) f->path = strdup(path);
+  if (!f || !f->path) {
+    free(f);
+    return NULL;
+  }
+  f->c = c;
+  client_ref(c);
+  f->fid = fid;
+  f->is_dir = is_dir;
+  f->lease = lease;
+  return f;
+}
+
 void file_free(smb3_file *f) {
   smb3_client *c = f->c;
   oplock_untrack(f);

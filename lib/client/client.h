@@ -69,6 +69,11 @@ struct smb3_file {
 
 /* The server grants leases (SMB 2.1+ with the leasing capability); otherwise keyed opens get oplocks. */
 int client_leasing(smb3_client *c);
+/* ... and leases on directories (SMB 3.x with the directory-leasing capability). */
+int client_dir_leasing(smb3_client *c);
+/* A handle for fid, opened by path (copied): NULL on ENOMEM (the handle then stays open on the
+ * server until disconnect). */
+smb3_file *file_make(smb3_client *c, const char *path, struct smb2_file_id fid, int is_dir, uint32_t lease);
 
 /* Oplocks (lease.c): the lease state an oplock level stands for, and keeping the files that hold
  * one findable by FileId (track when the CREATE response grants one; untrack before freeing). */

@@ -21,6 +21,11 @@ int client_leasing(smb3_client *c) {
   return ng->dialect >= SMB2_DIALECT_210 && (ng->capabilities & SMB2_GLOBAL_CAP_LEASING);
 }
 
+int client_dir_leasing(smb3_client *c) {
+  const struct core_negotiated *ng = core_negotiated(c->core);
+  return ng->dialect >= SMB2_DIALECT_300 && (ng->capabilities & SMB2_GLOBAL_CAP_DIRECTORY_LEASING);
+}
+
 uint32_t oplock_state(uint8_t level) {
   switch (level) {
   case SMB2_OPLOCK_LEVEL_II:

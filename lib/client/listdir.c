@@ -3,7 +3,8 @@
  * whose entries fit in the first answer in one round trip (the second QUERY_DIRECTORY answers
  * STATUS_NO_MORE_FILES); a longer one is listed again the classic way: CREATE + QUERY_DIRECTORY,
  * then QUERY_DIRECTORY until STATUS_NO_MORE_FILES, then CLOSE, all chained from completion
- * callbacks on the I/O thread. */
+ * callbacks on the I/O thread. With a directory lease (smb3_listdir_lease_async) the CREATE asks for
+ * one, the compound has no CLOSE, and a granted lease keeps the handle open for the caller. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,13 @@ struct listing {
   int rc;
   int last_guess; /* the last batch looked like the end (see batch_looks_last) */
   int classic;    /* a guess was wrong once (or nocompound): list to NO_MORE_FILES, then CLOSE */
+  int keep;       /* a directory lease was asked for: no CLOSE compounded, the handle kept if granted */
+  uint32_t granted;
   struct smb3_dirent *ents;
   char **names;
   size_t n, cap;
   smb3_list_cb cb;
+  smb3_list_lease_cb lcb; /* (smb3_listdir_lease_async: instead of cb) */
   void *arg;
 };
 
@@ -64,8 +68,11 @@ static void listing_free(struct listing *l) {
   free(l);
 }
 
-static void listing_end(struct listing *l) {
-  l->cb(l->rc, l->rc ? NULL : l->ents, l->rc ? 0 : l->n, l->arg);
+static void listing_end(struct listing *l, smb3_file *dh) {
+  if (l->lcb)
+    l->lcb(l->rc, l->rc ? NULL : l->ents, l->rc ? 0 : l->n, dh, l->arg);
+  else
+    l->cb(l->rc, l->rc ? NULL : l->ents, l->rc ? 0 : l->n, l->arg);
   listing_free(l);
 }
 
@@ -119,10 +126,19 @@ static int listing_batch(struct listing *l, const struct smb3_msg *m) {
 
 static void close_done(struct smb3_chain *ch, void *arg) {
   chain_free(ch);
-  listing_end(arg);
+  listing_end(arg, NULL);
 }
 
+/* The listing is complete (or failed): a handle that holds a granted directory lease goes to the
+ * caller, any other is closed. */
 static void listing_close(struct listing *l) {
+  if (l->keep && l->have_fid && !l->rc && (l->granted & SMB3_LEASE_READ)) {
+    smb3_file *dh = file_make(l->c, l->path, l->fid, 1, l->granted);
+    if (dh) {
+      listing_end(l, dh);
+      return;
+    }
+  }
   struct smb3_chain *ch = l->have_fid ? chain_new(1) : NULL;
   if (ch && !build_close(l->c, &ch->msgs[0], l->fid, 0)) {
     ch->cb = close_done;
@@ -130,13 +146,13 @@ static void listing_close(struct listing *l) {
     if (!client_submit(l->c, ch)) return;
   }
   chain_free(ch);
-  listing_end(l);
+  listing_end(l, NULL);
 }
 
 static void next_done(struct smb3_chain *ch, void *arg);
 
 static void listing_next(struct listing *l) {
-  int with_close = l->last_guess;
+  int with_close = l->last_guess && !l->keep;
   struct smb3_chain *ch = chain_new(with_close ? 2 : 1);
   int rc = ch ? build_query_dir(l->c, &ch->msgs[0], l->fid, 0, list_outbuf(l->c)) : SMB3_ENOMEM;
   if (!rc && with_close) {
@@ -168,7 +184,7 @@ static void listing_restart(struct listing *l) {
   int rc = listing_start(l);
   if (rc) {
     l->rc = rc;
-    listing_end(l);
+    listing_end(l, NULL);
   }
 }
 
@@ -185,7 +201,7 @@ static void next_done(struct smb3_chain *ch, void *arg) {
     if (!end && !l->rc)
       listing_restart(l); /* the guess was wrong: entries came after all */
     else
-      listing_end(l);
+      listing_end(l, NULL);
   } else if (end) {
     listing_close(l);
   } else {
@@ -208,7 +224,9 @@ static void first_done(struct smb3_chain *ch, int rc, void *arg) {
   } else {
     l->fid = cr.file_id;
     l->have_fid = 1;
+    if (l->keep) l->granted = cr.lease.version ? cr.lease.state : 0;
     end = listing_batch(l, &ch->msgs[1]);
+    if (ch->n == 3 && !end) end = listing_batch(l, &ch->msgs[2]); /* (the leased compound: no CLOSE) */
     if (ch->n == 4) { /* the whole-directory compound: its CLOSE ended the handle */
       if (!end) end = listing_batch(l, &ch->msgs[2]);
       l->have_fid = ch->msgs[3].status != NT_STATUS_SUCCESS; /* (a CLOSE that failed: try again) */
@@ -221,15 +239,15 @@ static void first_done(struct smb3_chain *ch, int rc, void *arg) {
   }
   chain_free(ch);
   if (!l->have_fid)
-    listing_end(l);
+    listing_end(l, NULL);
   else if (end)
     listing_close(l);
   else
     listing_next(l);
 }
 
-int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg) {
-  if (!c || !path || !cb) return SMB3_EINVAL;
+static int list_async(smb3_client *c, const char *path, const uint8_t *key, smb3_list_cb cb,
+                      smb3_list_lease_cb lcb, void *arg) {
   struct listing *l = calloc(1, sizeof *l);
   if (!l || !(l->path = strdup(path))) {
     free(l);
@@ -238,6 +256,7 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
   l->c = c;
   l->classic = c->opts.nocompound; /* the one-by-one baseline never compounds QUERY_DIRECTORY+CLOSE */
   l->cb = cb;
+  l->lcb = lcb;
   l->arg = arg;
   l->ca =
       (struct create_args){.path = l->path,
@@ -249,11 +268,31 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
   l->steps[1] = (struct step){enc_query_dir, l};
   l->steps[2] = (struct step){enc_query_dir, l};
   l->steps[3] = (struct step){step_close, NULL};
+  if (key && client_dir_leasing(c)) {
+    l->keep = 1;
+    l->ca.oplock = SMB2_OPLOCK_LEVEL_LEASE;
+    l->ca.lease.version = 2;
+    memcpy(l->ca.lease.key, key, 16);
+    l->ca.lease.state = SMB3_LEASE_READ | SMB3_LEASE_HANDLE;
+  }
   int rc = listing_start(l);
   if (rc) listing_free(l);
   return rc;
 }
 
+int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg) {
+  if (!c || !path || !cb) return SMB3_EINVAL;
+  return list_async(c, path, NULL, cb, NULL, arg);
+}
+
+int smb3_listdir_lease_async(smb3_client *c, const char *path, const uint8_t key[16], smb3_list_lease_cb cb,
+                             void *arg) {
+  if (!c || !path || !key || !cb) return SMB3_EINVAL;
+  return list_async(c, path, key, NULL, cb, arg);
+}
+
+/* The whole-directory compound (CREATE + 2 QUERY_DIRECTORY + CLOSE; without the CLOSE when a
+ * directory lease is asked for), or CREATE + QUERY_DIRECTORY (classic). */
 static int listing_start(struct listing *l) {
-  return client_steps_async(l->c, l->steps, l->classic ? 2 : 4, 1, first_done, l);
+  return client_steps_async(l->c, l->steps, l->classic ? 2 : l->keep ? 3 : 4, 1, first_done, l);
 }

@@ -447,17 +447,10 @@ static int finish_open(struct pathop *op, struct smb3_msg *m) {
   struct smb2_create_rsp r;
   int rc = finish_created(op, m, &r);
   if (rc) return rc;
-  smb3_file *f = calloc(1, sizeof *f);
-  if (f) f->path = strdup(op->path);
-  if (!f || !f->path) {
-    free(f);
-    return SMB3_ENOMEM; /* the handle stays open on the server until disconnect */
-  }
-  f->c = op->c;
-  client_ref(op->c);
-  f->fid = r.file_id;
-  f->is_dir = (r.attrs.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0;
-  f->lease = r.lease.version ? r.lease.state : 0;
+  smb3_file *f =
+      file_make(op->c, op->path, r.file_id, (r.attrs.file_attributes & SMB2_FILE_ATTRIBUTE_DIRECTORY) != 0,
+                r.lease.version ? r.lease.state : 0);
+  if (!f) return SMB3_ENOMEM; /* the handle stays open on the server until disconnect */
   uint8_t asked = op->ca.oplock, got = r.oplock_level;
   if (asked != SMB2_OPLOCK_LEVEL_NONE && asked != SMB2_OPLOCK_LEVEL_LEASE && oplock_state(got))
     oplock_track(f, op->ca.lease.key, got); /* an oplock was granted */

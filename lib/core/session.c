@@ -15,7 +15,8 @@ int core_build_negotiate(struct smb3_core *c, struct smb3_chain *ch) {
   struct smb2_negotiate_req r = {0};
   c->client_security_mode =
       c->cfg.sign_wanted ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED;
-  c->client_caps = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_ENCRYPTION;
+  c->client_caps = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_LEASING | SMB2_GLOBAL_CAP_ENCRYPTION |
+                   SMB2_GLOBAL_CAP_DIRECTORY_LEASING;
   r.security_mode = c->client_security_mode;
   r.capabilities = c->client_caps;
   memcpy(r.client_guid, c->client_guid, 16);
