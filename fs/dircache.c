@@ -10,6 +10,7 @@ struct fs_dlist {
   size_t n;
   double asked;
   uint64_t gen;
+  int leased; /* asked for while its directory holds a directory lease, not broken since (dirlease.h) */
 };
 
 /* *at = max(*at, v) */
@@ -90,7 +91,18 @@ int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uin
 }
 
 int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d) {
-  return d && fs_now() - d->asked < fs->actimeo;
+  if (!d) return 0;
+  double age = fs_now() - d->asked;
+  return age < fs->actimeo || (d->leased && age < DIRCACHE_LEASED_MAX);
+}
+
+void dircache_set_leased(struct fs_dlist *d, int on) {
+  if (d) d->leased = on;
+}
+
+double dircache_vouched(const struct fs_dlist *d) {
+  double now = fs_now();
+  return d->leased && now - d->asked < DIRCACHE_LEASED_MAX ? now : d->asked;
 }
 
 static int has(char **out, size_t n, const char *name) {
@@ -144,11 +156,11 @@ double dircache_asked(const struct fs_dlist *d) {
 }
 
 void dircache_spoil(struct fs_dlist *d) {
-  if (d) d->asked = -1e300;
+  if (d) d->asked = -1e300, d->leased = 0;
 }
 
 struct fs_dent *dircache_copy(const struct fs_dlist *d, size_t *n, double *asked) {
   struct fs_dent *c = dircache_copy_entries(d->v, d->n);
-  if (c) *n = d->n, *asked = d->asked;
+  if (c) *n = d->n, *asked = dircache_vouched(d);
   return c;
 }

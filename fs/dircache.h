@@ -35,6 +35,10 @@ struct fs_dlist;
 
 /* The most entries a kept listing has (bigger directories are listed every time). */
 #define DIRCACHE_MAX 4096
+/* Seconds a listing under a directory lease stays recent (dirlease.h): the lease tells of every
+ * change made through SMB, but Samba's breaks nothing for a change made on the server's own disk;
+ * that shows after this long at the latest. */
+#define DIRCACHE_LEASED_MAX 30.0
 
 /* Something anywhere in the mount's namespace changes (or may have): no listing asked for before is
  * served again. */
@@ -56,8 +60,15 @@ struct fs_dent *dircache_copy_entries(const struct fs_dent *v, size_t n);
 /* Whether d (NULL: no), a listing of the directory whose fs_inode.ns_moved is moved, may be served
  * now to a readdir. */
 int dircache_fresh(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved);
-/* Whether d (NULL: no) was asked for less than actimeo seconds ago (ns_gen aside). */
+/* Whether d (NULL: no) was asked for less than actimeo seconds ago, or is leased and less than
+ * DIRCACHE_LEASED_MAX old (ns_gen aside). */
 int dircache_recent(struct fs_ctx *fs, const struct fs_dlist *d);
+/* d (NULL: nothing) was asked for while its directory holds a directory lease (on), or the lease
+ * is gone (off): a leased listing is recent whatever its age (dirlease.h). */
+void dircache_set_leased(struct fs_dlist *d, int on);
+/* When what d says was last known true: now while it is leased (and less than DIRCACHE_LEASED_MAX
+ * old), else when it was asked for. */
+double dircache_vouched(const struct fs_dlist *d);
 /* The entry called name (exactly: strcmp), or NULL; valid while d is. No I/O. */
 const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name);
 size_t dircache_count(const struct fs_dlist *d); /* entries (0 for NULL) */
@@ -68,7 +79,8 @@ size_t dircache_dirs_after(const struct fs_dlist *d, const char *after, char **o
 double dircache_asked(const struct fs_dlist *d); /* when it was asked for (fs_now()) */
 /* Never served or used again (something showed it wrong); it still names what it held. */
 void dircache_spoil(struct fs_dlist *d);
-/* A copy of d's entries for a directory handle (NULL on ENOMEM; free with dircache_free_entries). */
+/* A copy of d's entries for a directory handle (NULL on ENOMEM; free with dircache_free_entries);
+ * *asked: dircache_vouched. */
 struct fs_dent *dircache_copy(const struct fs_dlist *d, size_t *n, double *asked);
 void dircache_free_entries(struct fs_dent *v, size_t n);
 void dircache_free(struct fs_dlist *d);

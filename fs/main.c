@@ -24,6 +24,7 @@
 #include "budget.h"
 #include "closeq.h"
 #include "dfs.h"
+#include "dirlease.h"
 #include "inode.h"
 #include "locks.h"
 #include "memtrim.h"
@@ -113,6 +114,7 @@ static void settings_init(struct fs_ctx *fs) {
   fs->ro = o->ro;
   fs->mfsymlinks = o->mfsymlinks;
   fs->lazyexcl = o->lazyexcl;
+  fs->dirleases = o->dirleases;
   fs->nobrl = o->nobrl;
 }
 
@@ -199,6 +201,13 @@ static int follow_dfs(struct fs_ctx *fs, const char *source) {
   return 0;
 }
 
+/* An inode is freed (inode table lock held, its own lock gone): its byte-range lock records and its
+ * directory lease go with it. */
+static void inode_dropped(struct fs_inode *in) {
+  locks_free(in);
+  dirlease_free(in);
+}
+
 static int connect_share(struct fs_ctx *fs, const char *source) {
   char err[512] = "";
   int rc = smb3_connect(&fs->o, &fs->c, err, sizeof err);
@@ -218,7 +227,7 @@ static int connect_share(struct fs_ctx *fs, const char *source) {
   fs->rsize = smb3_rsize(fs->c);
   fs->wsize = smb3_wsize(fs->c);
   fs->leases = fs->cache != SMB3_CACHE_NONE; /* leases on 2.1+, oplocks on 2.0.2 (the library picks) */
-  fs->it = itab_new(locks_free);             /* the byte-range lock records go with an inode */
+  fs->it = itab_new(inode_dropped);          /* what an inode holds goes with it */
   if (!fs->it || itab_set_root(fs, &st)) {
     fprintf(stderr, "smb3fs: out of memory\n");
     return -1;

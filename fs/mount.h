@@ -47,16 +47,18 @@ struct fs_counters {
   atomic_uint_fast64_t relists;        /* listings asked for to answer lookups (relist.c) */
   atomic_uint_fast64_t listings_ahead; /* listings ahead of a tree walk, done or failed (relist.c) */
   atomic_uint_fast64_t listings_kept;  /* directory listings served again without a round trip (dircache.c) */
-  atomic_uint_fast64_t direct_wr_opens; /* cache=strict opens that write with direct I/O */
-  atomic_uint_fast64_t direct_rd_opens; /* cache=strict large read-only opens read with direct I/O */
-  atomic_uint_fast64_t lease_breaks;    /* lease breaks handled */
-  atomic_uint_fast64_t invalidations;   /* kernel page-cache invalidations sent */
-  atomic_uint_fast64_t outages;         /* lost connections the reconnect thread noticed (reconnect.c) */
-  atomic_uint_fast64_t reconnects;      /* new connections after a lost one (reconnect.c) */
-  atomic_uint_fast64_t reopens;         /* open files reopened on a new connection */
-  atomic_uint_fast64_t relocks;         /* byte-range locks taken again on a new connection (locks.c) */
-  atomic_uint_fast64_t relocks_lost;    /* ... and refused: another client took the range meanwhile */
-  atomic_uint_fast64_t mem_trims;       /* heap trims after the data memory went idle (memtrim.c) */
+  atomic_uint_fast64_t direct_wr_opens;  /* cache=strict opens that write with direct I/O */
+  atomic_uint_fast64_t direct_rd_opens;  /* cache=strict large read-only opens read with direct I/O */
+  atomic_uint_fast64_t lease_breaks;     /* lease breaks handled */
+  atomic_uint_fast64_t invalidations;    /* kernel page-cache invalidations sent */
+  atomic_uint_fast64_t outages;          /* lost connections the reconnect thread noticed (reconnect.c) */
+  atomic_uint_fast64_t reconnects;       /* new connections after a lost one (reconnect.c) */
+  atomic_uint_fast64_t reopens;          /* open files reopened on a new connection */
+  atomic_uint_fast64_t relocks;          /* byte-range locks taken again on a new connection (locks.c) */
+  atomic_uint_fast64_t relocks_lost;     /* ... and refused: another client took the range meanwhile */
+  atomic_uint_fast64_t mem_trims;        /* heap trims after the data memory went idle (memtrim.c) */
+  atomic_uint_fast64_t dir_leases;       /* directory leases granted with a listing (dirlease.c) */
+  atomic_uint_fast64_t dir_lease_breaks; /* ... and broken by the server */
 };
 
 struct fs_inode;
@@ -98,6 +100,7 @@ struct fs_ctx {
   int ro;
   int mfsymlinks; /* symlinks as Minshall+French symlink files (symlink.c) */
   int lazyexcl;   /* O_EXCL creates may be put off too (pending.c) */
+  int dirleases;  /* listings ask for directory leases (dirlease.h) */
   int debug;
   int leases;   /* cache != none: opens ask for a lease (2.1+) or an oplock (2.0.2) */
   int wb_cache; /* cache=loose: the kernel's write-back cache is on (set at FUSE init) */

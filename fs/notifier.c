@@ -14,6 +14,7 @@
 #include "closeq.h"
 #include "conn.h"
 #include "dircache.h"
+#include "dirlease.h"
 #include "inode.h"
 #include "notifier.h"
 #include "writeback.h"
@@ -84,6 +85,11 @@ static void ack_done(int rc, void *arg) {
   if (rc) syslog(LOG_WARNING, "lease break acknowledgment failed: %s", smb3_strerror(rc));
 }
 
+static void ack(struct fs_ctx *fs, const struct brk *b) {
+  if (b->ack && smb3_lease_ack_async(fs_conn(fs), b->key, b->state, ack_done, NULL))
+    syslog(LOG_WARNING, "cannot send a lease break acknowledgment");
+}
+
 static void handle_break(struct fs_ctx *fs, const struct brk *b) {
   if (b->inval_nodeid) {
     if (fs->se) fuse_lowlevel_notify_inval_inode(fs->se, b->inval_nodeid, 0, 0);
@@ -92,6 +98,10 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     return;
   }
   atomic_fetch_add(&fs->ctr.lease_breaks, 1);
+  if (dirlease_break(fs, b->key, b->state)) { /* a directory's: what changes is in that directory */
+    ack(fs, b);
+    return;
+  }
   dircache_ns_changed(fs); /* another client opens what we hold: it may make or remove names too */
   struct fs_inode *in = inode_by_key(fs, b->key);
   if (in) {
@@ -113,8 +123,7 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     }
     inode_put(fs, in);
   }
-  if (b->ack && smb3_lease_ack_async(fs_conn(fs), b->key, b->state, ack_done, NULL))
-    syslog(LOG_WARNING, "cannot send a lease break acknowledgment");
+  ack(fs, b);
 }
 
 static void *notifier_main(void *arg) {

@@ -17,6 +17,7 @@
 #include "conn.h"
 #include "dfs.h"
 #include "dircache.h"
+#include "dirlease.h"
 #include "inode.h"
 #include "ops.h"
 #include "relist.h"
@@ -185,7 +186,7 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
 
 /* The listing is complete (I/O thread): keep the entries, answer every queued readdir. */
 static void list_start(struct dirh *dh);
-static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *arg);
+static void listed(int rc, const struct smb3_dirent *entries, size_t n, smb3_file *lh, void *arg);
 static void served(struct dirh *dh);
 
 static void list_resume(void *arg, int ok) {
@@ -193,11 +194,13 @@ static void list_resume(void *arg, int ok) {
   if (ok)
     list_start(dh);
   else
-    listed(dh->retry.rc, NULL, 0, dh);
+    listed(dh->retry.rc, NULL, 0, NULL, dh);
 }
 
-static void listed(int rc, const struct smb3_dirent *entries, size_t n, void *arg) {
+/* lh: the directory lease that came with the listing (dirlease.h), or NULL. */
+static void listed(int rc, const struct smb3_dirent *entries, size_t n, smb3_file *lh, void *arg) {
   struct dirh *dh = arg;
+  dirlease_got(dh->fs, dh->dir, lh, dh->asked); /* (kept before the listing is: relist_keep) */
   /* a lost connection: list again on the next one (unless releasedir came meanwhile) */
   pthread_mutex_lock(&dh->lock);
   int released = dh->release;
@@ -305,9 +308,10 @@ static void list_start(struct dirh *dh) {
   dh->gen = dircache_gen(dh->fs);
   dh->retry.conn = c;
   pthread_mutex_unlock(&dh->lock);
-  int rc = smb3_listdir_async(c, r.path, listed, dh);
+  uint8_t key[16];
+  int rc = smb3_listdir_lease_async(c, r.path, dirlease_want(dh->fs, dh->dir, key) ? key : NULL, listed, dh);
   fs_route_done(&r);
-  if (rc) listed(rc, NULL, 0, dh); /* the callback will not run: answer the waiters now */
+  if (rc) listed(rc, NULL, 0, NULL, dh); /* the callback will not run: answer the waiters now */
 }
 
 /* Reply: this worker if the listing is done, else I/O thread (the listing); reconnect thread if it waited. */

@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "dfs.h"
 #include "dircache.h"
+#include "dirlease.h"
 #include "inode.h"
 #include "nsop.h"
 #include "ops.h"
@@ -547,12 +548,22 @@ static void remove_go(void *arg) {
   nsop_run_unsent(o, remove_start);
 }
 
+/* After the close queue: a directory about to be removed holds no directory lease any more
+ * (dirlease.h; our own delete would have to wait for its break). */
+static void remove_drained(void *arg) {
+  struct nsop *o = arg;
+  if (o->rmdir)
+    dirlease_release_below(o->fs, o->victim, remove_go, o);
+  else
+    remove_go(o);
+}
+
 static void entry_remove(fuse_req_t req, fuse_ino_t parent, const char *name, int rmdir) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
   if (!o) return;
   o->victim = inode_find_child(o->fs, o->parent, name);
   o->rmdir = rmdir;
-  closeq_drain(o->fs, remove_go, o);
+  closeq_drain(o->fs, remove_drained, o);
 }
 
 /* Reply: I/O thread (the delete, or an open file's hidden rename + delete); reconnect thread if it waited. */
@@ -657,6 +668,14 @@ static void rename_go_flush(void *arg) {
     rename_flushed(0, o);
 }
 
+/* ... nor directory lease handles (dirlease.h), at or below the directory renamed; a directory it
+ * replaces gives its own up too. */
+static void rename_drained(void *arg) {
+  struct nsop *o = arg;
+  if (o->victim) dirlease_drop(o->victim);
+  dirlease_release_below(o->fs, o->in, rename_go_flush, o);
+}
+
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
                       const char *newname, unsigned int flags) {
   inode_names_changing(fuse_req_userdata(req), parent);
@@ -682,7 +701,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
   o->in = inode_find_child(o->fs, o->parent, name);
   o->victim = inode_find_child(o->fs, o->newparent, newname);
   if (rename_spoils_all(o)) dircache_ns_changed(o->fs);
-  closeq_drain(o->fs, rename_go_flush, o); /* Samba refuses to rename a directory with open files below */
+  closeq_drain(o->fs, rename_drained, o); /* Samba refuses to rename a directory with open files below */
 }
 
 void ops_ns_fill(struct fuse_lowlevel_ops *op) {

@@ -118,7 +118,7 @@ static void usage(FILE *to) {
               "options (mount.cifs names): username=, password= (or PASSWD env), credentials=FILE, domain=,\n"
               "  port=, vers=, min_vers=, rsize=, wsize=, cache=strict|none|loose, actimeo=, uid=, gid=,\n"
               "  forceuid, forcegid, file_mode=, dir_mode=, sign, seal, nocompound, echo_interval=, ro,\n"
-              "  mfsymlinks, nobrl, lazyexcl, posix, noposix; and the FUSE mount options\n"
+              "  mfsymlinks, nobrl, lazyexcl, dirleases, posix, noposix; and the FUSE mount options\n"
               "  allow_other, default_permissions, fsname=, nosuid, nodev, noexec, noatime, ...\n"
               "exit status: 0 mounted, 1 the mount failed, 2 usage error. See smb3fs(8).\n");
 }

@@ -30,6 +30,7 @@
 #include "cache.h"
 #include "conn.h"
 #include "dircache.h"
+#include "dirlease.h"
 #include "file.h"
 #include "inode.h"
 #include "locks.h"
@@ -58,6 +59,7 @@ static void forget_cache(struct fs_inode *in, void *arg) {
    * the notifier, not here: an invalidation waits for the pages of reads in progress, and reads
    * that failed with the connection wait for this thread to send them again. */
   if (cached && fs->cache == SMB3_CACHE_STRICT) notifier_invalidate_later(fs, in->nodeid);
+  dirlease_drop(in); /* a directory lease ends with its connection */
 }
 
 static void retire(struct reconn *r, smb3_client *old) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dfs.h"
+#include "dirlease.h"
 #include "reply.h"
 
 /* Directories with more entries are not listed again for a lookup: a stat is cheaper there. */
@@ -79,7 +80,7 @@ static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, str
   const struct fs_dent *d = dircache_find(dir->dl, name);
   if (d) {
     e = d->st;
-    *asked = dircache_asked(dir->dl);
+    *asked = dircache_vouched(dir->dl);
     fresh = dircache_fresh(fs, dir->dl, &dir->ns_moved);
     r = dircache_recent(fs, dir->dl) ? RL_ASK : dircache_count(dir->dl) <= RELIST_MAX ? RL_STALE : RL_NO;
   }
@@ -130,6 +131,7 @@ void relist_keep(struct fs_ctx *fs, struct fs_inode *dir, const struct fs_dent *
                  uint64_t gen) {
   struct fs_dlist *d = dircache_new(fs, v, n, asked, gen); /* NULL: none may be kept */
   pthread_mutex_lock(&dir->lock);
+  if (dir->dlh && asked >= dir->dlease_at) dircache_set_leased(d, 1); /* (dirlease.h) */
   struct fs_dlist *drop = dir->dl;
   if (drop && dircache_asked(drop) > asked) /* a later one completed first: it stays */
     drop = d;
@@ -202,13 +204,15 @@ static int parent_walk(struct fs_ctx *fs, struct fs_inode *dir) {
   return walk;
 }
 
-/* The listing is in (I/O thread): keep it, answer every lookup that waited for it. */
-static void relisted(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
+/* The listing is in (I/O thread): keep it (and the directory lease that came with it), answer every
+ * lookup that waited for it. */
+static void relisted(int rc, const struct smb3_dirent *e, size_t n, smb3_file *lh, void *arg) {
   struct relist_job *j = arg;
   struct fs_ctx *fs = j->fs;
   struct fs_inode *dir = j->dir;
   struct fs_dent *v = NULL;
   size_t nv = 0;
+  dirlease_got(fs, dir, lh, j->asked);
   if (!rc) inode_known_renew(fs, dir, e, n, j->asked); /* (all names: the set compares them its way) */
   if (!rc && !(rc = relist_dents(fs, e, n, &v, &nv))) relist_keep(fs, dir, v, nv, j->asked, j->gen);
   pthread_mutex_lock(&dir->lock);
@@ -246,7 +250,7 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, void *arg) {
 static void relist_start(struct relist_job *j) {
   char *path = inode_path(j->fs, j->dir);
   if (!path) {
-    relisted(SMB3_ENOENT, NULL, 0, j);
+    relisted(SMB3_ENOENT, NULL, 0, NULL, j);
     return;
   }
   struct fs_route r;
@@ -254,10 +258,11 @@ static void relist_start(struct relist_job *j) {
   j->asked = fs_now();
   j->gen = dircache_gen(j->fs);
   if (!j->ahead) atomic_fetch_add(&j->fs->ctr.relists, 1);
-  int rc = smb3_listdir_async(c, r.path, relisted, j); /* (copies the path) */
+  uint8_t key[16];
+  int rc = smb3_listdir_lease_async(c, r.path, dirlease_want(j->fs, j->dir, key) ? key : NULL, relisted, j);
   fs_route_done(&r);
   free(path);
-  if (rc) relisted(rc, NULL, 0, j);
+  if (rc) relisted(rc, NULL, 0, NULL, j);
 }
 
 int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int known_expired, relist_cb cb,

@@ -7,6 +7,7 @@
 
 #include "conn.h"
 #include "dfs.h"
+#include "dirlease.h"
 #include "stats.h"
 
 char *stats_json(struct fs_ctx *fs) {
@@ -38,7 +39,8 @@ char *stats_json(struct fs_ctx *fs) {
                     "llu,\"open_reads\":%llu,\"lookups_known_absent\":%llu,\"closes_batched\":%llu,\"creates_"
                     "deferred\":%llu,"
                     "\"setattrs_unchanged\":%llu,\"getattrs_held\":%llu,\"listings_kept\":%llu,"
-                    "\"lookups_listed\":%llu,\"relists\":%llu,\"listings_ahead\":%llu}",
+                    "\"lookups_listed\":%llu,\"relists\":%llu,\"listings_ahead\":%llu,\"dir_leases\":%llu,"
+                    "\"dir_lease_breaks\":%llu,\"dir_leases_held\":%d}",
                     lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], (unsigned long long)c->ra_hits,
                     (unsigned long long)c->ra_misses, (unsigned long long)c->ra_wire_reads,
                     (unsigned long long)c->direct_reads, (unsigned long long)c->wb_writes,
@@ -55,7 +57,8 @@ char *stats_json(struct fs_ctx *fs) {
                     (unsigned long long)c->creates_deferred, (unsigned long long)c->setattrs_unchanged,
                     (unsigned long long)c->getattrs_held, (unsigned long long)c->listings_kept,
                     (unsigned long long)c->lookups_listed, (unsigned long long)c->relists,
-                    (unsigned long long)c->listings_ahead);
+                    (unsigned long long)c->listings_ahead, (unsigned long long)c->dir_leases,
+                    (unsigned long long)c->dir_lease_breaks, dirlease_held());
   free(lib);
   return rc < 0 ? NULL : out;
 }

@@ -99,6 +99,7 @@ struct smb3_options {
   int mfsymlinks; /* symlinks as Minshall+French symlink files (as mount.cifs's option) */
   int nobrl;      /* fcntl/flock locks stay on this machine, not sent to the server (as mount.cifs's) */
   int lazyexcl;   /* smb3fs: O_EXCL creates may be put off too (see smb3fs(8)) */
+  int dirleases;  /* smb3fs: listings kept under directory leases past actimeo (see smb3fs(8)) */
   int noposix;    /* 'noposix': do not offer the SMB3 POSIX extensions; 'posix' (default): use them
                    * when the server (SMB 3.1.1, e.g. Samba with 'smb3 unix extensions') offers them */
   /* authentication (sec=, as mount.cifs): SMB3_SEC_AUTO (0, default: Kerberos when the server
@@ -690,9 +691,9 @@ int smb3_set_ea_async(smb3_client *c, const char *path, const char *name, const 
 typedef void (*smb3_list_cb)(int rc, const struct smb3_dirent *entries, size_t n, void *arg);
 int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *arg);
 /* smb3_listdir_async that also asks for a directory lease (READ|HANDLE) with the caller's key, where
- * the server grants them (SMB 3.x with the directory-leasing capability; elsewhere it lists as
- * smb3_listdir_async, dh NULL). A granted lease lasts while its handle is open: the handle is then
- * not closed but given to the callback (dh, owned by the caller; smb3_file_lease(dh) tells the
+ * the server grants them (SMB 3.x with the directory-leasing capability; elsewhere, or with key
+ * NULL, it lists as smb3_listdir_async, dh NULL). A granted lease lasts while its handle is open: the handle
+ * is then not closed but given to the callback (dh, owned by the caller; smb3_file_lease(dh) tells the
  * state), and the server breaks the lease (smb3_set_break_handler, with key) before it lets anything
  * change a name in the directory, or a file's times or size there (Samba: at the CLOSE of a handle
  * that wrote, not at each WRITE). Close dh (smb3_close_async) when the listing is no longer relied

@@ -287,7 +287,7 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
 
 int smb3_listdir_lease_async(smb3_client *c, const char *path, const uint8_t key[16], smb3_list_lease_cb cb,
                              void *arg) {
-  if (!c || !path || !key || !cb) return SMB3_EINVAL;
+  if (!c || !path || !cb) return SMB3_EINVAL;
   return list_async(c, path, key, NULL, cb, arg);
 }
 

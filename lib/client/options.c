@@ -133,6 +133,7 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
   if (!strcmp(k, "mfsymlinks")) return flag ? (o->mfsymlinks = 1, 0) : -1;
   if (!strcmp(k, "nobrl")) return flag ? (o->nobrl = 1, 0) : -1;
   if (!strcmp(k, "lazyexcl")) return flag ? (o->lazyexcl = 1, 0) : -1;
+  if (!strcmp(k, "dirleases")) return flag ? (o->dirleases = 1, 0) : -1;
   if (!strcmp(k, "posix")) return flag ? (o->noposix = 0, 0) : -1;
   if (!strcmp(k, "noposix")) return flag ? (o->noposix = 1, 0) : -1;
   if (!strcmp(k, "forceuid") || !strcmp(k, "noforceuid")) return flag ? (o->forceuid = k[0] == 'f', 0) : -1;

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# -o dirleases: a listing asked for under a directory lease answers lookups past actimeo, until the
+# server breaks the lease (smb3fs(8), fs/dirlease.h). Samba 4.22 grants directory leases, 4.17 does
+# not: on 4.17 the same steps must behave as without the option (one listing per actimeo).
+# - names looked up after actimeo: no round trip while the lease is held;
+# - another SMB client's new, removed and rewritten names break the lease (counted) and show to
+#   the next lookup;
+# - this mount renames a directory below which it holds leases, and removes a leased directory;
+# - without the option no lease is asked for.
+source "$(dirname "$0")/lib.sh"
+D=$SMB3_TEST_SHARE_DIR
+mkdir -p "$D/dl" "$D/dl2/sub" "$D/dl4" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/dl/f$i"; done
+echo x >"$D/dl2/sub/x"
+chown -R "$(stat -c %u "$D")" "$D/dl" "$D/dl2" "$D/dl4"
+mount_into M "dirleases,actimeo=1"
+mount_into N "actimeo=1"
+"$PYTHON" - "$M" "$N" "$D" "$SMB3" "$SMB3_TEST_URL" "${SMB3_TEST_SAMBA:-system}" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "directory leases: $(cat "$WORK/py")"; }
+import json, os, subprocess, sys, time
+m, n, d, smb3, url, samba = sys.argv[1:]
+url = url.rstrip("/")
+offered = samba == "4.22"  # Samba 4.22 grants directory leases (smb3 directory leases = auto)
+def st(k, mnt=m):
+    return json.loads(subprocess.run([smb3, "stats", mnt], capture_output=True, check=True).stdout)[k]
+def ok(msg): print("ok   " + msg)
+def bad(msg): print("FAIL " + msg)
+def check(name, cond, detail=""):
+    ok(name) if cond else bad(name + (": " + detail if detail else ""))
+def lstat(p):
+    try:
+        return os.lstat(p)
+    except FileNotFoundError:
+        return None
+def other(*args):  # another SMB client: the command-line client, its own connection
+    r = subprocess.run([smb3, "-q"] + list(args), capture_output=True, text=True)
+    if r.returncode:
+        raise SystemExit("smb3 %s: %s" % (" ".join(args), r.stderr.strip()))
+def expire():  # the kernel's dentries and any listing not leased are actimeo (1 s) old
+    time.sleep(1.3)
+dl, names = m + "/dl", ["f%02d" % i for i in range(20)]
+granted = st("dir_leases")
+check("a listing of the directory", sorted(os.listdir(dl)) == names)
+granted = st("dir_leases") - granted
+check("a directory lease %s (Samba %s: %d)" % ("granted" if offered else "not offered", samba, granted),
+      granted == (1 if offered else 0))
+expire()
+lstat(dl)
+rt, rel, lis = st("round_trips"), st("relists"), st("lookups_listed")
+got = {x: lstat(dl + "/" + x) for x in names}
+check("every name found after actimeo, the server's size",
+      all(got[x] and got[x].st_size == i for i, x in enumerate(names)))
+spent, relisted, listed = st("round_trips") - rt, st("relists") - rel, st("lookups_listed") - lis
+if offered:
+    check("... answered under the lease: %d round trips, %d listings, %d from it" % (spent, relisted, listed),
+          spent == 0 and relisted == 0 and listed == 20)
+else:
+    check("... one listing again, as without the option: %d round trips, %d listings, %d from it"
+          % (spent, relisted, listed), spent == 1 and relisted == 1 and listed == 20)
+# another SMB client makes, removes and rewrites names: the server breaks the lease before it lets
+# the change happen (it waits for our acknowledgment)
+brk = st("dir_lease_breaks")
+with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "dlnew-%d" % os.getpid()), "w") as f:
+    f.write("new file")
+    local = f.name
+other("put", local, url + "/dl/new")
+os.unlink(local)
+other("rm", url + "/dl/f03")
+other("mv", url + "/dl/f04", "dl/g04")
+breaks = st("dir_lease_breaks") - brk
+check("another client's changes broke the lease (%d breaks)" % breaks, breaks >= 1 if offered else breaks == 0)
+expire()  # (the kernel's own entries for f03, f04: actimeo)
+# (the names the listing had first: a lookup of one it lacks asks the server, which would spoil it)
+f03, f04, g04, new = (lstat(dl + "/" + x) for x in ("f03", "f04", "g04", "new"))
+check("... and show: the removed name is gone", f03 is None)
+check("... the renamed one moved", f04 is None and g04 is not None and g04.st_size == 4)
+check("... the new name", new is not None and new.st_size == 8)
+check("... the others unchanged", all(lstat(dl + "/" + x).st_size == i for i, x in enumerate(names) if i not in (3, 4)))
+# this mount renames a directory below which it holds a leased listing (Samba refuses to rename a
+# directory below which its client holds handles: they are closed first), then removes a leased one
+d2 = m + "/dl2"
+check("listings of dl2 and dl2/sub", os.listdir(d2) == ["sub"] and os.listdir(d2 + "/sub") == ["x"])
+held = st("dir_leases_held")
+check("... leased (%d held)" % held, held >= 2 if offered else held == 0)
+os.rename(d2, m + "/dl3")
+check("a directory renamed below which leases were held",
+      os.path.isdir(d + "/dl3/sub") and not os.path.exists(d + "/dl2") and os.listdir(m + "/dl3/sub") == ["x"])
+check("an empty leased directory listed", os.listdir(m + "/dl4") == [])
+os.rmdir(m + "/dl4")
+check("... removed", not os.path.exists(d + "/dl4") and lstat(m + "/dl4") is None)
+# without the option: nothing asked for
+os.listdir(n + "/dl")
+os.listdir(n + "/dl3/sub")
+check("a mount without -o dirleases asks for none", st("dir_leases", n) == 0 and st("dir_leases_held", n) == 0)
+print("Samba %s: %d directory leases, %d breaks" % (samba, st("dir_leases"), st("dir_lease_breaks")))
+PY
+PASSED=$((PASSED + $(grep -c '^ok' "$WORK/py" || true)))
+FAILED=$((FAILED + $(grep -c '^FAIL' "$WORK/py" || true)))
+finish
