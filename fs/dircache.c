@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct fs_dlist {
   struct fs_dent *v;
@@ -145,6 +146,21 @@ const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name) 
   struct fs_dent key = {.name = (char *)name}, *k = &key;
   struct fs_dent **e = bsearch(&k, d->ord, d->n, sizeof *d->ord, by_name);
   return e ? *e : NULL;
+}
+
+static int ascii(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s >= 0x80) return 0;
+  return 1;
+}
+
+int dircache_absent(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved,
+                    const char *name) {
+  if (!d || !d->leased || !dircache_recent(fs, d) || !dircache_gen_fresh(fs, d->gen, moved) || !ascii(name))
+    return 0;
+  for (size_t i = 0; i < d->n; i++) /* (the server compares names without case) */
+    if (!ascii(d->v[i].name) || !strcasecmp(d->v[i].name, name)) return 0;
+  return 1;
 }
 
 size_t dircache_count(const struct fs_dlist *d) {

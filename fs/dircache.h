@@ -72,6 +72,12 @@ double dircache_vouched(const struct fs_dlist *d);
 /* The entry called name (exactly: strcmp), or NULL; valid while d is. No I/O. */
 const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name);
 size_t dircache_count(const struct fs_dlist *d); /* entries (0 for NULL) */
+/* Whether d (NULL: no), a listing of the directory whose fs_inode.ns_moved is moved, proves that
+ * name is not there: leased and recent, nothing of the mount's changed since, and no entry equal
+ * to it without case (the server's comparison); only for ASCII names in a listing of ASCII names
+ * (other case foldings are the server's). */
+int dircache_absent(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved,
+                    const char *name);
 /* Up to k names of directories in d (NULL: none) that come after the entry called after (NULL: from
  * the first) in the listing's order, then in name order, without repeats; copies into out, the
  * count is returned (free each). ENOMEM: fewer. */

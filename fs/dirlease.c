@@ -8,6 +8,16 @@
 
 /* Lease handles held (one mount per daemon process). */
 static atomic_int held;
+/* When this mount last started to rename or remove a directory (fs_now()): a lease that
+ * comes with a listing asked for before then is not kept (its handle could be in or below that
+ * directory, which a handle left open would keep from going: dirlease_release_below). */
+static _Atomic double fence;
+
+/* A CLOSE of a lease handle: nothing to do with its answer (smb3_close_async wants a callback: without
+ * one it frees the handle and sends nothing). */
+static void closed(int rc, void *arg) {
+  (void)rc, (void)arg;
+}
 
 int dirlease_held(void) {
   return atomic_load(&held);
@@ -28,15 +38,18 @@ void dirlease_got(struct fs_ctx *fs, struct fs_inode *dir, smb3_file *dh, double
   if (!dh) return;
   pthread_mutex_lock(&dir->lock);
   smb3_file *spare = dh;
-  if (!dir->dlh) {
+  /* A break handled since the listing was asked for may have been this very lease's, come before
+   * its CREATE's answer was handled: not to be relied on. */
+  if (!dir->dlh && dir->dlease_broken < asked && atomic_load(&fence) < asked) {
     dir->dlh = dh;
     dir->dlease_at = asked;
     atomic_fetch_add(&held, 1);
     spare = NULL;
   }
   pthread_mutex_unlock(&dir->lock);
-  if (spare) /* two listings at once, both leased (the same key: one lease): one handle is enough */
-    smb3_close_async(spare, NULL, NULL);
+  if (spare) /* two listings at once, both leased (the same key: one lease, one handle is enough), or broken
+              */
+    smb3_close_async(spare, closed, NULL);
   else
     atomic_fetch_add(&fs->ctr.dir_leases, 1);
 }
@@ -57,13 +70,13 @@ void dirlease_drop(struct fs_inode *dir) {
   pthread_mutex_lock(&dir->lock);
   smb3_file *dh = dir->dlh ? take(dir, 0) : NULL;
   pthread_mutex_unlock(&dir->lock);
-  if (dh) smb3_close_async(dh, NULL, NULL);
+  if (dh) smb3_close_async(dh, closed, NULL);
 }
 
 void dirlease_free(struct fs_inode *dir) {
   if (!dir->dlh) return;
   atomic_fetch_sub(&held, 1);
-  smb3_close_async(dir->dlh, NULL, NULL);
+  smb3_close_async(dir->dlh, closed, NULL);
   dir->dlh = NULL;
 }
 
@@ -73,13 +86,14 @@ int dirlease_break(struct fs_ctx *fs, const uint8_t key[16], uint32_t new_state)
   pthread_mutex_lock(&in->lock);
   int dir = in->st.is_dir;
   smb3_file *dh = dir ? take(in, !(new_state & SMB3_LEASE_READ)) : NULL;
+  if (dir) in->dlease_broken = fs_now();
   pthread_mutex_unlock(&in->lock);
   if (dir) {
     atomic_fetch_add(&fs->ctr.dir_lease_breaks, 1);
     if (!(new_state & SMB3_LEASE_READ)) dircache_dir_changed(fs, &in->ns_moved); /* nor served to a readdir */
   }
   inode_put(fs, in);
-  if (dh) smb3_close_async(dh, NULL, NULL); /* (closing the handle ends the break too) */
+  if (dh) smb3_close_async(dh, closed, NULL); /* (closing the handle ends the break too) */
   return dir;
 }
 
@@ -143,12 +157,13 @@ static void release_one(struct fs_inode *in, void *arg) {
 
 void dirlease_release_below(struct fs_ctx *fs, struct fs_inode *dir, void (*then)(void *), void *arg) {
   int is_dir = 0;
-  if (dir && atomic_load(&held)) {
+  if (dir) {
     pthread_mutex_lock(&dir->lock);
     is_dir = dir->st.is_dir;
     pthread_mutex_unlock(&dir->lock);
   }
-  struct below *b = is_dir ? calloc(1, sizeof *b) : NULL;
+  if (is_dir) atomic_store(&fence, fs_now()); /* (listings in flight: their leases are not kept) */
+  struct below *b = is_dir && atomic_load(&held) ? calloc(1, sizeof *b) : NULL;
   if (!b) { /* none held (or no memory: the server answers what it answers) */
     then(arg);
     return;

@@ -41,7 +41,9 @@ void dirlease_drop(struct fs_inode *dir);
 /* The same for an inode being freed (its lock is gone; nobody else can reach it). */
 void dirlease_free(struct fs_inode *dir);
 /* then(arg) once no directory at or below dir holds a lease handle any more (their CLOSEs
- * answered): before this mount renames or removes dir. At once when none does. */
+ * answered): before this mount renames or removes dir. At once when none does. A lease that comes
+ * with a listing asked for before this call is not kept (dirlease_got closes it): it could be in or
+ * below dir. */
 void dirlease_release_below(struct fs_ctx *fs, struct fs_inode *dir, void (*then)(void *), void *arg);
 /* Directories holding a lease now. */
 int dirlease_held(void);

@@ -92,6 +92,7 @@ struct fs_inode {
   struct relist_job *relist; /* a directory's listing for lookups in flight (relist.c), under lock */
   smb3_file *dlh;   /* a directory's: the handle that holds its directory lease (dirlease.h), under lock */
   double dlease_at; /* ... when the listing that brought it was asked for */
+  double dlease_broken;      /* ... when a break of its key was last handled (dirlease.c) */
   double relist_found_at;    /* a directory's: when a stat last found a name in it (relist.c), under lock */
   double relist_quiet_until; /* ... no listing for lookups of unknown names before then (too big, failed) */
   double relist_at; /* a directory's: when a listing for lookups of it was last asked for (relist.c), under

@@ -190,7 +190,10 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
     known_absent(o);
     return;
   }
-  if (!relist_lookup(o->fs, o->parent, o->name, k == KNOWN_EXPIRED, lookup_listed, o))
+  int r = relist_lookup(o->fs, o->parent, o->name, k == KNOWN_EXPIRED, lookup_listed, o);
+  if (r == RELIST_ABSENT)
+    known_absent(o);
+  else if (!r)
     nsop_run(o, lookup_start);
 }
 

@@ -275,6 +275,12 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
     reply(fs, r, cb, arg, &st, asked);
     return 1;
   }
+  if (r == RL_NO && fs_name_listable(fs, name)) { /* (a name the kernel may see: the listing would have it) */
+    pthread_mutex_lock(&dir->lock);
+    int absent = dircache_absent(fs, dir->dl, &dir->ns_moved, name);
+    pthread_mutex_unlock(&dir->lock);
+    if (absent) return RELIST_ABSENT;
+  }
   if (r != RL_STALE && r != RL_NO) return 0;
   struct relist_wait *w = calloc(1, sizeof *w);
   if (!w || !(w->name = strdup(name))) {

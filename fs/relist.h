@@ -43,8 +43,10 @@
  * at `asked` (fs_now() then). From the calling worker or the I/O thread. */
 typedef void (*relist_cb)(void *arg, const struct smb3_stat *st, double asked);
 /* 1 when cb will run (perhaps before this returns), 0 when the listing has nothing to say about
- * name (cb never runs: ask the server). known_expired: dir's known names expired (inode_known), so
- * that a name no listing has is listed for too. */
+ * name (cb never runs: ask the server), RELIST_ABSENT when a listing under a directory lease proves
+ * there is no such name (dircache_absent; cb never runs: the caller answers ENOENT). known_expired:
+ * dir's known names expired (inode_known), so that a name no listing has is listed for too. */
+#define RELIST_ABSENT 2
 int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int known_expired, relist_cb cb,
                   void *arg);
 /* A stat of dir/name asked for at `asked` answered st (NULL: no such name): a kept listing of dir

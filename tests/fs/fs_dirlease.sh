@@ -2,7 +2,7 @@
 # -o dirleases: a listing asked for under a directory lease answers lookups past actimeo, until the
 # server breaks the lease (smb3fs(8), fs/dirlease.h). Samba 4.22 grants directory leases, 4.17 does
 # not: on 4.17 the same steps must behave as without the option (one listing per actimeo).
-# - names looked up after actimeo: no round trip while the lease is held;
+# - names looked up after actimeo: no round trip while the lease is held, nor names it lacks;
 # - another SMB client's new, removed and rewritten names break the lease (counted) and show to
 #   the next lookup;
 # - this mount renames a directory below which it holds leases, and removes a leased directory;
@@ -55,6 +55,21 @@ if offered:
 else:
     check("... one listing again, as without the option: %d round trips, %d listings, %d from it"
           % (spent, relisted, listed), spent == 1 and relisted == 1 and listed == 20)
+# names it lacks: under the lease, no such file without a round trip; one that differs from a listed
+# name in case only is the server's to answer (it compares names without case)
+rt, ka = st("round_trips"), st("lookups_known_absent")
+gone = [lstat(dl + "/nothere%d" % i) for i in range(3)]
+spent, absent = st("round_trips") - rt, st("lookups_known_absent") - ka
+if offered:
+    check("names the leased listing lacks: ENOENT, %d round trips, %d answered so" % (spent, absent),
+          gone == [None] * 3 and spent == 0 and absent == 3)
+else:
+    check("names the listing lacks: ENOENT, asked of the server (%d round trips)" % spent,
+          gone == [None] * 3 and spent == 3 and absent == 0)
+rt = st("round_trips")
+upper = lstat(dl + "/F05")
+check("a name like a listed one but for case: asked of the server (%d round trips)" % (st("round_trips") - rt),
+      st("round_trips") > rt and upper is not None and upper.st_size == 5)
 # another SMB client makes, removes and rewrites names: the server breaks the lease before it lets
 # the change happen (it waits for our acknowledgment)
 brk = st("dir_lease_breaks")
@@ -74,6 +89,13 @@ check("... and show: the removed name is gone", f03 is None)
 check("... the renamed one moved", f04 is None and g04 is not None and g04.st_size == 4)
 check("... the new name", new is not None and new.st_size == 8)
 check("... the others unchanged", all(lstat(dl + "/" + x).st_size == i for i, x in enumerate(names) if i not in (3, 4)))
+# the other client removes the directory: nothing of this mount's keeps it (a lease handle left open
+# after a break would leave it delete-pending on the server, there until the unmount)
+check("listed again", sorted(os.listdir(dl)) == sorted([x for x in names if x not in ("f03", "f04")] + ["g04", "new"]))
+for x in os.listdir(d + "/dl"):
+    other("rm", url + "/dl/" + x)
+other("rmdir", url + "/dl")
+check("another client removed the directory: gone on the server", not os.path.exists(d + "/dl"))
 # this mount renames a directory below which it holds a leased listing (Samba refuses to rename a
 # directory below which its client holds handles: they are closed first), then removes a leased one
 d2 = m + "/dl2"
@@ -87,7 +109,7 @@ check("an empty leased directory listed", os.listdir(m + "/dl4") == [])
 os.rmdir(m + "/dl4")
 check("... removed", not os.path.exists(d + "/dl4") and lstat(m + "/dl4") is None)
 # without the option: nothing asked for
-os.listdir(n + "/dl")
+os.listdir(n + "/dl3")
 os.listdir(n + "/dl3/sub")
 check("a mount without -o dirleases asks for none", st("dir_leases", n) == 0 and st("dir_leases_held", n) == 0)
 print("Samba %s: %d directory leases, %d breaks" % (samba, st("dir_leases"), st("dir_lease_breaks")))

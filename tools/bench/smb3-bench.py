@@ -2254,7 +2254,9 @@ class Bench:
                   f"{'--quick' if a.quick else 'full set' if a.full else 'custom subset'}",
                   f"- machine: {os.cpu_count()} CPUs, {os.uname().release}, load at start {loadavg()} "
                   "(other work on the machine disturbs the figures; compare rows of one run)",
-                  f"- server: smbd from tests/harness/with-smbd --tmpfs on 127.0.0.1:{self.port}, share on tmpfs",
+                  f"- server: smbd from tests/harness/with-smbd --tmpfs"
+                  f"{' --samba ' + a.samba if a.samba != 'system' else ''} on 127.0.0.1:{self.port} "
+                  f"(Samba {os.environ.get('SMB3_TEST_SAMBA_VERSION', '?')}), share on tmpfs",
                   f"- versions: {self.versions()}",
                   f"- every command run is in commands.log (password shown as $SMB3_TEST_PASS)"]
         self.say("\n".join(header))
@@ -2374,6 +2376,9 @@ def parse_args(argv):
     p.add_argument("--out", help="output directory (default BUILD/bench-results/TIMESTAMP)")
     p.add_argument("--build", help="build directory (default: the one this script is installed in)")
     p.add_argument("--source", help="source tree (default: from BUILD/CMakeCache.txt)")
+    p.add_argument("--samba", choices=["system", "4.22"], default="system",
+                   help="the server: the system's smbd (default) or Samba 4.22 from the build tree (with-smbd --samba "
+                        "4.22, scripts/samba422.sh; it grants directory leases)")
     p.add_argument("--smbd-global", action="append", default=[], metavar="'key = value'",
                    help="extra smb.conf [global] line for the throwaway smbd (repeatable)")
     p.add_argument("-q", "--quiet", action="store_true",
@@ -2454,7 +2459,7 @@ def outer(a, argv):
     if "tree" in a.section:
         print(f"  tree: {','.join(t for t in a.mount_tools if t not in ('smb3', 'floor'))} on {','.join(a.tree_links)}, a generated "
               f"tree of {a.tree_files} files: {', '.join(TREE_STEPS)}, each on a fresh mount, {a.reps} reps")
-    cmd = [with_smbd, "--tmpfs"]
+    cmd = [with_smbd, "--tmpfs"] + (["--samba", a.samba] if a.samba != "system" else [])
     for g in a.smbd_global:
         cmd += ["--global", g]
     cmd += ["--", sys.executable, os.path.realpath(__file__), "--inner"] + argv + ["--build", a.build,
