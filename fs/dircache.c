@@ -154,9 +154,17 @@ static int ascii(const char *s) {
   return 1;
 }
 
+/* A name the server may find under another name: a mangled 8.3 name (with '~'), or one ending in a
+ * dot or a space (Windows drops them). */
+static int aliased(const char *s) {
+  size_t n = strlen(s);
+  return strchr(s, '~') || (n && (s[n - 1] == '.' || s[n - 1] == ' '));
+}
+
 int dircache_absent(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved,
                     const char *name) {
-  if (!d || !d->leased || !dircache_recent(fs, d) || !dircache_gen_fresh(fs, d->gen, moved) || !ascii(name))
+  if (!d || !d->leased || !dircache_recent(fs, d) || !dircache_gen_fresh(fs, d->gen, moved) || !ascii(name) ||
+      aliased(name))
     return 0;
   for (size_t i = 0; i < d->n; i++) /* (the server compares names without case) */
     if (!ascii(d->v[i].name) || !strcasecmp(d->v[i].name, name)) return 0;

@@ -75,7 +75,8 @@ size_t dircache_count(const struct fs_dlist *d); /* entries (0 for NULL) */
 /* Whether d (NULL: no), a listing of the directory whose fs_inode.ns_moved is moved, proves that
  * name is not there: leased and recent, nothing of the mount's changed since, and no entry equal
  * to it without case (the server's comparison); only for ASCII names in a listing of ASCII names
- * (other case foldings are the server's). */
+ * (other case foldings are the server's), and not for a name the server may take for another (an
+ * 8.3 name with '~', a trailing dot or space). */
 int dircache_absent(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved,
                     const char *name);
 /* Up to k names of directories in d (NULL: none) that come after the entry called after (NULL: from

@@ -671,12 +671,16 @@ static void rename_go_flush(void *arg) {
     rename_flushed(0, o);
 }
 
-/* ... nor directory lease handles (dirlease.h), at or below the directory renamed; a directory it
- * replaces gives its own up too. */
+/* ... nor directory lease handles (dirlease.h), at or below the directory renamed, and of a directory
+ * it replaces. */
+static void rename_released(void *arg) {
+  struct nsop *o = arg;
+  dirlease_release_below(o->fs, o->in, rename_go_flush, o);
+}
+
 static void rename_drained(void *arg) {
   struct nsop *o = arg;
-  if (o->victim) dirlease_drop(o->victim);
-  dirlease_release_below(o->fs, o->in, rename_go_flush, o);
+  dirlease_release_below(o->fs, o->victim, rename_released, o);
 }
 
 static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,

@@ -9,9 +9,9 @@
 # - without the option no lease is asked for.
 source "$(dirname "$0")/lib.sh"
 D=$SMB3_TEST_SHARE_DIR
-mkdir -p "$D/dl" "$D/dl2/sub" "$D/dl4" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/dl/f$i"; done
+mkdir -p "$D/dl" "$D/dl2/sub" "$D/dl4" "$D/dl5" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/dl/f$i"; done
 echo x >"$D/dl2/sub/x"
-chown -R "$(stat -c %u "$D")" "$D/dl" "$D/dl2" "$D/dl4"
+chown -R "$(stat -c %u "$D")" "$D/dl" "$D/dl2" "$D/dl4" "$D/dl5"
 mount_into M "dirleases,actimeo=1"
 mount_into N "actimeo=1"
 "$PYTHON" - "$M" "$N" "$D" "$SMB3" "$SMB3_TEST_URL" "${SMB3_TEST_SAMBA:-system}" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "directory leases: $(cat "$WORK/py")"; }
@@ -108,6 +108,13 @@ check("a directory renamed below which leases were held",
 check("an empty leased directory listed", os.listdir(m + "/dl4") == [])
 os.rmdir(m + "/dl4")
 check("... removed", not os.path.exists(d + "/dl4") and lstat(m + "/dl4") is None)
+# another client removes a directory whose lease this mount holds (the server breaks its handle
+# caching first: the handle is closed, and the directory goes)
+check("another empty directory listed", os.listdir(m + "/dl5") == [])
+other("rmdir", url + "/dl5")
+check("... removed by another client: gone on the server", not os.path.exists(d + "/dl5"))
+expire()
+check("... and here", lstat(m + "/dl5") is None)
 # without the option: nothing asked for
 os.listdir(n + "/dl3")
 os.listdir(n + "/dl3/sub")
