@@ -12,7 +12,8 @@
  * removes or renames a name in the directory, or sets a file's times or size there (Samba: at the
  * CLOSE of a handle that wrote, not at each WRITE; a file another client is writing shows its
  * size and times of before until that client closes it, as on Windows). A break spoils the listing
- * (relist.h then asks the server again), closes the handle and counts dir_lease_breaks. Samba
+ * (relist.h then asks the server again), closes the handle (no acknowledgment: the CLOSE ends the
+ * break) and counts dir_lease_breaks. Samba
  * breaks nothing for a change made on the server's own disk (not through SMB): such a change shows
  * once the listing is DIRCACHE_LEASED_MAX old (dircache.h), not after actimeo: why it is an option.
  *
@@ -34,7 +35,9 @@ int dirlease_want(struct fs_ctx *fs, struct fs_inode *dir, uint8_t key[16]);
  * it from now on (or closes it: one is held already). Before relist_keep of that listing. */
 void dirlease_got(struct fs_ctx *fs, struct fs_inode *dir, smb3_file *dh, double asked);
 /* A lease break with key (notifier thread): 1 when it was a directory's (handled: its listing
- * spoiled unless READ stays, its handle closed), 0 otherwise. */
+ * spoiled unless READ stays, its handle closed; the server waits for that CLOSE or an
+ * acknowledgment, and the CLOSE is enough: no acknowledgment is sent), 0 otherwise. A handle that
+ * was taken away before (dropped, released, or refused by dirlease_got) is being closed already. */
 int dirlease_break(struct fs_ctx *fs, const uint8_t key[16], uint32_t new_state);
 /* Close dir's lease handle, if any (its listing reverts to actimeo). No I/O wait. */
 void dirlease_drop(struct fs_inode *dir);

@@ -15,21 +15,14 @@ chown -R "$(stat -c %u "$D")" "$D/dl" "$D/dl2" "$D/dl4" "$D/dl5"
 mount_into M "dirleases,actimeo=1"
 mount_into N "actimeo=1"
 "$PYTHON" - "$M" "$N" "$D" "$SMB3" "$SMB3_TEST_URL" "${SMB3_TEST_SAMBA:-system}" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "directory leases: $(cat "$WORK/py")"; }
-import json, os, subprocess, sys, time
+import os, subprocess, sys, time
+sys.path.insert(0, os.environ["FSCHECK_DIR"])
+from fscheck import check, lstat, mount_stats
 m, n, d, smb3, url, samba = sys.argv[1:]
 url = url.rstrip("/")
 offered = samba == "4.22"  # Samba 4.22 grants directory leases (smb3 directory leases = auto)
 def st(k, mnt=m):
-    return json.loads(subprocess.run([smb3, "stats", mnt], capture_output=True, check=True).stdout)[k]
-def ok(msg): print("ok   " + msg)
-def bad(msg): print("FAIL " + msg)
-def check(name, cond, detail=""):
-    ok(name) if cond else bad(name + (": " + detail if detail else ""))
-def lstat(p):
-    try:
-        return os.lstat(p)
-    except FileNotFoundError:
-        return None
+    return mount_stats(mnt)[k]
 def other(*args):  # another SMB client: the command-line client, its own connection
     r = subprocess.run([smb3, "-q"] + list(args), capture_output=True, text=True)
     if r.returncode:

@@ -13,20 +13,13 @@ mkdir "$D/ll/sub" && echo g >"$D/ll/sub/g1" && echo gg >"$D/ll/sub/g2"
 chown -R "$(stat -c %u "$D")" "$D/ll"
 mount_into M "actimeo=3"
 "$PYTHON" - "$M" "$D" "$SMB3" "$SMB3_TEST_URL" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "lookups from a listing: $(cat "$WORK/py")"; }
-import json, os, subprocess, sys, time
+import os, sys, time
+sys.path.insert(0, os.environ["FSCHECK_DIR"])
+from fscheck import check, lstat, mount_stats
 m, d, smb3, url = sys.argv[1:]
 url = url.rstrip("/")
 def st(k):
-    return json.loads(subprocess.run([smb3, "stats", m], capture_output=True, check=True).stdout)[k]
-def ok(msg): print("ok   " + msg)
-def bad(msg): print("FAIL " + msg)
-def check(name, cond, detail=""):
-    ok(name) if cond else bad(name + (": " + detail if detail else ""))
-def lstat(p):
-    try:
-        return os.lstat(p)
-    except FileNotFoundError:
-        return None
+    return mount_stats(m)[k]
 ll, names = m + "/ll", ["f%02d" % i for i in range(20)]
 lstat(ll)  # the directory itself: one lookup in the share's root
 rt, rel, lis = st("round_trips"), st("relists"), st("lookups_listed")

@@ -28,3 +28,17 @@ def mount_stats(mnt):
     finally:
         os.close(fd)
     return json.loads(bytes(buf).split(b"\0")[0])
+
+
+# For the checks written inline in a test's shell script (lib.sh exports FSCHECK_DIR, which such a
+# script puts on sys.path): one line per check, as lib.sh counts them.
+def check(name, cond, detail=""):
+    print(("ok   %s" % name) if cond else ("FAIL %s%s" % (name, ": " + detail if detail else "")))
+
+
+def lstat(path):
+    """os.lstat, or None when there is no such file."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None

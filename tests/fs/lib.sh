@@ -10,6 +10,8 @@ SMB3=${SMB3:-smb3}
 # The system interpreter: a version-manager shim in PATH can cost seconds per start.
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 WORK=$(mktemp -d /tmp/smb3fs-test.XXXXXX)
+FSCHECK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # fscheck.py: the Python parts' helpers
+export FSCHECK_DIR
 MOUNTS=()
 
 ok() { PASSED=$((PASSED + 1)); printf 'ok   %s\n' "$*"; }
