@@ -13,12 +13,6 @@ static atomic_int held;
  * directory, which a handle left open would keep from going: dirlease_release_below). */
 static _Atomic double fence;
 
-/* A CLOSE of a lease handle: nothing to do with its answer (smb3_close_async wants a callback: without
- * one it frees the handle and sends nothing). */
-static void closed(int rc, void *arg) {
-  (void)rc, (void)arg;
-}
-
 int dirlease_held(void) {
   return atomic_load(&held);
 }
@@ -49,7 +43,7 @@ void dirlease_got(struct fs_ctx *fs, struct fs_inode *dir, smb3_file *dh, double
   pthread_mutex_unlock(&dir->lock);
   if (spare) /* two listings at once, both leased (the same key: one lease, one handle is enough), or broken
               */
-    smb3_close_async(spare, closed, NULL);
+    smb3_close_async(spare, NULL, NULL);
   else
     atomic_fetch_add(&fs->ctr.dir_leases, 1);
 }
@@ -70,13 +64,13 @@ void dirlease_drop(struct fs_inode *dir) {
   pthread_mutex_lock(&dir->lock);
   smb3_file *dh = dir->dlh ? take(dir, 0) : NULL;
   pthread_mutex_unlock(&dir->lock);
-  if (dh) smb3_close_async(dh, closed, NULL);
+  if (dh) smb3_close_async(dh, NULL, NULL);
 }
 
 void dirlease_free(struct fs_inode *dir) {
   if (!dir->dlh) return;
   atomic_fetch_sub(&held, 1);
-  smb3_close_async(dir->dlh, closed, NULL);
+  smb3_close_async(dir->dlh, NULL, NULL);
   dir->dlh = NULL;
 }
 
@@ -93,7 +87,7 @@ int dirlease_break(struct fs_ctx *fs, const uint8_t key[16], uint32_t new_state)
     if (!(new_state & SMB3_LEASE_READ)) dircache_dir_changed(fs, &in->ns_moved); /* nor served to a readdir */
   }
   inode_put(fs, in);
-  if (dh) smb3_close_async(dh, closed, NULL); /* (closing the handle ends the break too) */
+  if (dh) smb3_close_async(dh, NULL, NULL); /* (closing the handle ends the break too) */
   return dir;
 }
 

@@ -596,7 +596,8 @@ int smb3_statvfs_async(smb3_client *c, smb3_statvfs_cb cb, void *arg);
  * NULL when rc != 0. */
 int smb3_open_async(smb3_client *c, const char *path, int flags, smb3_open_cb cb, void *arg);
 /* Closes and frees f: f is invalid once the call returns, whatever it returns (on an error the
- * callback does not run and the server handle, if any, goes with the connection). */
+ * callback does not run and the server handle, if any, goes with the connection). cb may be NULL:
+ * the CLOSE goes all the same, and nobody is told its answer. */
 int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg);
 /* The same, and cb receives the file's attributes as the server saw them at the close (CLOSE with
  * POSTQUERY_ATTRIB: sizes, times and attributes; st->ino is 0), or st = NULL with rc = 0 when the

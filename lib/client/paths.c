@@ -494,9 +494,13 @@ static int close_async(smb3_file *f, struct pathop *op, int rc) {
   return rc;
 }
 
+static void close_ignored(int rc, void *arg) {
+  (void)rc, (void)arg;
+}
+
 int smb3_close_async(smb3_file *f, smb3_done_cb cb, void *arg) {
   struct pathop *op = NULL;
-  int rc = handle_async(f, OP_CLOSE, cb, arg, &op);
+  int rc = handle_async(f, OP_CLOSE, cb ? cb : close_ignored, arg, &op); /* (cb NULL: nobody to tell) */
   return close_async(f, op, rc);
 }
 
