@@ -41,8 +41,7 @@ void dirlease_got(struct fs_ctx *fs, struct fs_inode *dir, smb3_file *dh, double
     spare = NULL;
   }
   pthread_mutex_unlock(&dir->lock);
-  if (spare) /* two listings at once, both leased (the same key: one lease, one handle is enough), or broken
-              */
+  if (spare) /* broken, or a second listing's (the same key: one lease, one handle is enough) */
     smb3_close_async(spare, NULL, NULL);
   else
     atomic_fetch_add(&fs->ctr.dir_leases, 1);
