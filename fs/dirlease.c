@@ -59,10 +59,15 @@ static smb3_file *take(struct fs_inode *dir, int spoil) {
   return dh;
 }
 
-void dirlease_drop(struct fs_inode *dir) {
+smb3_file *dirlease_take(struct fs_inode *dir) {
   pthread_mutex_lock(&dir->lock);
   smb3_file *dh = dir->dlh ? take(dir, 0) : NULL;
   pthread_mutex_unlock(&dir->lock);
+  return dh;
+}
+
+void dirlease_drop(struct fs_inode *dir) {
+  smb3_file *dh = dirlease_take(dir);
   if (dh) smb3_close_async(dh, NULL, NULL);
 }
 
@@ -94,6 +99,7 @@ int dirlease_break(struct fs_ctx *fs, const uint8_t key[16], uint32_t new_state)
 struct below {
   struct fs_ctx *fs;
   struct fs_inode *top;
+  int inside; /* not top's own handle */
   pthread_mutex_t lock;
   int left; /* CLOSEs unanswered + 1 while the walk goes on */
   void (*then)(void *);
@@ -137,7 +143,7 @@ static void release_one(struct fs_inode *in, void *arg) {
   pthread_mutex_lock(&in->lock);
   int has = in->dlh != NULL;
   pthread_mutex_unlock(&in->lock);
-  if (!has || !under(b->fs, in, b->top)) return;
+  if (!has || (b->inside && in == b->top) || !under(b->fs, in, b->top)) return;
   pthread_mutex_lock(&in->lock);
   smb3_file *dh = in->dlh ? take(in, 0) : NULL;
   pthread_mutex_unlock(&in->lock);
@@ -148,7 +154,7 @@ static void release_one(struct fs_inode *in, void *arg) {
   if (smb3_close_async(dh, below_closed, b)) below_put(b); /* (the handle is freed all the same) */
 }
 
-void dirlease_release_below(struct fs_ctx *fs, struct fs_inode *dir, void (*then)(void *), void *arg) {
+static void release(struct fs_ctx *fs, struct fs_inode *dir, int inside, void (*then)(void *), void *arg) {
   int is_dir = 0;
   if (dir) {
     pthread_mutex_lock(&dir->lock);
@@ -161,7 +167,15 @@ void dirlease_release_below(struct fs_ctx *fs, struct fs_inode *dir, void (*then
     then(arg);
     return;
   }
-  *b = (struct below){fs, dir, PTHREAD_MUTEX_INITIALIZER, 1, then, arg};
+  *b = (struct below){fs, dir, inside, PTHREAD_MUTEX_INITIALIZER, 1, then, arg};
   itab_each(fs, release_one, b);
   below_put(b);
+}
+
+void dirlease_release_below(struct fs_ctx *fs, struct fs_inode *dir, void (*then)(void *), void *arg) {
+  release(fs, dir, 0, then, arg);
+}
+
+void dirlease_release_inside(struct fs_ctx *fs, struct fs_inode *dir, void (*then)(void *), void *arg) {
+  release(fs, dir, 1, then, arg);
 }

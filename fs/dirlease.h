@@ -48,6 +48,11 @@ void dirlease_free(struct fs_inode *dir);
  * with a listing asked for before this call is not kept (dirlease_got closes it): it could be in or
  * below dir. */
 void dirlease_release_below(struct fs_ctx *fs, struct fs_inode *dir, void (*then)(void *), void *arg);
+/* dir's lease handle taken away (NULL: none), for the caller to close: with the rmdir of dir
+ * (smb3_close_rmdir_async), one round trip for both. Its listing reverts to actimeo. */
+smb3_file *dirlease_take(struct fs_inode *dir);
+/* dirlease_release_below without dir's own handle (take that with dirlease_take). */
+void dirlease_release_inside(struct fs_ctx *fs, struct fs_inode *dir, void (*then)(void *), void *arg);
 /* Directories holding a lease now. */
 int dirlease_held(void);
 

@@ -534,9 +534,11 @@ static void remove_start(struct nsop *o) {
   struct fs_route r;
   o->retry.conn = fs_route_c(o->fs, o->path, &r);
   o->sending = 1;
-  int (*send)(smb3_client *, const char *, smb3_done_cb, void *) =
-      o->rmdir ? smb3_rmdir_async : smb3_unlink_async;
-  nsop_submitted(o, send(r.c, r.path, unlink_done, o));
+  if (o->rmdir) /* its directory lease's handle, if it holds one, closed in the same compound */
+    nsop_submitted(
+        o, smb3_close_rmdir_async(r.c, o->victim ? dirlease_take(o->victim) : NULL, r.path, unlink_done, o));
+  else
+    nsop_submitted(o, smb3_unlink_async(r.c, r.path, unlink_done, o));
   fs_route_done(&r);
 }
 
@@ -551,12 +553,13 @@ static void remove_go(void *arg) {
   nsop_run_unsent(o, remove_start);
 }
 
-/* After the close queue: a directory about to be removed holds no directory lease any more
- * (dirlease.h; our own delete would have to wait for its break). */
+/* After the close queue: nothing below a directory about to be removed holds a directory lease
+ * any more (dirlease.h: Samba keeps a directory with handles open below it); its own lease handle
+ * is closed in the rmdir's compound (remove_start). */
 static void remove_drained(void *arg) {
   struct nsop *o = arg;
   if (o->rmdir)
-    dirlease_release_below(o->fs, o->victim, remove_go, o);
+    dirlease_release_inside(o->fs, o->victim, remove_go, o);
   else
     remove_go(o);
 }

@@ -631,6 +631,12 @@ int smb3_mkdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *ar
  * file id too when the server answers the QFid context; st->ino is 0 otherwise). */
 int smb3_mkdir_stat_async(smb3_client *c, const char *path, smb3_stat_cb cb, void *arg);
 int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
+/* smb3_rmdir_async with f (an open handle of c's, or NULL) closed in the same compound before the
+ * removal: the handle a directory lease keeps (smb3_listdir_lease_async) on the directory, which
+ * would otherwise cost a round trip of its own first. f is freed by this call whatever it
+ * returns; its CLOSE failing does not fail the removal. f of another client is closed on its
+ * own. */
+int smb3_close_rmdir_async(smb3_client *c, smb3_file *f, const char *path, smb3_done_cb cb, void *arg);
 int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
 /* The call also returns SMB3_ENAMETOOLONG for a target name that cannot be encoded. */
 int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb,
@@ -697,9 +703,13 @@ int smb3_listdir_async(smb3_client *c, const char *path, smb3_list_cb cb, void *
  * is then not closed but given to the callback (dh, owned by the caller; smb3_file_lease(dh) tells the
  * state), and the server breaks the lease (smb3_set_break_handler, with key) before it lets anything
  * change a name in the directory, or a file's times or size there (Samba: at the CLOSE of a handle
- * that wrote, not at each WRITE). Close dh (smb3_close_async) when the listing is no longer relied
- * on or the lease was broken (closing it ends the break too). dh is NULL when rc != 0 or no lease
- * was granted. Errors, callback: as smb3_listdir_async. From a callback: yes. */
+ * that wrote, not at each WRITE). Changes this client makes there itself do not break it: while dh
+ * is open, every CREATE of the client that may change something in the directory names the lease
+ * as its parent's (ParentLeaseKey, MS-SMB2 2.2.13.2.10), so the caller must account for its own
+ * changes (the directory's path compared as given, case included). Close dh (smb3_close_async, or
+ * smb3_close_rmdir_async to remove the directory) when the listing is no longer relied on or the
+ * lease was broken (closing it ends the break too). dh is NULL when rc != 0 or no lease was
+ * granted. Errors, callback: as smb3_listdir_async. From a callback: yes. */
 typedef void (*smb3_list_lease_cb)(int rc, const struct smb3_dirent *entries, size_t n, smb3_file *dh,
                                    void *arg);
 int smb3_listdir_lease_async(smb3_client *c, const char *path, const uint8_t key[16], smb3_list_lease_cb cb,

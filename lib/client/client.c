@@ -145,7 +145,7 @@ smb3_file *file_make(smb3_client *c, const char *path, struct smb2_file_id fid, 
 
 void file_free(smb3_file *f) {
   smb3_client *c = f->c;
-  oplock_untrack(f);
+  lease_untrack(f);
   free(f->path);
   free(f);
   client_unref(c);

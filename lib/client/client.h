@@ -35,9 +35,11 @@ struct smb3_client {
   int echo_outstanding;
   smb3_break_cb break_cb; /* guarded by err_lock */
   void *break_arg;
-  pthread_mutex_t ol_lock;    /* guards oplocked and the oplock fields of its files */
+  pthread_mutex_t ol_lock;    /* guards oplocked, dleased and the tracking fields of their files */
   struct smb3_file *oplocked; /* open files holding an oplock (lease.c) */
-  pthread_t io_thread;        /* the connection's I/O thread (have_io_thread: started) */
+  struct smb3_file *dleased;  /* open directory handles holding a lease (lease.c: ParentLeaseKey) */
+  int n_dleased;
+  pthread_t io_thread; /* the connection's I/O thread (have_io_thread: started) */
   int have_io_thread;
   int closing;
   int closed;                        /* smb3_disconnect() ran: the struct lives on for open handles */
@@ -63,8 +65,9 @@ struct smb3_file {
   uint8_t break_to; /* while breaking: the level the server allows now */
   int breaking;     /* a break waits for our acknowledgment */
   int tracked;      /* on c->oplocked */
+  int dl_tracked;   /* on c->dleased (a directory handle holding a lease with key) */
   uint8_t key[16];
-  struct smb3_file *ol_next;
+  struct smb3_file *ol_next, *dl_next;
 };
 
 /* The server grants leases (SMB 2.1+ with the leasing capability); otherwise keyed opens get oplocks. */
@@ -79,7 +82,19 @@ smb3_file *file_make(smb3_client *c, const char *path, struct smb2_file_id fid, 
  * one findable by FileId (track when the CREATE response grants one; untrack before freeing). */
 uint32_t oplock_state(uint8_t level);
 void oplock_track(smb3_file *f, const uint8_t key[16], uint8_t level);
-void oplock_untrack(smb3_file *f);
+/* Off c->oplocked and c->dleased (file_free). */
+void lease_untrack(smb3_file *f);
+struct create_args;
+/* Directory leases this client holds (lease.c), so that a change this client makes in such a
+ * directory carries the lease's key as its ParentLeaseKey (MS-SMB2 2.2.13.2.10) and the server
+ * does not break the lease for it (Samba 4.22: contend_dirleases). dirlease_track: dh (a
+ * directory's handle) holds a lease with key, until file_free. */
+void dirlease_track(smb3_file *dh, const uint8_t key[16]);
+/* For a CREATE of a: when it may change something in its parent directory (makes, removes,
+ * renames, writes or sets attributes) and this client holds a lease on that directory, put the
+ * parent's key in a's lease context (one with no caching asked for and a fresh key when a asks
+ * for no lease). build_create calls it for every CREATE. */
+void dirlease_parent(smb3_client *c, struct create_args *a);
 
 /* Submit a chain on the client's connection; SMB3_ECLOSED after smb3_disconnect(). */
 int client_submit(smb3_client *c, struct smb3_chain *ch);
@@ -169,6 +184,12 @@ int client_steps_first(smb3_client *c, const struct step *steps, int n, int firs
 typedef void (*steps_done_fn)(struct smb3_chain *result, int rc, void *arg);
 int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create,
                        steps_done_fn done, void *arg);
+/* The same, with a CLOSE of lead (an open handle of c's, freed by this call whatever it returns)
+ * sent first in the same compound, unrelated to the steps (whose chain, given to done, holds
+ * only their messages): a handle that must be gone before the steps run costs no round trip of
+ * its own. Under nocompound the CLOSE is sent on its own just before. */
+int client_steps_lead_async(smb3_client *c, smb3_file *lead, const struct step *steps, int n,
+                            int first_is_create, steps_done_fn done, void *arg);
 
 /* The attributes of a CREATE or CLOSE response as smb3_stat, with st->ino = ino (0: unknown). */
 void stat_from_attrs(const struct smb2_file_attrs *a, uint64_t ino, struct smb3_stat *st);

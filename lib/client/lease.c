@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client/client.h"
+#include "crypto/crypto.h"
 #include "util/status.h"
 
 #define NT_STATUS_INVALID_OPLOCK_PROTOCOL 0xC00000E3u
@@ -51,7 +52,7 @@ void oplock_track(smb3_file *f, const uint8_t key[16], uint8_t level) {
   pthread_mutex_unlock(&c->ol_lock);
 }
 
-void oplock_untrack(smb3_file *f) {
+void lease_untrack(smb3_file *f) {
   smb3_client *c = f->c;
   pthread_mutex_lock(&c->ol_lock);
   if (f->tracked)
@@ -61,7 +62,94 @@ void oplock_untrack(smb3_file *f) {
         break;
       }
   f->tracked = 0;
+  if (f->dl_tracked)
+    for (smb3_file **p = &c->dleased; *p; p = &(*p)->dl_next)
+      if (*p == f) {
+        *p = f->dl_next;
+        c->n_dleased--;
+        break;
+      }
+  f->dl_tracked = 0;
   pthread_mutex_unlock(&c->ol_lock);
+}
+
+/* ---- directory leases held: the ParentLeaseKey of this client's own changes ----
+ * A server that grants a lease on a directory breaks it before anything changes a name there,
+ * and MS-SMB2 lets the change's own CREATE say which of its client's directory leases it comes
+ * from: that one is not broken (the client knows of its own change). Without this, each change
+ * this client makes in a directory it holds a lease on ends the lease and costs a CLOSE. */
+
+void dirlease_track(smb3_file *dh, const uint8_t key[16]) {
+  smb3_client *c = dh->c;
+  pthread_mutex_lock(&c->ol_lock);
+  memcpy(dh->key, key, 16);
+  dh->dl_tracked = 1;
+  dh->dl_next = c->dleased;
+  c->dleased = dh;
+  c->n_dleased++;
+  pthread_mutex_unlock(&c->ol_lock);
+}
+
+static int is_sep(char ch) {
+  return ch == '/' || ch == '\\';
+}
+
+/* Whether path names dir (the same components; '/' and '\\' alike; leading and trailing
+ * separators ignored), the name compared exactly: a directory named with other case is not found,
+ * and its lease is broken as before, which is only slower. */
+static int same_dir(const char *dir, const char *path, size_t len) {
+  while (*dir && is_sep(*dir))
+    dir++;
+  while (len && is_sep(*path))
+    path++, len--;
+  while (len && is_sep(path[len - 1]))
+    len--;
+  size_t i = 0;
+  for (; i < len && dir[i]; i++)
+    if (dir[i] != path[i] && !(is_sep(dir[i]) && is_sep(path[i]))) return 0;
+  if (i < len) return 0;
+  while (dir[i] && is_sep(dir[i]))
+    i++;
+  return !dir[i];
+}
+
+/* What a CREATE may change in its parent directory: a name (made, removed, renamed), a file's
+ * data, size, times or attributes. A plain open for reading or for attributes changes nothing. */
+static int create_may_change(const struct create_args *a) {
+  const uint32_t changing = SMB2_DELETE | SMB2_FILE_WRITE_DATA | SMB2_FILE_APPEND_DATA | SMB2_FILE_WRITE_EA |
+                            SMB2_FILE_WRITE_ATTRIBUTES | SMB2_WRITE_DAC | SMB2_WRITE_OWNER |
+                            SMB2_GENERIC_WRITE | SMB2_GENERIC_ALL | SMB2_MAXIMUM_ALLOWED;
+  return a->disposition != SMB2_FILE_OPEN || (a->access & changing) ||
+         (a->options & SMB2_FILE_DELETE_ON_CLOSE);
+}
+
+void dirlease_parent(smb3_client *c, struct create_args *a) {
+  if (!__atomic_load_n(&c->n_dleased, __ATOMIC_RELAXED) || !create_may_change(a)) return;
+  if (a->lease.version == 0 && a->oplock != SMB2_OPLOCK_LEVEL_NONE) return; /* (an oplock: not 3.x) */
+  const char *p = a->path;
+  size_t end = strlen(p);
+  while (end && is_sep(p[end - 1]))
+    end--;
+  size_t len = end;
+  while (len && !is_sep(p[len - 1]))
+    len--;
+  if (!end) return; /* the share's root has no parent here */
+  int found = 0;
+  pthread_mutex_lock(&c->ol_lock);
+  for (smb3_file *d = c->dleased; d && !found; d = d->dl_next)
+    if (same_dir(d->path, p, len)) {
+      memcpy(a->lease.parent_key, d->key, 16);
+      found = 1;
+    }
+  pthread_mutex_unlock(&c->ol_lock);
+  if (!found) return;
+  if (a->lease.version == 0) { /* a lease asking for nothing, only to carry the parent's key */
+    if (smb3_random(a->lease.key, 16)) return; /* (then the lease is broken: only slower) */
+    a->lease.version = 2;
+    a->lease.state = 0;
+    a->oplock = SMB2_OPLOCK_LEVEL_LEASE;
+  }
+  if (a->lease.version == 2) a->lease.flags |= SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET;
 }
 
 /* ---- acknowledgments ---- */

@@ -135,6 +135,7 @@ static void listing_close(struct listing *l) {
   if (l->keep && l->have_fid && !l->rc && (l->granted & SMB3_LEASE_READ)) {
     smb3_file *dh = file_make(l->c, l->path, l->fid, 1, l->granted);
     if (dh) {
+      dirlease_track(dh, l->ca.lease.key); /* (this client's changes there keep it: lease.c) */
       listing_end(l, dh);
       return;
     }

@@ -102,6 +102,7 @@ struct pathop *pathop_new(smb3_client *c, enum pathop_kind kind, const char *pat
 
 void pathop_free(struct pathop *op) {
   if (!op) return;
+  if (op->lead) (void)smb3_close_async(op->lead, NULL, NULL); /* (never sent: closed on its own) */
   free(op->eas);
   free(op->ea_buf);
   free(op->path);
@@ -732,5 +733,9 @@ static void complete(struct pathop *op, int rc) {
 }
 
 int pathop_run_async(struct pathop *op) {
+  smb3_file *lead = op->lead;
+  op->lead = NULL; /* (a second run, after a wait, has it no more) */
+  if (lead)
+    return client_steps_lead_async(op->c, lead, op->steps, op->n, op->first_is_create, async_done, op);
   return client_steps_async(op->c, op->steps, op->n, op->first_is_create, async_done, op);
 }

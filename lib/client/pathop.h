@@ -88,6 +88,7 @@ struct pathop {
   struct smb3_statvfs sv;
   smb3_file *file;     /* OP_OPEN */
   smb3_file *closing;  /* OP_CLOSE: freed when finished */
+  smb3_file *lead;     /* closed in the same compound, before the steps (client_steps_lead_async) */
   struct smb3_ea *eas; /* OP_GET_EAS: the attributes (owned, pointing into ea_buf) */
   size_t neas;
   uint8_t *ea_buf;

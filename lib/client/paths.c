@@ -348,10 +348,23 @@ int smb3_set_ea_async(smb3_client *c, const char *path, const char *name, const 
 }
 
 int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg) {
+  return smb3_close_rmdir_async(c, NULL, path, cb, arg);
+}
+
+int smb3_close_rmdir_async(smb3_client *c, smb3_file *f, const char *path, smb3_done_cb cb, void *arg) {
+  if (f && f->c != c) { /* another connection's handle (DFS): closed on its own */
+    (void)smb3_close_async(f, NULL, NULL);
+    f = NULL;
+  }
   struct pathop *op;
   uint8_t one = 1;
   int rc = done_async(c, OP_RMDIR, path, cb, arg, &op);
-  return rc ? rc : with_buf_async(op, set_buf(op, &one, 1));
+  if (rc) {
+    if (f) (void)smb3_close_async(f, NULL, NULL);
+    return rc;
+  }
+  op->lead = f;
+  return with_buf_async(op, set_buf(op, &one, 1));
 }
 
 static int rename_or_link_async(smb3_client *c, enum pathop_kind kind, const char *from, const char *to,

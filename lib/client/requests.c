@@ -7,7 +7,10 @@
 #include "client/client.h"
 #include "util/status.h"
 
-int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *a) {
+int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *args) {
+  struct create_args own = *args;
+  const struct create_args *a = &own;
+  dirlease_parent(c, &own); /* (a change in a directory this client holds a lease on) */
   struct smb2_create_req r = {0};
   r.oplock_level = a->oplock;
   r.impersonation = 2;

@@ -10,6 +10,7 @@
 
 struct steps_ctx {
   smb3_client *c;
+  smb3_file *lead; /* client_steps_lead_async: closed by message 0, freed at the end */
   const struct step *steps;
   int n, next, first_is_create;
   struct smb3_chain *result;
@@ -19,10 +20,27 @@ struct steps_ctx {
   void *arg;
 };
 
+/* Take message 0 (the lead CLOSE) out of a completed chain: the steps' messages move down one. */
+static void drop_lead(struct smb3_chain *ch) {
+  struct smb3_msg *m = &ch->msgs[0];
+  if (m->body && m->body != m->inline_body) free(m->body);
+  free(m->rsp);
+  memmove(&ch->msgs[0], &ch->msgs[1], (size_t)(ch->n - 1) * sizeof ch->msgs[0]);
+  ch->n--;
+  for (int i = 0; i < ch->n; i++) { /* an inline body moved with its message */
+    struct smb3_msg *d = &ch->msgs[i];
+    if (d->body == ch->msgs[i + 1].inline_body) d->body = d->inline_body;
+  }
+}
+
 static void compound_done(struct smb3_chain *ch, void *arg) {
   struct steps_ctx *x = arg;
   steps_done_fn done = x->done;
   void *darg = x->arg;
+  if (x->lead) { /* gone whatever the server said of its CLOSE */
+    file_free(x->lead);
+    drop_lead(ch);
+  }
   free(x);
   done(ch, ch->error, darg);
 }
@@ -107,10 +125,11 @@ int step_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, cons
   return build_close(c, m, fid, 0);
 }
 
-int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create,
+static int steps_async(smb3_client *c, smb3_file *lead, const struct step *steps, int n, int first_is_create,
                        steps_done_fn done, void *arg) {
+  int k = lead ? 1 : 0;
   struct steps_ctx *x = calloc(1, sizeof *x);
-  struct smb3_chain *ch = chain_new(n);
+  struct smb3_chain *ch = chain_new(n + k);
   if (!x || !ch) {
     free(x);
     chain_free(ch);
@@ -119,7 +138,8 @@ int client_steps_async(smb3_client *c, const struct step *steps, int n, int firs
   *x = (struct steps_ctx){
       .c = c, .steps = steps, .n = n, .first_is_create = first_is_create, .done = done, .arg = arg};
   int rc = 0;
-  if (c->opts.nocompound || n == 1) {
+  if (c->opts.nocompound || n + k == 1) {
+    ch->n = n; /* (the lead, if any, was closed by the caller) */
     x->result = ch;
     rc = steps_next(x, 1);
     if (rc) {
@@ -129,15 +149,35 @@ int client_steps_async(smb3_client *c, const struct step *steps, int n, int firs
     return rc;
   }
   ch->related = 1;
+  ch->related_at = k;
+  if (lead) rc = build_close(c, &ch->msgs[0], lead->fid, 0);
   for (int i = 0; i < n && !rc; i++)
-    rc = steps[i].encode(c, &ch->msgs[i], SMB2_FILE_ID_RELATED, steps[i].arg);
+    rc = steps[i].encode(c, &ch->msgs[k + i], SMB2_FILE_ID_RELATED, steps[i].arg);
   ch->cb = compound_done;
   ch->arg = x;
+  x->lead = lead; /* (x is the I/O thread's once submitted) */
   if (!rc) rc = client_submit(c, ch);
   if (rc) {
     chain_free(ch);
     free(x);
   }
+  return rc;
+}
+
+int client_steps_async(smb3_client *c, const struct step *steps, int n, int first_is_create,
+                       steps_done_fn done, void *arg) {
+  return steps_async(c, NULL, steps, n, first_is_create, done, arg);
+}
+
+int client_steps_lead_async(smb3_client *c, smb3_file *lead, const struct step *steps, int n,
+                            int first_is_create, steps_done_fn done, void *arg) {
+  if (c->opts.nocompound) { /* one request at a time: the CLOSE goes first, on its own */
+    int rc = smb3_close_async(lead, NULL, NULL);
+    if (rc) return rc;
+    lead = NULL;
+  }
+  int rc = steps_async(c, lead, steps, n, first_is_create, done, arg);
+  if (rc && lead) (void)smb3_close_async(lead, NULL, NULL); /* (frees it, even when it cannot be sent) */
   return rc;
 }
 

@@ -189,7 +189,7 @@ static void msg_header(struct smb3_core *c, struct smb3_chain *ch, int i, size_t
   h.credit_charge = c->neg.dialect >= SMB2_DIALECT_210 ? m->credit_charge : 0;
   h.command = m->command;
   h.credits = credits_request(c, m->credit_charge);
-  h.flags = (ch->related && i > 0) ? SMB2_FLAGS_RELATED_OPERATIONS : 0;
+  h.flags = (ch->related && i > ch->related_at) ? SMB2_FLAGS_RELATED_OPERATIONS : 0;
   h.next_command = (i + 1 < ch->n) ? (uint32_t)elem_len : 0;
   h.message_id = m->msg_id;
   h.process_id = 0xFEFF;

@@ -84,7 +84,8 @@ struct core_event {
 
 struct smb3_chain {
   int n;          /* requests in the chain */
-  int related;    /* send as a related compound (3.2.4.1.4) */
+  int related;    /* send as a related compound (3.2.4.1.4) ... */
+  int related_at; /* ... from message related_at on: the ones before it, and it, are sent unrelated */
   int remaining;  /* responses still awaited */
   int error;      /* transport-level failure (SMB3_E*), 0 otherwise */
   int queued;     /* submitted to the core */

@@ -20,7 +20,6 @@
 #define POSIX_REQ_LEN 4 /* the mode; Samba refuses any other length (INVALID_PARAMETER) */
 #define LEASE_V1_LEN 32
 #define LEASE_V2_LEN 52
-#define LEASE_FLAG_PARENT_LEASE_KEY_SET 0x4u
 #define MXAC_RSP_LEN 8 /* QueryStatus + MaximalAccess */
 #define QFID_RSP_MIN 8 /* DiskFileId's first 8 bytes; servers send 32 */
 
@@ -61,8 +60,8 @@ static void ctx_put_lease(struct le_wr *w, struct ctx_chain *c, const struct smb
   ctx_begin(w, c, "RqLs", v2 ? LEASE_V2_LEN : LEASE_V1_LEN);
   le_put_bytes(w, l->key, 16);
   le_put_u32(w, l->state);
-  le_put_u32(w, v2 ? l->flags & LEASE_FLAG_PARENT_LEASE_KEY_SET : 0); /* v1: MUST be 0 */
-  le_put_u64(w, 0);                                                   /* LeaseDuration */
+  le_put_u32(w, v2 ? l->flags & SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET : 0); /* v1: MUST be 0 */
+  le_put_u64(w, 0);                                                        /* LeaseDuration */
   if (v2) {
     le_put_bytes(w, l->parent_key, 16);
     le_put_u16(w, l->epoch);

@@ -254,6 +254,8 @@ enum smb2_oplock_level {
   SMB2_OPLOCK_LEVEL_LEASE = 0xFF,
 };
 enum smb2_lease_state { SMB2_LEASE_READ = 0x1, SMB2_LEASE_HANDLE = 0x2, SMB2_LEASE_WRITE = 0x4 };
+/* A v2 lease context's flags (2.2.13.2.10): the request carries a ParentLeaseKey. */
+#define SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET 0x4u
 /* Access masks (MS-SMB2 2.2.13.1) */
 #define SMB2_FILE_READ_DATA 0x00000001u
 #define SMB2_FILE_LIST_DIRECTORY 0x00000001u
@@ -317,7 +319,8 @@ enum smb2_create_action {
 struct smb2_lease {
   uint8_t key[16];
   uint32_t state; /* SMB2_LEASE_* */
-  uint32_t flags; /* response: SMB2_LEASE_FLAG_BREAK_IN_PROGRESS 0x2; request v2: PARENT_LEASE_KEY_SET 0x4 */
+  uint32_t flags; /* response: SMB2_LEASE_FLAG_BREAK_IN_PROGRESS 0x2; request v2:
+                     SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET */
   uint8_t parent_key[16];
   uint16_t epoch;
   int version; /* 1 or 2; 0 = no lease context */

@@ -291,6 +291,109 @@ static void test_dir_lease(void **s) {
   lt_unguard();
 }
 
+struct donewait {
+  int calls, rc;
+};
+static void done_cb(int rc, void *arg) {
+  struct donewait *w = arg;
+  pthread_mutex_lock(&mu);
+  w->calls++;
+  w->rc = rc;
+  pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
+}
+
+/* A directory lease is not broken by its own client's changes in the directory (the ParentLeaseKey
+ * its CREATEs carry: Samba 4.22 skips the lease they name), while another client's change breaks
+ * it; and smb3_close_rmdir_async removes a directory whose handle the caller holds open in one
+ * round trip: the directory is gone when it answers (a handle left open would keep it
+ * delete-pending). Samba 4.17 grants no directory lease: there a plain directory handle. */
+static void test_dir_lease_own(void **s) {
+  (void)s;
+  const char *samba = getenv("SMB3_TEST_SAMBA");
+  int offered = samba && !strcmp(samba, "4.22");
+  lt_guard("dir_lease_own", 120);
+  uint8_t k1[16], k2[16];
+  for (int i = 0; i < 16; i++)
+    k1[i] = (uint8_t)(0x60 + i), k2[i] = (uint8_t)(0x70 + i);
+  smb3_client *a = lt_connect("timeout=60");
+  static struct breaks b;
+  memset(&b, 0, sizeof b);
+  b.c = a;
+  smb3_set_break_handler(a, on_break, &b);
+  lt_mkdir_local("down1");
+  lt_mkdir_local("down2");
+  lt_write_local("down1/a", "x", 1);
+  struct dlisted d1 = dlist(a, "down1", k1), d2 = dlist(a, "down2", k2);
+  if (offered != (d1.dh != NULL) || offered != (d2.dh != NULL))
+    fail_msg("Samba %s: directory leases %p %p", samba ? samba : "?", (void *)d1.dh, (void *)d2.dh);
+  /* this client's own changes in down1: a file made, written, renamed, removed; a directory made
+   * and removed; a file's times set */
+  smb3_file *f = NULL;
+  assert_int_equal(smb3_open(a, "down1/n", O_RDWR | O_CREAT, &f, NULL), 0);
+  assert_int_equal(smb3_pwrite(f, "abc", 3, 0), 3);
+  assert_int_equal(smb3_close(f), 0);
+  assert_int_equal(smb3_rename(a, "down1/n", "down1/m", 0), 0);
+  struct timespec_smb3 t = {1000000000, 0};
+  assert_int_equal(smb3_utimens(a, "down1/m", &t, &t), 0);
+  assert_int_equal(smb3_mkdir(a, "down1/sub"), 0);
+  assert_int_equal(smb3_rmdir(a, "down1/sub"), 0);
+  assert_int_equal(smb3_unlink(a, "down1/m"), 0);
+  if (offered) {
+    /* another client's create in down2: that break comes; if the own changes above had broken
+     * down1's lease, its break (sent while they ran) would have come first */
+    smb3_client *bc = lt_connect("timeout=60");
+    smb3_file *fb = NULL;
+    if (smb3_open(bc, "down2/x", O_RDWR | O_CREAT, &fb, NULL))
+      fail_msg("second client: %s", smb3_last_error(bc));
+    assert_int_equal(smb3_close(fb), 0);
+    lt_guard("dir_lease_own: a second client made a name in a leased directory, and no break came", 60);
+    struct breaks snap = wait_breaks(&b);
+    lt_guard("dir_lease_own", 60);
+    for (int i = 0; i < snap.n && i < MAXBRK; i++)
+      if (!memcmp(snap.key[i], k1, 16))
+        fail_msg("this client's own changes broke its lease on the directory");
+    assert_memory_equal(snap.key[0], k2, 16);
+    assert_int_equal(smb3_unlink(bc, "down2/x"), 0);
+    lt_disconnect(bc);
+  }
+  /* down1 emptied; its handle closed with the removal, in one round trip */
+  assert_int_equal(smb3_unlink(a, "down1/a"), 0);
+  smb3_file *h = d1.dh;
+  if (h)
+    lt_untrack((void **)lt_files, h);
+  else if (smb3_open(a, "down1", O_RDONLY | O_DIRECTORY, &h, NULL))
+    fail_msg("open of the directory: %s", smb3_last_error(a));
+  struct smb3_stats st0, st1;
+  smb3_get_stats(a, &st0);
+  struct donewait w = {0};
+  assert_int_equal(smb3_close_rmdir_async(a, h, "down1", done_cb, &w), 0);
+  pthread_mutex_lock(&mu);
+  while (!w.calls)
+    pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+  smb3_get_stats(a, &st1);
+  if (w.rc) fail_msg("close_rmdir: %d %s", w.rc, smb3_last_error(a));
+  if (lt_exists("down1"))
+    fail_msg("the directory stayed after close_rmdir answered: its handle was not closed first");
+  assert_int_equal(st1.round_trips - st0.round_trips, 1);
+  /* NULL: a plain rmdir */
+  if (d2.dh) {
+    lt_untrack((void **)lt_files, d2.dh);
+    assert_int_equal(smb3_close(d2.dh), 0);
+  }
+  w.calls = 0;
+  assert_int_equal(smb3_close_rmdir_async(a, NULL, "down2", done_cb, &w), 0);
+  pthread_mutex_lock(&mu);
+  while (!w.calls)
+    pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+  assert_int_equal(w.rc, 0);
+  assert_false(lt_exists("down2"));
+  lt_disconnect(a);
+  lt_unguard();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_lease_311, lt_teardown),
@@ -298,6 +401,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_lease_21, lt_teardown),
       cmocka_unit_test_teardown(test_oplock_202, lt_teardown),
       cmocka_unit_test_teardown(test_dir_lease, lt_teardown),
+      cmocka_unit_test_teardown(test_dir_lease_own, lt_teardown),
   };
   return cmocka_run_group_tests_name("lib_lease", tests, NULL, NULL);
 }
