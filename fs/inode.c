@@ -389,12 +389,32 @@ struct fs_inode *inode_link_kept(struct fs_ctx *fs, struct fs_inode *parent, con
   return known ? in : inode_link(fs, parent, name, st, asked);
 }
 
+/* The kernel forgot in (table lock held): the next lookup of its name, or a readdir, may take the
+ * entry of its directory's kept listing for it. A listing whose entry differs from what this
+ * mount knows of the file (it wrote or set it since the listing was asked for: such a change of
+ * its own moves no name, and no directory lease break tells of it) is spoiled, so the server is
+ * asked again. */
+static void forgotten(struct fs_inode *in) {
+  struct fs_inode *dir = in->parent;
+  if (!dir || !in->name) return;
+  pthread_mutex_lock(&in->lock);
+  struct smb3_stat st = in->st;
+  pthread_mutex_unlock(&in->lock);
+  if (st.is_dir) return;
+  pthread_mutex_lock(&dir->lock);
+  const struct fs_dent *d = dircache_find(dir->dl, in->name);
+  if (d && (d->st.size != st.size || d->st.mtime.sec != st.mtime.sec || d->st.mtime.nsec != st.mtime.nsec))
+    dircache_spoil(dir->dl);
+  pthread_mutex_unlock(&dir->lock);
+}
+
 void inode_forget(struct fs_ctx *fs, fuse_ino_t nodeid, uint64_t n) {
   struct inode_table *t = fs->it;
   if (nodeid == FUSE_ROOT_ID) return;
   pthread_mutex_lock(&t->lock);
   struct fs_inode *in = (struct fs_inode *)(uintptr_t)nodeid;
   in->nlookup = in->nlookup > n ? in->nlookup - n : 0;
+  if (!in->nlookup) forgotten(in);
   in->refs++;
   put_locked(t, in);
   pthread_mutex_unlock(&t->lock);

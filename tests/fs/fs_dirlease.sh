@@ -6,12 +6,15 @@
 # - another SMB client's new, removed and rewritten names break the lease (counted) and show to
 #   the next lookup;
 # - this mount renames a directory below which it holds leases, and removes a leased directory;
+# - this mount's own changes in a leased directory do not break the lease, and show (also once the
+#   kernel forgot the names: a file rewritten here is not answered from the listing of before);
 # - without the option no lease is asked for.
 source "$(dirname "$0")/lib.sh"
 D=$SMB3_TEST_SHARE_DIR
-mkdir -p "$D/dl" "$D/dl2/sub" "$D/dl4" "$D/dl5" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/dl/f$i"; done
+mkdir -p "$D/dl" "$D/dl2/sub" "$D/dl4" "$D/dl5" "$D/dl6" "$D/dl7" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/dl/f$i"; done
 echo x >"$D/dl2/sub/x"
-chown -R "$(stat -c %u "$D")" "$D/dl" "$D/dl2" "$D/dl4" "$D/dl5"
+echo a >"$D/dl6/a" && echo b >"$D/dl6/b"
+chown -R "$(stat -c %u "$D")" "$D/dl" "$D/dl2" "$D/dl4" "$D/dl5" "$D/dl6" "$D/dl7"
 mount_into M "dirleases,actimeo=1"
 mount_into N "actimeo=1"
 "$PYTHON" - "$M" "$N" "$D" "$SMB3" "$SMB3_TEST_URL" "${SMB3_TEST_SAMBA:-system}" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "directory leases: $(cat "$WORK/py")"; }
@@ -108,6 +111,47 @@ other("rmdir", url + "/dl5")
 check("... removed by another client: gone on the server", not os.path.exists(d + "/dl5"))
 expire()
 check("... and here", lstat(m + "/dl5") is None)
+# this mount's own changes in a leased directory do not break its lease (its CREATEs name the lease
+# as their parent's: ParentLeaseKey), and show: a file made, one rewritten longer, one renamed
+check("two more directories listed", sorted(os.listdir(m + "/dl6")) == ["a", "b"] and os.listdir(m + "/dl7") == [])
+brk, held = st("dir_lease_breaks"), st("dir_leases_held")
+with open(m + "/dl6/c", "w") as f:
+    f.write("ccc")
+with open(m + "/dl6/a", "w") as f:
+    f.write("a much longer content")
+os.rename(m + "/dl6/b", m + "/dl6/b2")
+# another client's change in dl7 breaks that lease; had our own changes broken dl6's, its break
+# (sent while they ran) would have come first and been counted too
+other("mkdir", url + "/dl7/o")
+def breaks_came():
+    for _ in range(600):  # (the break comes on our connection after the other client's answer)
+        if st("dir_lease_breaks") > brk:
+            return True
+        time.sleep(0.05)
+    return False
+if offered:
+    check("another client's change broke its lease", breaks_came())
+    check("... ours did not break ours (%d breaks, %d held of %d)" % (st("dir_lease_breaks") - brk,
+          st("dir_leases_held"), held), st("dir_lease_breaks") - brk == 1 and st("dir_leases_held") == held - 1)
+def forget():  # what the kernel knew of names: each is looked up again, from the kept listing
+    subprocess.run(["sync"])
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("2")
+forget()
+got = {x: lstat(m + "/dl6/" + x) for x in ("a", "b", "b2", "c")}
+check("... and our changes show after the kernel forgot the names: %s" % {x: v and v.st_size for x, v in got.items()},
+      got["a"] and got["a"].st_size == 21 and got["b"] is None and got["b2"] and got["b2"].st_size == 2
+      and got["c"] and got["c"].st_size == 3)
+# a file rewritten here, no name changed: a listing asked for before is not served for it once the
+# kernel forgot it (the lease is not broken by our own write)
+check("dl6 listed again", sorted(os.listdir(m + "/dl6")) == ["a", "b2", "c"])
+fd = os.open(m + "/dl6/c", os.O_WRONLY | os.O_APPEND)  # (no O_CREAT: the kernel sends an OPEN, not a CREATE)
+os.write(fd, b"+six!!")
+os.close(fd)
+forget()
+c = lstat(m + "/dl6/c")
+check("... a file rewritten by this mount, forgotten by the kernel: its new size (%s)" % (c and c.st_size),
+      c is not None and c.st_size == 9)
 # without the option: nothing asked for
 os.listdir(n + "/dl3")
 os.listdir(n + "/dl3/sub")
