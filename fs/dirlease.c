@@ -72,7 +72,7 @@ void dirlease_drop(struct fs_inode *dir) {
 }
 
 void dirlease_free(struct fs_inode *dir) {
-  if (!dir->dlh) return;
+  if (!dir->dlh) return; /* (not take(): the inode's listing is freed already) */
   atomic_fetch_sub(&held, 1);
   smb3_close_async(dir->dlh, NULL, NULL);
   dir->dlh = NULL;

@@ -271,13 +271,18 @@ static void run_waiters(struct fs_inode *in, struct wb_waiter *list) {
   }
 }
 
+/* The mount's data is over its budget (many files at once): writers go small (see over_bound). */
+static int over_budget(const struct fs_ctx *fs) {
+  return !budget_room(&fs->mem, 0);
+}
+
 /* Is the writer of in over its bound (in->lock held)? Its own bound (wb_bound), or, while the
  * mount's data is over its budget (many files at once), more than one piece (wb_tight): it then
  * waits for its own WRITEs (never for another file's), so that what each writer holds beyond the
  * cap stays small however many write at once. */
 static int over_bound(const struct fs_ctx *fs, const struct wb_state *w) {
   size_t dirty = w->inflight_bytes + w->open.bytes;
-  return dirty > wb_bound(fs) || (dirty > wb_tight(fs) && !budget_room(&fs->mem, 0));
+  return dirty > wb_bound(fs) || (dirty > wb_tight(fs) && over_budget(fs));
 }
 
 static struct wb_parked *take_parked(struct fs_ctx *fs, struct fs_inode *in) {
@@ -415,7 +420,7 @@ static void extent_grew(void *ctx, struct extent *e, size_t more) {
 
 /* The mount's data is over its budget: see over_bound. */
 static int extent_tight(void *ctx) {
-  return !budget_room(&((struct absorb *)ctx)->fs->mem, 0);
+  return over_budget(((struct absorb *)ctx)->fs);
 }
 
 static const struct extent_ops wb_extent_ops = {extent_make, extent_seal, extent_bury, extent_grew,
@@ -448,7 +453,7 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
     err = absorb(fh, buf, size, off, &send, &dead);
     if (off + size > in->st.size) in->st.size = off + size;
   }
-  if (!err && w->open.bytes >= wb_tight(fs) && !budget_room(&fs->mem, 0)) { /* see over_bound */
+  if (!err && w->open.bytes >= wb_tight(fs) && over_budget(fs)) { /* see over_bound */
     struct absorb a = {in, &send, &dead, fs};
     extents_seal_all(&w->open, &wb_extent_ops, &a);
   }
