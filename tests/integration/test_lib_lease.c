@@ -302,6 +302,13 @@ static void done_cb(int rc, void *arg) {
   pthread_cond_broadcast(&cv);
   pthread_mutex_unlock(&mu);
 }
+static int wait_done(struct donewait *w) {
+  pthread_mutex_lock(&mu);
+  while (!w->calls)
+    pthread_cond_wait(&cv, &mu);
+  pthread_mutex_unlock(&mu);
+  return w->rc;
+}
 
 /* A directory lease is not broken by its own client's changes in the directory (the ParentLeaseKey
  * its CREATEs carry: Samba 4.22 skips the lease they name), while another client's change breaks
@@ -368,12 +375,9 @@ static void test_dir_lease_own(void **s) {
   smb3_get_stats(a, &st0);
   struct donewait w = {0};
   assert_int_equal(smb3_close_rmdir_async(a, h, "down1", done_cb, &w), 0);
-  pthread_mutex_lock(&mu);
-  while (!w.calls)
-    pthread_cond_wait(&cv, &mu);
-  pthread_mutex_unlock(&mu);
+  int rc = wait_done(&w);
   smb3_get_stats(a, &st1);
-  if (w.rc) fail_msg("close_rmdir: %d %s", w.rc, smb3_last_error(a));
+  if (rc) fail_msg("close_rmdir: %d %s", rc, smb3_last_error(a));
   if (lt_exists("down1"))
     fail_msg("the directory stayed after close_rmdir answered: its handle was not closed first");
   assert_int_equal(st1.round_trips - st0.round_trips, 1);
@@ -384,11 +388,7 @@ static void test_dir_lease_own(void **s) {
   }
   w.calls = 0;
   assert_int_equal(smb3_close_rmdir_async(a, NULL, "down2", done_cb, &w), 0);
-  pthread_mutex_lock(&mu);
-  while (!w.calls)
-    pthread_cond_wait(&cv, &mu);
-  pthread_mutex_unlock(&mu);
-  assert_int_equal(w.rc, 0);
+  assert_int_equal(wait_done(&w), 0);
   assert_false(lt_exists("down2"));
   lt_disconnect(a);
   lt_unguard();
