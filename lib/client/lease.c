@@ -66,7 +66,7 @@ void lease_untrack(smb3_file *f) {
     for (smb3_file **p = &c->dleased; *p; p = &(*p)->dl_next)
       if (*p == f) {
         *p = f->dl_next;
-        c->n_dleased--;
+        __atomic_sub_fetch(&c->n_dleased, 1, __ATOMIC_RELAXED); /* (dirlease_parent reads it unlocked) */
         break;
       }
   f->dl_tracked = 0;
@@ -86,7 +86,7 @@ void dirlease_track(smb3_file *dh, const uint8_t key[16]) {
   dh->dl_tracked = 1;
   dh->dl_next = c->dleased;
   c->dleased = dh;
-  c->n_dleased++;
+  __atomic_add_fetch(&c->n_dleased, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&c->ol_lock);
 }
 
