@@ -403,8 +403,7 @@ static void forgotten(struct fs_inode *in) {
   if (st.is_dir) return;
   pthread_mutex_lock(&dir->lock);
   const struct fs_dent *d = dircache_find(dir->dl, in->name);
-  if (d && (d->st.size != st.size || d->st.mtime.sec != st.mtime.sec || d->st.mtime.nsec != st.mtime.nsec))
-    dircache_spoil(dir->dl);
+  if (d && !fs_same_version(d->st.size, d->st.mtime, &st)) dircache_spoil(dir->dl);
   pthread_mutex_unlock(&dir->lock);
 }
 
