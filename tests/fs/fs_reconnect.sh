@@ -210,11 +210,14 @@ c0=$(stats "$M" creates_deferred)
 "$PYTHON" - "$M" "$D" "$SMB3_TEST_PORT" <<'PY' >"$WORK/py" 2>&1 && ok "$(tail -1 "$WORK/py")" || bad "put-off create across a loss: $(cat "$WORK/py")"
 import os, re, signal, subprocess, sys
 m, d, port = sys.argv[1:]
-os.mkdir(m + "/made")
 ss = subprocess.run(["ss", "-Htnp", "state", "established", "( sport = :%s )" % port],
                     capture_output=True, text=True, check=True).stdout
 pids = {int(p) for p in re.findall(r"pid=(\d+)", ss)}
 assert pids, "no smbd connection found: " + ss
+# (the mkdir right before the create: the mount knows the new directory empty for actimeo after
+# making it, and only then puts the create off; a process started in between, under load, took
+# longer than that once in CI)
+os.mkdir(m + "/made")
 fd = os.open(m + "/made/new", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)  # (no process started from here on)
 os.write(fd, b"across the loss\n")
 for p in pids:
