@@ -29,15 +29,17 @@ struct closeq {
   pthread_t thread;
   struct cq_item *head, **tail;
   int n;
-  double due;   /* when the oldest queued handle must go */
-  double srtt;  /* smoothed seconds from a batch's sending to its answer (0: none yet) */
-  int inflight; /* batches sent, not completed */
-  int urgent;   /* a drain waits: send everything now */
+  double due;            /* when the oldest queued handle must go */
+  double srtt;           /* smoothed seconds from a batch's sending to its answer (0: none yet) */
+  int inflight;          /* batches sent, not completed ... */
+  struct cq_batch *sent; /* ... these */
+  int urgent;            /* a drain waits: send everything now */
   int stop;
   struct cq_wait *waiters;
 };
 
 struct cq_batch {
+  struct cq_batch *next, **pprev; /* on q->sent */
   struct fs_ctx *fs;
   int n;
   double sent; /* fs_now() when it left */
@@ -73,6 +75,8 @@ static void batch_done(int rc, void *arg) {
   pthread_mutex_lock(&q->lock);
   if (!rc) q->srtt = q->srtt > 0 ? q->srtt + (took - q->srtt) / 8 : took;
   q->inflight--;
+  *b->pprev = b->next;
+  if (b->next) b->next->pprev = b->pprev;
   struct cq_wait *w = take_waiters(q);
   pthread_mutex_unlock(&q->lock);
   free(b);
@@ -110,6 +114,10 @@ static struct cq_batch *take_batch(struct closeq *q, struct fs_ctx *fs, smb3_fil
   while (*q->tail)
     q->tail = &(*q->tail)->next;
   q->inflight++;
+  b->next = q->sent;
+  b->pprev = &q->sent;
+  if (q->sent) q->sent->pprev = &b->next;
+  q->sent = b;
   return b;
 }
 
@@ -238,4 +246,40 @@ void closeq_drain(struct fs_ctx *fs, void (*then)(void *), void *arg) {
   q->urgent = 1;
   pthread_cond_signal(&q->cond);
   pthread_mutex_unlock(&q->lock);
+}
+
+int closeq_take(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_client *c, struct fs_file **fh,
+                smb3_file **f) {
+  struct closeq *q = fs->closeq;
+  *fh = NULL;
+  *f = NULL;
+  if (!q) return 0;
+  pthread_mutex_lock(&q->lock);
+  /* a file the caller does not know by that name: the one whose handle was opened by it */
+  for (struct cq_item *it = q->head; it && !in; it = it->next)
+    if (it->path && !strcmp(it->path, path)) in = it->fh->in;
+  int mine = 0;
+  struct cq_item **at = NULL;
+  for (struct cq_item **pp = &q->head; *pp; pp = &(*pp)->next)
+    if ((*pp)->fh->in == in || ((*pp)->path && !strcmp((*pp)->path, path))) mine++, at = pp;
+  int sent = 0; /* one of in's CLOSEs on its way: the server may not have done it yet */
+  for (struct cq_batch *b = q->sent; b && !sent; b = b->next)
+    for (int i = 0; i < b->n && !sent; i++)
+      sent = b->fh[i]->in == in;
+  /* (a drain waiting: it was promised everything queued before it, this handle too) */
+  int rc = !in && (q->n || q->sent)                                                        ? -1
+           : sent || mine > 1 || (mine && (q->waiters || smb3_file_client((*at)->f) != c)) ? -1
+                                                                                           : mine;
+  if (rc == 1) {
+    struct cq_item *it = *at;
+    *at = it->next;
+    if (q->tail == &it->next) q->tail = at;
+    q->n--;
+    *fh = it->fh;
+    *f = it->f;
+    free(it->path);
+    free(it);
+  }
+  pthread_mutex_unlock(&q->lock);
+  return rc;
 }

@@ -13,8 +13,10 @@
  * close), while one whose write time was set keeps that time. Never one of a file byte-range locks
  * were taken on (a CLOSE drops what the handle held), nor under cache=loose (its writers' CLOSE
  * brings the attributes back).
- * A namespace operation (unlink, rmdir, rename, link) first waits for the queue (closeq_drain):
- * a file still open on the server would stay delete-pending, and its directory would not be empty. */
+ * A namespace operation (rmdir, rename) first waits for the queue (closeq_drain): a file still open
+ * on the server would stay delete-pending, and its directory would not be empty. An unlink closes
+ * the file's own waiting handle in its compound instead (closeq_take), and waits for the queue
+ * only when that cannot be done. */
 #ifndef SMB3FS_CLOSEQ_H
 #define SMB3FS_CLOSEQ_H
 
@@ -43,6 +45,15 @@ int closeq_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path, in
  * acknowledged (notifier.c), so that the other client's open, which waits for the acknowledgment,
  * does not find a handle the application closed already (a delete would stay pending on it). */
 int closeq_holds(struct fs_ctx *fs, struct fs_inode *in);
+/* A removal of the file at path (in: its inode, or NULL when the mount knows none by that name;
+ * an unlink through connection c) needs that file's handles closed first, not the others': 1 =
+ * the one queued handle of it (of in, or opened by path) was taken out of the queue (*f, to close
+ * in the removal's own compound, smb3_close_unlink_async; file_put(*fh) once that is done); 0 =
+ * none of it waits or is on its way; -1 = more than one, one of another connection, one whose
+ * CLOSE is on its way, a drain already waiting, or handles waiting while the file is unknown
+ * (another name of one of theirs, a hard link): drain the queue (closeq_drain). */
+int closeq_take(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_client *c, struct fs_file **fh,
+                smb3_file **f);
 /* then(arg) once nothing queued before this call is still open: at once when the queue is
  * empty, else on the I/O thread. */
 void closeq_drain(struct fs_ctx *fs, void (*then)(void *arg), void *arg);

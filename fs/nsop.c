@@ -5,6 +5,7 @@
 
 #include "conn.h"
 #include "dfs.h"
+#include "file.h"
 #include "nsop.h"
 
 struct nsop *nsop_new(fuse_req_t req) {
@@ -18,7 +19,17 @@ struct nsop *nsop_new(fuse_req_t req) {
   return o;
 }
 
+static void closing_closed(int rc, void *arg) {
+  (void)rc; /* (its data was on the server before it was queued, closeq.h) */
+  file_put(arg);
+}
+
 void nsop_free(struct nsop *o) {
+  if (o->closing) { /* never handed over: closed on its own, as the queue would have */
+    if (smb3_close_async(o->closing, closing_closed, o->closing_fh)) file_put(o->closing_fh);
+  } else if (o->closing_fh) {
+    file_put(o->closing_fh);
+  }
   inode_put(o->fs, o->in);
   inode_put(o->fs, o->parent);
   inode_put(o->fs, o->newparent);

@@ -407,19 +407,12 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 }
 
 /* ---- hard links: the new name's entry is the same inode (found by its server file id) ---- */
-static void link_done(int rc, void *arg) {
+/* The link and the file's attributes after it (its new link count) came in one compound. */
+static void link_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
-  o->sending = 0; /* it left: never again */
-  if (rc) {
-    nsop_finish_smb(o, rc);
-    return;
-  }
-  dircache_ns_changed(o->fs); /* (as at its start: nor one asked while it was on its way) */
-  o->asked = fs_now();
-  struct fs_route r;
-  fs_route(o->fs, o->path, &r);
-  nsop_submitted(o, smb3_stat_async(r.c, r.path, entry_done, o));
-  fs_route_done(&r);
+  o->sending = 0;                      /* it left: never again */
+  if (!rc) dircache_ns_changed(o->fs); /* (as at its start: nor one asked while it was on its way) */
+  entry_done(rc, st, o);
 }
 
 static void link_start(struct nsop *o) {
@@ -433,12 +426,13 @@ static void link_start(struct nsop *o) {
   struct fs_route r1, r2;
   int xdev = fs_route2(o->fs, o->dest, o->path, &r1, &r2);
   o->retry.conn = r1.c;
+  o->asked = fs_now();
   o->sending = 1;
-  nsop_submitted(o, xdev ? xdev : smb3_link_async(r1.c, r1.path, r2.path, link_done, o));
+  nsop_submitted(o, xdev ? xdev : smb3_link_stat_async(r1.c, r1.path, r2.path, link_done, o));
   fs_route2_done(&r1, &r2);
 }
 
-/* Reply: I/O thread (the link, then the stat of the new name); reconnect thread if it waited. */
+/* Reply: I/O thread (the link with the file's attributes); reconnect thread if it waited. */
 static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
   /* every directory: the file's link count changes in the listings of its other names */
   dircache_ns_changed(fuse_req_userdata(req));
@@ -481,10 +475,12 @@ static void unlink_done(int rc, void *arg) {
   nsop_finish_smb(o, rc);
 }
 
-static int victim_open(struct fs_inode *v) {
+/* Is the victim open, but for the handle its unlink closes in its own compound (o->closing)? */
+static int victim_open(struct nsop *o) {
+  struct fs_inode *v = o->victim;
   if (!v) return 0;
   pthread_mutex_lock(&v->lock);
-  int n = v->nopen;
+  int n = v->nopen - (o->closing && o->closing_fh->in == v);
   pthread_mutex_unlock(&v->lock);
   return n > 0;
 }
@@ -537,8 +533,11 @@ static void remove_start(struct nsop *o) {
   if (o->rmdir) /* its directory lease's handle, if it holds one, closed in the same compound */
     nsop_submitted(
         o, smb3_close_rmdir_async(r.c, o->victim ? dirlease_take(o->victim) : NULL, r.path, unlink_done, o));
-  else
-    nsop_submitted(o, smb3_unlink_async(r.c, r.path, unlink_done, o));
+  else { /* the file's own handle that waited to be closed, closed in the same compound */
+    smb3_file *f = o->closing;
+    o->closing = NULL;
+    nsop_submitted(o, smb3_close_unlink_async(r.c, f, r.path, unlink_done, o));
+  }
   fs_route_done(&r);
 }
 
@@ -546,7 +545,7 @@ static void remove_start(struct nsop *o) {
  * would only become delete-pending, and keep its directory from being empty. */
 static void remove_go(void *arg) {
   struct nsop *o = arg;
-  if (!o->rmdir && victim_open(o->victim)) {
+  if (!o->rmdir && victim_open(o)) {
     nsop_submitted(o, start_silly(o, o->parent, o->path, unlink_silly_done));
     return;
   }
@@ -569,6 +568,17 @@ static void entry_remove(fuse_req_t req, fuse_ino_t parent, const char *name, in
   if (!o) return;
   o->victim = inode_find_child(o->fs, o->parent, name);
   o->rmdir = rmdir;
+  /* An unlink needs only the file's own handles closed: one that waits goes in its compound. */
+  if (!rmdir) {
+    struct fs_route r;
+    smb3_client *c = fs_route_c(o->fs, o->path, &r);
+    int took = closeq_take(o->fs, o->victim, o->path, c, &o->closing_fh, &o->closing);
+    fs_route_done(&r);
+    if (took >= 0) {
+      remove_drained(o);
+      return;
+    }
+  }
   closeq_drain(o->fs, remove_drained, o);
 }
 
@@ -656,7 +666,7 @@ static void rename_flushed(int err, void *arg) {
   (void)err;
   struct nsop *o = arg;
   /* Samba refuses to replace a file that is open: move an open target out of the way first. */
-  if (o->replace && o->victim && o->victim != o->in && victim_open(o->victim)) {
+  if (o->replace && o->victim && o->victim != o->in && victim_open(o)) {
     nsop_submitted(o, start_silly(o, o->newparent, o->dest, rename_silly_done));
     return;
   }

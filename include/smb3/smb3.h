@@ -638,10 +638,20 @@ int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *ar
  * own. */
 int smb3_close_rmdir_async(smb3_client *c, smb3_file *f, const char *path, smb3_done_cb cb, void *arg);
 int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg);
+/* smb3_unlink_async with f (an open handle of c's, or NULL) closed in the same compound before the
+ * removal: a handle of the file itself, which would otherwise leave it delete-pending (or cost a
+ * round trip of its own first). f is freed by this call whatever it returns; its CLOSE failing
+ * does not fail the removal. f of another client is closed on its own. */
+int smb3_close_unlink_async(smb3_client *c, smb3_file *f, const char *path, smb3_done_cb cb, void *arg);
 /* The call also returns SMB3_ENAMETOOLONG for a target name that cannot be encoded. */
 int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb,
                       void *arg);
 int smb3_link_async(smb3_client *c, const char *existing, const char *newpath, smb3_done_cb cb, void *arg);
+/* smb3_link_async, and the file's attributes afterwards (its link count included, as
+ * smb3_stat_async gives them) from the same compound: CREATE + SET_INFO + QUERY_INFO + CLOSE, one
+ * round trip. A failure of the QUERY_INFO alone (the link made) is reported as the call's. */
+int smb3_link_stat_async(smb3_client *c, const char *existing, const char *newpath, smb3_stat_cb cb,
+                         void *arg);
 int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_done_cb cb, void *arg);
 /* Set times (NULL = unchanged) and attributes (0 = unchanged) in one compound. */
 int smb3_setattr_async(smb3_client *c, const char *path, const struct timespec_smb3 *atime,

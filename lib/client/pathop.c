@@ -714,6 +714,7 @@ static void complete(struct pathop *op, int rc) {
       op->cb.done(rc, op->arg);
     break;
   case OP_SETATTR:
+  case OP_LINK:
     if (op->then_stat)
       op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
     else

@@ -72,7 +72,8 @@ struct pathop {
   uint8_t wr_basic[40];
   int64_t wr_got; /* bytes written, or SMB3_E* of the WRITE or SET_INFO (the open stands either way) */
   int mkdir_stat; /* OP_MKDIR: report the new directory's attributes (cb.stat) */
-  int then_stat;  /* OP_SETATTR: a QUERY_INFO of the attributes after the SET_INFO, before the CLOSE (cb.stat)
+  int then_stat;  /* OP_SETATTR, OP_LINK: a QUERY_INFO of the attributes after the SET_INFO, before the CLOSE
+                   * (cb.stat)
                    */
   int close_stat; /* OP_CLOSE: ask for the attributes at close (cb.stat) */
   int no_attrs;   /* OP_CLOSE: the server sent none (cb.stat gets NULL) */

@@ -311,8 +311,30 @@ int smb3_mkdir_mode_async(smb3_client *c, const char *path, uint32_t mode, smb3_
 }
 
 int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *arg) {
+  return smb3_close_unlink_async(c, NULL, path, cb, arg);
+}
+
+/* A removal with f (or NULL) as the lead CLOSE of its compound (steps.c: closed before it, in the
+ * same round trip); another connection's handle is closed on its own. On failure f is freed and cb
+ * never runs. */
+static int remove_op(smb3_client *c, smb3_file *f, enum pathop_kind kind, const char *path, smb3_done_cb cb,
+                     void *arg, struct pathop **out) {
+  if (f && f->c != c) { /* another connection's handle (DFS): closed on its own */
+    (void)smb3_close_async(f, NULL, NULL);
+    f = NULL;
+  }
+  int rc = done_async(c, kind, path, cb, arg, out);
+  if (rc) {
+    if (f) (void)smb3_close_async(f, NULL, NULL);
+    return rc;
+  }
+  (*out)->lead = f;
+  return 0;
+}
+
+int smb3_close_unlink_async(smb3_client *c, smb3_file *f, const char *path, smb3_done_cb cb, void *arg) {
   struct pathop *op;
-  int rc = done_async(c, OP_UNLINK, path, cb, arg, &op);
+  int rc = remove_op(c, f, OP_UNLINK, path, cb, arg, &op);
   return rc ? rc : op_async(op);
 }
 
@@ -352,19 +374,10 @@ int smb3_rmdir_async(smb3_client *c, const char *path, smb3_done_cb cb, void *ar
 }
 
 int smb3_close_rmdir_async(smb3_client *c, smb3_file *f, const char *path, smb3_done_cb cb, void *arg) {
-  if (f && f->c != c) { /* another connection's handle (DFS): closed on its own */
-    (void)smb3_close_async(f, NULL, NULL);
-    f = NULL;
-  }
   struct pathop *op;
   uint8_t one = 1;
-  int rc = done_async(c, OP_RMDIR, path, cb, arg, &op);
-  if (rc) {
-    if (f) (void)smb3_close_async(f, NULL, NULL);
-    return rc;
-  }
-  op->lead = f;
-  return with_buf_async(op, set_buf(op, &one, 1));
+  int rc = remove_op(c, f, OP_RMDIR, path, cb, arg, &op);
+  return rc ? rc : with_buf_async(op, set_buf(op, &one, 1));
 }
 
 static int rename_or_link_async(smb3_client *c, enum pathop_kind kind, const char *from, const char *to,
@@ -380,6 +393,14 @@ int smb3_rename_async(smb3_client *c, const char *from, const char *to, int repl
 }
 int smb3_link_async(smb3_client *c, const char *existing, const char *newpath, smb3_done_cb cb, void *arg) {
   return rename_or_link_async(c, OP_LINK, existing, newpath, 0, cb, arg);
+}
+
+int smb3_link_stat_async(smb3_client *c, const char *existing, const char *newpath, smb3_stat_cb cb,
+                         void *arg) {
+  if (!newpath) return SMB3_EINVAL;
+  ASYNC_OP(OP_LINK, existing, stat, cb);
+  op->then_stat = 1;
+  return with_buf_async(op, rename_buf(op, newpath, 0));
 }
 
 int smb3_truncate_async(smb3_client *c, const char *path, uint64_t size, smb3_done_cb cb, void *arg) {

@@ -466,6 +466,38 @@ static void meta(const char *mode, const char *opts, const char *p) {
   SAME_RC("rename onto existing", o->rc, rc);
   assert_int_equal(rc, SMB3_EEXIST);
 
+  /* link with attributes: the new name is the same file, whose attributes (its two links) come
+   * in the round trips of a plain setattr (CREATE + SET_INFO + QUERY_INFO + CLOSE); onto an
+   * existing name it fails as smb3_link does, with no attributes */
+  smb3_get_stats(c, &b0);
+  RUN1(smb3_link_stat_async(c, N("ren_c"), N("link_c"), stat_cb, o));
+  smb3_get_stats(c, &b1);
+  SAME_RC("link_stat", o->rc, 0);
+  if (!o->have_st) fail_msg("link_stat (%s): no attributes given to the callback", mode);
+  assert_int_equal(b1.round_trips - b0.round_trips, strcmp(mode, "compound") ? 4 : 1);
+  assert_int_equal(lt_stat_local(N("link_c")).st_ino, lt_stat_local(N("ren_c")).st_ino);
+  assert_int_equal(o->st.nlink, 2);
+  assert_int_equal(smb3_stat(c, N("link_c"), &sst), 0);
+  assert_true(o->st.ino == sst.ino);
+  rc = smb3_link(c, N("ren_c"), N("link_c"));
+  RUN1(smb3_link_stat_async(c, N("ren_c"), N("link_c"), stat_cb, o));
+  SAME_RC("link_stat onto existing", o->rc, rc);
+  assert_int_equal(rc, SMB3_EEXIST);
+  if (o->have_st) fail_msg("link_stat existing (%s): attributes given with an error", mode);
+  assert_int_equal(smb3_unlink(c, N("link_c")), 0);
+
+  /* unlink with a handle of the file closed in the same compound, before the removal: one round
+   * trip, and the name gone at once (a handle still open would keep it delete-pending) */
+  lt_write_local(N("cu"), "cu", 2);
+  smb3_file *cuf = NULL;
+  assert_int_equal(smb3_open(c, N("cu"), O_RDONLY, &cuf, NULL), 0);
+  smb3_get_stats(c, &b0);
+  RUN1(smb3_close_unlink_async(c, cuf, N("cu"), done_cb, o));
+  smb3_get_stats(c, &b1);
+  SAME_RC("close_unlink", o->rc, 0);
+  assert_int_equal(b1.round_trips - b0.round_trips, strcmp(mode, "compound") ? 3 : 1);
+  assert_false(lt_exists(N("cu")));
+
   /* truncate, rmdir */
   RUN1(smb3_truncate_async(c, file, 10, done_cb, o));
   SAME_RC("truncate", o->rc, 0);
