@@ -179,6 +179,10 @@ double dircache_asked(const struct fs_dlist *d) {
   return d->asked;
 }
 
+uint64_t dircache_list_gen(const struct fs_dlist *d) {
+  return d->gen;
+}
+
 void dircache_spoil(struct fs_dlist *d) {
   if (d) d->asked = -1e300, d->leased = 0;
 }

@@ -83,7 +83,8 @@ int dircache_absent(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_ui
  * the first) in the listing's order, then in name order, without repeats; copies into out, the
  * count is returned (free each). ENOMEM: fewer. */
 size_t dircache_dirs_after(const struct fs_dlist *d, const char *after, char **out, size_t k);
-double dircache_asked(const struct fs_dlist *d); /* when it was asked for (fs_now()) */
+double dircache_asked(const struct fs_dlist *d);      /* when it was asked for (fs_now()) */
+uint64_t dircache_list_gen(const struct fs_dlist *d); /* fs->ns_gen when it was asked for */
 /* Never served or used again (something showed it wrong); it still names what it held. */
 void dircache_spoil(struct fs_dlist *d);
 /* A copy of d's entries for a directory handle (NULL on ENOMEM; free with dircache_free_entries);

@@ -60,6 +60,15 @@ static int confirms(struct fs_inode *in, const struct smb3_stat *e) {
   return !e->posix || (s->mode == e->mode && s->uid == e->uid && s->gid == e->gid && s->nlink == e->nlink);
 }
 
+/* Whether a listing's entry e shows the directory in as a stat would, but for the times (and the
+ * size and attributes) that the mount's own changes in it moved: the mount notes those with its own
+ * clock (inode_dir_changed), which no listing matches. (Not on a POSIX share: confirms.) */
+static int same_dir(const struct fs_inode *in, const struct smb3_stat *e) {
+  const struct smb3_stat *s = &in->st;
+  return e->ino && !(e->attributes & ATTR_REPARSE_POINT) && !in->nopen && !in->opening && !in->unlinked &&
+         s->ino == e->ino && s->is_dir && e->is_dir && !s->posix && !e->posix;
+}
+
 /* Whether a listing's entry may stand for a stat of a name the mount has no inode of, as readdirplus
  * gives it: not for an entry without a file id or for a reparse point (a symlink file is read by
  * the lookup, as after a stat). */
@@ -76,10 +85,12 @@ static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, str
                   double *asked) {
   struct smb3_stat e;
   int r = RL_NO, fresh = 0;
+  uint64_t gen = 0;
   pthread_mutex_lock(&dir->lock);
   const struct fs_dent *d = dircache_find(dir->dl, name);
   if (d) {
     e = d->st;
+    gen = dircache_list_gen(dir->dl);
     *asked = dircache_vouched(dir->dl);
     fresh = dircache_fresh(fs, dir->dl, &dir->ns_moved);
     r = dircache_recent(fs, dir->dl) ? RL_ASK : dircache_count(dir->dl) <= RELIST_MAX ? RL_STALE : RL_NO;
@@ -98,6 +109,21 @@ static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, str
     pthread_mutex_lock(&in->lock);
     if (confirms(in, &e)) {
       *st = in->st; /* its own: a listing has no link count without the POSIX extensions */
+      r = RL_YES;
+    } else if (same_dir(in, &e)) {
+      /* A directory the mount changed (tar filling it, git's object directories): it notes its own
+       * changes with its own clock, which no listing matches. Asked for after the last of them,
+       * the listing has its times after them, as a stat would; asked for before, the mount's own
+       * note of them is the newer one. Either way the listing, recent, shows it there. */
+      *st = in->st;
+      if (dircache_gen_fresh(fs, gen, &in->ns_moved)) {
+        st->atime = e.atime;
+        st->mtime = e.mtime;
+        st->ctime = e.ctime;
+        st->size = e.size;
+        st->alloc_size = e.alloc_size;
+        st->attributes = e.attributes;
+      }
       r = RL_YES;
     }
     pthread_mutex_unlock(&in->lock);

@@ -78,7 +78,17 @@ check("another client's removed name is gone after actimeo", f7 is None)
 check("the rest still the server's", all(lstat(ll + "/" + n).st_size == i for i, n in enumerate(names) if n not in ("f06", "f07")))
 # the directory this mount made, after actimeo: one listing renews what the mount knew of it, and
 # adds what the server has (another client's name); the names it lacks are then answered here again
-lstat(made)  # (the kernel revalidates ll and made first)
+# the directory this mount made and changed (and another client changed): the kernel revalidates it
+# (its entry expired with actimeo); the listing of ll asked for just now (the names above) shows it
+# with the times it has now, which the mount's own note of its changes cannot match: that listing
+# answers, not a stat of its own
+rt = st("round_trips")
+ms = lstat(made)
+srv_made = os.lstat(d + "/ll/made")
+check("a directory this mount changed, its entry expired: a recent listing of its parent answers (%d round trips)"
+      % (st("round_trips") - rt), ms is not None and st("round_trips") == rt)
+check("... with the server's mtime", ms is not None and ms.st_mtime_ns // 100 == srv_made.st_mtime_ns // 100,
+      "%s vs %d" % (ms and ms.st_mtime_ns, srv_made.st_mtime_ns))
 rt, rel, ka = st("round_trips"), st("relists"), st("lookups_known_absent")
 no1 = lstat(made + "/no1")
 check("after actimeo, a name it lacks costs one listing (%d round trips, %d listings, %d answered)"
