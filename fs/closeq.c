@@ -91,13 +91,15 @@ static double delay(const struct closeq *q) {
   return d < CLOSEQ_DELAY ? CLOSEQ_DELAY : d > CLOSEQ_DELAY_MAX ? CLOSEQ_DELAY_MAX : d;
 }
 
-/* Take up to SMB3_CLOSE_MANY_MAX handles of the first one's connection (q->lock held). */
-static struct cq_batch *take_batch(struct closeq *q, struct fs_ctx *fs, smb3_file **files) {
+/* Take up to max (at most SMB3_CLOSE_MANY_MAX) handles of connection c (NULL: the first one's) as a
+ * batch in flight (q->lock held; q->n > 0). NULL: none of c's, or ENOMEM. */
+static struct cq_batch *take_batch(struct closeq *q, struct fs_ctx *fs, smb3_client *c, smb3_file **files,
+                                   int max) {
   struct cq_batch *b = calloc(1, sizeof *b);
   if (!b) return NULL;
   b->fs = fs;
-  smb3_client *c = smb3_file_client(q->head->f);
-  for (struct cq_item **pp = &q->head; *pp && b->n < SMB3_CLOSE_MANY_MAX;) {
+  if (!c) c = smb3_file_client(q->head->f);
+  for (struct cq_item **pp = &q->head; *pp && b->n < max && b->n < SMB3_CLOSE_MANY_MAX;) {
     struct cq_item *it = *pp;
     if (smb3_file_client(it->f) != c) {
       pp = &it->next;
@@ -113,6 +115,10 @@ static struct cq_batch *take_batch(struct closeq *q, struct fs_ctx *fs, smb3_fil
   q->tail = &q->head;
   while (*q->tail)
     q->tail = &(*q->tail)->next;
+  if (!b->n) {
+    free(b);
+    return NULL;
+  }
   q->inflight++;
   b->next = q->sent;
   b->pprev = &q->sent;
@@ -137,7 +143,7 @@ static void *closeq_thread(void *arg) {
       continue;
     }
     smb3_file *files[SMB3_CLOSE_MANY_MAX];
-    struct cq_batch *b = take_batch(q, fs, files);
+    struct cq_batch *b = take_batch(q, fs, NULL, files, SMB3_CLOSE_MANY_MAX);
     if (b) b->sent = fs_now();
     if (q->n) q->due = fs_now(); /* the rest was queued meanwhile: it is due too */
     pthread_mutex_unlock(&q->lock);
@@ -282,4 +288,19 @@ int closeq_take(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_c
   }
   pthread_mutex_unlock(&q->lock);
   return rc;
+}
+
+int closeq_riders(void *arg, smb3_client *c, smb3_file **files, int max, smb3_done_cb *done,
+                  void **done_arg) {
+  struct fs_ctx *fs = arg;
+  struct closeq *q = fs->closeq;
+  if (!q) return 0;
+  pthread_mutex_lock(&q->lock);
+  struct cq_batch *b = q->n && !q->stop ? take_batch(q, fs, c, files, max) : NULL;
+  if (b) b->sent = fs_now();
+  pthread_mutex_unlock(&q->lock);
+  if (!b) return 0;
+  *done = batch_done;
+  *done_arg = b;
+  return b->n;
 }

@@ -54,6 +54,9 @@ int closeq_holds(struct fs_ctx *fs, struct fs_inode *in);
  * (another name of one of theirs, a hard link): drain the queue (closeq_drain). */
 int closeq_take(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_client *c, struct fs_file **fh,
                 smb3_file **f);
+/* smb3_set_close_riders' take (arg: the fs_ctx): the queued handles of c (up to max) go with the
+ * compound c is about to send, as a batch in flight, and cost no round trip of their own. */
+int closeq_riders(void *arg, smb3_client *c, smb3_file **files, int max, smb3_done_cb *done, void **done_arg);
 /* then(arg) once nothing queued before this call is still open: at once when the queue is
  * empty, else on the I/O thread. */
 void closeq_drain(struct fs_ctx *fs, void (*then)(void *arg), void *arg);

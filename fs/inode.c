@@ -655,11 +655,13 @@ double fs_attr_ttl(const struct fs_ctx *fs, const struct fs_inode *in) {
   return fs->actimeo;
 }
 
-void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st) {
+static void set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st, int keep_links) {
   pthread_mutex_lock(&in->lock);
   uint64_t ino = in->srv_id;
   uint64_t rdev = in->st.rdev, ifmt = in->st.mode & S_IFMT;
+  uint32_t nlink = in->st.nlink;
   in->st = *st;
+  if (keep_links && !st->posix && nlink) in->st.nlink = nlink;
   /* a device's numbers (fs_rdev_check) stay what they were while it stays the same device */
   if (!in->st.rdev && (in->st.mode & S_IFMT) == ifmt) in->st.rdev = rdev;
   in->st.ino = ino ? ino : st->ino;
@@ -669,4 +671,20 @@ void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_st
   double ttl = fs_attr_ttl(fs, in);
   in->attr_expiry = ttl > 0 ? fs_now() + ttl : 0;
   pthread_mutex_unlock(&in->lock);
+}
+
+void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st) {
+  set_attr(fs, in, st, 0);
+}
+
+void inode_set_open_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st) {
+  set_attr(fs, in, st, 1);
+}
+
+int itab_has_id(struct fs_ctx *fs, uint64_t id) {
+  if (!id) return 0;
+  pthread_mutex_lock(&fs->it->lock);
+  int has = find_id(fs->it, id) != NULL;
+  pthread_mutex_unlock(&fs->it->lock);
+  return has;
 }

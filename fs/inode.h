@@ -211,6 +211,11 @@ struct fs_inode *inode_by_key(struct fs_ctx *fs, const uint8_t key[16]);
 void itab_make_key(struct fs_ctx *fs, uint64_t generation, uint8_t key[16]);
 /* Attributes: cache st in `in` for fs_attr_ttl() (with the size write-back data still makes). */
 void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st);
+/* The same with the attributes of a CREATE's answer, which has no link count (but on a POSIX
+ * share): the inode keeps the one it had (a hard link's). */
+void inode_set_open_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st);
+/* Whether an inode has the server's file id id (a file the mount knows, maybe by another name). */
+int itab_has_id(struct fs_ctx *fs, uint64_t id);
 /* Is st the version of the file that (size, mtime) recorded? What the page cache (cache.c), the
  * kernel's view under cache=loose (inode.c) and symlink files (symlink.c) are keyed on. */
 static inline int fs_same_version(uint64_t size, struct timespec_smb3 mtime, const struct smb3_stat *st) {

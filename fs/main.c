@@ -424,6 +424,7 @@ static int run(int argc, char **argv) {
   }
   if (closeq_start(&fs)) /* without it every handle is closed at once: slower, not wrong */
     fprintf(stderr, "smb3fs: cannot start the close thread (each file is closed on its own)\n");
+  smb3_set_close_riders(fs.c, closeq_riders, &fs); /* (the reconnect thread moves it to a new connection) */
   if (memtrim_start(&fs)) /* without it the daemon keeps its peak memory: not a reason to fail */
     fprintf(stderr, "smb3fs: cannot start the memory trim thread (memory stays at its peak)\n");
   report(&wfd, 0);
@@ -435,6 +436,7 @@ static int run(int argc, char **argv) {
   reconnect_stop(&fs); /* fs.c stays as it is from here on */
   fs_dfs_free(&fs);    /* the links' connections (their callbacks still reply, and may ask the notifier) */
   smb3_set_break_handler(fs.c, NULL, NULL);
+  smb3_set_close_riders(fs.c, NULL, NULL);
   notifier_stop(&fs);
 out:
   locks_stop(&fs); /* a start that failed half-way (done already otherwise) */

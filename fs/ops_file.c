@@ -207,7 +207,7 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
     fop_fail(o, rc);
     return;
   }
-  inode_set_attr(o->fs, o->in, st); /* the CREATE response carries size and times */
+  inode_set_open_attr(o->fs, o->in, st); /* the CREATE response carries size and times */
   struct fs_file *fh = adopt(o, o->in, f, o->flags & O_TRUNC);
   if (!fh) {
     file_close_quietly(f);

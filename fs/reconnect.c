@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "closeq.h"
 #include "conn.h"
 #include "dircache.h"
 #include "dirlease.h"
@@ -222,6 +223,8 @@ static void *reconnect_main(void *arg) {
      *    lock is held here. */
     smb3_set_break_handler(nc, notifier_break_cb, fs);
     smb3_set_break_handler(old, NULL, NULL);
+    smb3_set_close_riders(nc, closeq_riders, fs);
+    smb3_set_close_riders(old, NULL, NULL);
     /* The invalidations queued at the loss are done (bounded: one can wait for the page of a read
      * that itself waits for this connection) */
     notifier_drain(fs, 0.5);

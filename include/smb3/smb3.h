@@ -785,6 +785,17 @@ smb3_client *smb3_file_client(const smb3_file *f);
  * the call only. smb3_set_break_handler: no I/O. Errors: none. From a callback: yes. */
 typedef void (*smb3_break_cb)(const uint8_t key[16], uint32_t new_state, int ack_required, void *arg);
 void smb3_set_break_handler(smb3_client *c, smb3_break_cb cb, void *arg);
+/* CLOSEs that may wait (nothing the application waits for depends on their answer) ride with the
+ * next compound the client sends for a path operation (a stat, an open, an unlink, ...): before
+ * building one, the library calls take(arg, c, files, max, &done, &done_arg) (on the thread
+ * submitting the operation, with no lock of the library held), which moves up to max open handles
+ * of c's into files and returns how many (0: none). Their CLOSEs go first in the compound, unrelated,
+ * and cost no round trip of their own; once they were answered (or failed: SMB3_E*, the handles are
+ * gone all the same), the library frees the handles and calls done(rc, done_arg) on the I/O thread.
+ * Not with the nocompound option. take NULL: none (the default). No I/O. Errors: none. */
+typedef int (*smb3_riders_cb)(void *arg, smb3_client *c, smb3_file **files, int max, smb3_done_cb *done,
+                              void **done_arg);
+void smb3_set_close_riders(smb3_client *c, smb3_riders_cb take, void *arg);
 /* Errors: the call: SMB3_ENOMEM, CONN; cb (optional, NULL: none): CONN, STATUS (answers that only
  * say the lease or handle is already gone count as success). Callback: on the I/O thread, or on the
  * calling thread before the call returns when nothing was left to acknowledge or every answer came

@@ -35,6 +35,8 @@ struct smb3_client {
   int echo_outstanding;
   smb3_break_cb break_cb; /* guarded by err_lock */
   void *break_arg;
+  smb3_riders_cb riders; /* smb3_set_close_riders; guarded by err_lock */
+  void *riders_arg;
   pthread_mutex_t ol_lock;    /* guards oplocked, dleased and the tracking fields of their files */
   struct smb3_file *oplocked; /* open files holding an oplock (lease.c) */
   struct smb3_file *dleased;  /* open directory handles holding a lease (lease.c: ParentLeaseKey) */

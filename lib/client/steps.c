@@ -8,9 +8,18 @@
 #include "client/client.h"
 #include "util/status.h"
 
+#define STEPS_RIDERS_MAX 16 /* CLOSEs that ride with one compound (smb3_set_close_riders) */
+
 struct steps_ctx {
   smb3_client *c;
-  smb3_file *lead; /* client_steps_lead_async: closed by message 0, freed at the end */
+  /* CLOSEs before the steps, in this order, each freed at the end: the riders
+   * (smb3_set_close_riders; riders_done(rc, riders_arg) once they were answered), then lead
+   * (client_steps_lead_async) */
+  smb3_file *riders[STEPS_RIDERS_MAX];
+  int nriders;
+  smb3_done_cb riders_done;
+  void *riders_arg;
+  smb3_file *lead;
   const struct step *steps;
   int n, next, first_is_create;
   struct smb3_chain *result;
@@ -20,16 +29,19 @@ struct steps_ctx {
   void *arg;
 };
 
-/* Take message 0 (the lead CLOSE) out of a completed chain: the steps' messages move down one. */
-static void drop_lead(struct smb3_chain *ch) {
-  struct smb3_msg *m = &ch->msgs[0];
-  if (m->body && m->body != m->inline_body) free(m->body);
-  free(m->rsp);
-  memmove(&ch->msgs[0], &ch->msgs[1], (size_t)(ch->n - 1) * sizeof ch->msgs[0]);
-  ch->n--;
+/* Take messages 0..k-1 (the CLOSEs before the steps) out of a completed chain: the steps' messages
+ * move down k. */
+static void drop_leads(struct smb3_chain *ch, int k) {
+  for (int i = 0; i < k; i++) {
+    struct smb3_msg *m = &ch->msgs[i];
+    if (m->body && m->body != m->inline_body) free(m->body);
+    free(m->rsp);
+  }
+  memmove(&ch->msgs[0], &ch->msgs[k], (size_t)(ch->n - k) * sizeof ch->msgs[0]);
+  ch->n -= k;
   for (int i = 0; i < ch->n; i++) { /* an inline body moved with its message */
     struct smb3_msg *d = &ch->msgs[i];
-    if (d->body == ch->msgs[i + 1].inline_body) d->body = d->inline_body;
+    if (d->body == ch->msgs[i + k].inline_body) d->body = d->inline_body;
   }
 }
 
@@ -37,10 +49,12 @@ static void compound_done(struct smb3_chain *ch, void *arg) {
   struct steps_ctx *x = arg;
   steps_done_fn done = x->done;
   void *darg = x->arg;
-  if (x->lead) { /* gone whatever the server said of its CLOSE */
-    file_free(x->lead);
-    drop_lead(ch);
-  }
+  int k = x->nriders + (x->lead != NULL);
+  for (int i = 0; i < x->nriders; i++) /* gone whatever the server said of their CLOSEs */
+    file_free(x->riders[i]);
+  if (x->lead) file_free(x->lead);
+  if (k) drop_leads(ch, k);
+  if (x->nriders) x->riders_done(ch->error, x->riders_arg);
   free(x);
   done(ch, ch->error, darg);
 }
@@ -125,18 +139,46 @@ int step_close(smb3_client *c, struct smb3_msg *m, struct smb2_file_id fid, cons
   return build_close(c, m, fid, 0);
 }
 
+void smb3_set_close_riders(smb3_client *c, smb3_riders_cb take, void *arg) {
+  pthread_mutex_lock(&c->err_lock);
+  c->riders = take;
+  c->riders_arg = arg;
+  pthread_mutex_unlock(&c->err_lock);
+}
+
+/* The CLOSEs that ride with a compound of n messages (x->riders). */
+static void take_riders(smb3_client *c, struct steps_ctx *x, int n) {
+  pthread_mutex_lock(&c->err_lock);
+  smb3_riders_cb take = c->riders;
+  void *targ = c->riders_arg;
+  pthread_mutex_unlock(&c->err_lock);
+  int max = CORE_MAX_CHAIN - n < STEPS_RIDERS_MAX ? CORE_MAX_CHAIN - n : STEPS_RIDERS_MAX;
+  if (!take || max <= 0 || c->opts.nocompound) return;
+  int r = take(targ, c, x->riders, max, &x->riders_done, &x->riders_arg);
+  x->nriders = r > 0 && r <= max && x->riders_done ? r : 0;
+}
+
+/* A compound that was not sent: its riders are closed on their own. */
+static void riders_alone(struct steps_ctx *x, int rc) {
+  if (x->nriders && smb3_close_many_async(x->riders, x->nriders, x->riders_done, x->riders_arg))
+    x->riders_done(rc, x->riders_arg); /* (the handles are freed) */
+  x->nriders = 0;
+}
+
 static int steps_async(smb3_client *c, smb3_file *lead, const struct step *steps, int n, int first_is_create,
                        steps_done_fn done, void *arg) {
-  int k = lead ? 1 : 0;
   struct steps_ctx *x = calloc(1, sizeof *x);
-  struct smb3_chain *ch = chain_new(n + k);
-  if (!x || !ch) {
-    free(x);
-    chain_free(ch);
-    return SMB3_ENOMEM;
-  }
+  if (!x) return SMB3_ENOMEM;
   *x = (struct steps_ctx){
       .c = c, .steps = steps, .n = n, .first_is_create = first_is_create, .done = done, .arg = arg};
+  take_riders(c, x, n + (lead != NULL));
+  int k = x->nriders + (lead != NULL);
+  struct smb3_chain *ch = chain_new(n + k);
+  if (!ch) {
+    riders_alone(x, SMB3_ENOMEM);
+    free(x);
+    return SMB3_ENOMEM;
+  }
   int rc = 0;
   if (c->opts.nocompound || n + k == 1) {
     ch->n = n; /* (the lead, if any, was closed by the caller) */
@@ -150,7 +192,9 @@ static int steps_async(smb3_client *c, smb3_file *lead, const struct step *steps
   }
   ch->related = 1;
   ch->related_at = k;
-  if (lead) rc = build_close(c, &ch->msgs[0], lead->fid, 0);
+  for (int i = 0; i < x->nriders && !rc; i++)
+    rc = build_close(c, &ch->msgs[i], x->riders[i]->fid, 0);
+  if (lead && !rc) rc = build_close(c, &ch->msgs[k - 1], lead->fid, 0);
   for (int i = 0; i < n && !rc; i++)
     rc = steps[i].encode(c, &ch->msgs[k + i], SMB2_FILE_ID_RELATED, steps[i].arg);
   ch->cb = compound_done;
@@ -158,6 +202,7 @@ static int steps_async(smb3_client *c, smb3_file *lead, const struct step *steps
   x->lead = lead; /* (x is the I/O thread's once submitted) */
   if (!rc) rc = client_submit(c, ch);
   if (rc) {
+    riders_alone(x, rc);
     chain_free(ch);
     free(x);
   }

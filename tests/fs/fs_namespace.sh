@@ -332,6 +332,7 @@ expect "one inode through the mount" "$(stat -c %i "$M/l2")" "$(stat -c %i "$M/l
 echo "through the second name" >>"$M/l2"
 expect "a write through one name is read through the other" "$(cat "$M/l1")" "linked
 through the second name"
+expect "link count after a read through one name (an open's answer has none)" "$(stat -c %h "$M/l1")" 2
 mkdir -p "$M/ldir"
 check "ln into another directory" ln "$M/l1" "$M/ldir/l3"
 expect "link count after the third name" "$(stat -c %h "$M/l1")" 3

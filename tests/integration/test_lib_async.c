@@ -55,6 +55,29 @@ static void done_cb(int rc, void *arg) {
   op_done(arg, rc);
   pthread_mutex_unlock(&mu);
 }
+/* smb3_set_close_riders: the handles the test hands over, and what became of them */
+struct riders {
+  smb3_file *f[2];
+  int n;
+  int done_calls, done_rc;
+};
+static void riders_done(int rc, void *arg) {
+  struct riders *r = arg;
+  pthread_mutex_lock(&mu);
+  r->done_calls++;
+  r->done_rc = rc;
+  pthread_mutex_unlock(&mu);
+}
+static int riders_take(void *arg, smb3_client *c, smb3_file **files, int max, smb3_done_cb *done,
+                       void **done_arg) {
+  (void)c;
+  struct riders *r = arg;
+  int n = 0;
+  while (r->n && n < max)
+    files[n++] = r->f[--r->n];
+  if (n) *done = riders_done, *done_arg = r;
+  return n;
+}
 static void stat_cb(int rc, const struct smb3_stat *st, void *arg) {
   struct op *o = arg;
   pthread_mutex_lock(&mu);
@@ -497,6 +520,40 @@ static void meta(const char *mode, const char *opts, const char *p) {
   SAME_RC("close_unlink", o->rc, 0);
   assert_int_equal(b1.round_trips - b0.round_trips, strcmp(mode, "compound") ? 3 : 1);
   assert_false(lt_exists(N("cu")));
+
+  /* close riders: the handles the callback hands over are closed in the next path operation's
+   * compound, before it, in its round trip; done once, after their answers; the files are then
+   * closed on the server (an unlink removes them at once, no handle keeps them delete-pending).
+   * Not with nocompound: nothing is taken */
+  static struct riders rd;
+  memset(&rd, 0, sizeof rd);
+  lt_write_local(N("rd0"), "r", 1);
+  lt_write_local(N("rd1"), "r", 1);
+  assert_int_equal(smb3_open(c, N("rd0"), O_RDONLY, &rd.f[0], NULL), 0);
+  assert_int_equal(smb3_open(c, N("rd1"), O_RDONLY, &rd.f[1], NULL), 0);
+  rd.n = 2;
+  smb3_set_close_riders(c, riders_take, &rd);
+  smb3_get_stats(c, &b0);
+  RUN1(smb3_stat_async(c, N("rd0"), stat_cb, o));
+  smb3_get_stats(c, &b1);
+  smb3_set_close_riders(c, NULL, NULL);
+  SAME_RC("stat with riders", o->rc, 0);
+  assert_true(o->have_st);
+  if (!strcmp(mode, "compound")) {
+    assert_int_equal(b1.round_trips - b0.round_trips, 1);
+    assert_int_equal(rd.n, 0);
+    assert_int_equal(rd.done_calls, 1);
+    assert_int_equal(rd.done_rc, 0);
+  } else {
+    assert_int_equal(rd.n, 2);
+    assert_int_equal(rd.done_calls, 0);
+    assert_int_equal(smb3_close(rd.f[0]), 0);
+    assert_int_equal(smb3_close(rd.f[1]), 0);
+  }
+  assert_int_equal(smb3_unlink(c, N("rd0")), 0);
+  assert_int_equal(smb3_unlink(c, N("rd1")), 0);
+  assert_false(lt_exists(N("rd0")));
+  assert_false(lt_exists(N("rd1")));
 
   /* truncate, rmdir */
   RUN1(smb3_truncate_async(c, file, 10, done_cb, o));
