@@ -299,8 +299,11 @@ static int id_reused(struct fs_inode *in, const struct smb3_stat *st, struct fs_
   return reused;
 }
 
-struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
-                                const struct smb3_stat *st, uint64_t gen, double asked) {
+static void set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st, int keep_links);
+
+/* keep_links: st has no link count (a listing's entry, a CREATE's answer; but on a POSIX share) */
+static struct fs_inode *link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                 const struct smb3_stat *st, uint64_t gen, double asked, int keep_links) {
   struct inode_table *t = fs->it;
   pthread_mutex_lock(&t->lock);
   struct fs_inode *old = fs->wb_cache && st->ino && !st->is_dir ? find_id(t, st->ino) : NULL;
@@ -350,10 +353,20 @@ struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, cons
   }
   pthread_mutex_unlock(&t->lock);
   if (in) {
-    inode_set_attr(fs, in, st);
+    set_attr(fs, in, st, keep_links);
     if (fs->wb_cache) kernel_view_update(in, st, fresh_kernel_inode, asked);
   }
   return in;
+}
+
+struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                const struct smb3_stat *st, uint64_t gen, double asked) {
+  return link_gen(fs, parent, name, st, gen, asked, 0);
+}
+
+struct fs_inode *inode_link_listed(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                   const struct smb3_stat *st, double asked) {
+  return link_gen(fs, parent, name, st, 0, asked, 1);
 }
 
 void inode_set_id(struct fs_ctx *fs, struct fs_inode *in, uint64_t id) {
@@ -386,7 +399,7 @@ struct fs_inode *inode_link_kept(struct fs_ctx *fs, struct fs_inode *parent, con
     in->refs++;
   }
   pthread_mutex_unlock(&t->lock);
-  return known ? in : inode_link(fs, parent, name, st, asked);
+  return known ? in : inode_link_listed(fs, parent, name, st, asked);
 }
 
 /* The kernel forgot in (table lock held): the next lookup of its name, or a readdir, may take the
@@ -679,12 +692,4 @@ void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_st
 
 void inode_set_open_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st) {
   set_attr(fs, in, st, 1);
-}
-
-int itab_has_id(struct fs_ctx *fs, uint64_t id) {
-  if (!id) return 0;
-  pthread_mutex_lock(&fs->it->lock);
-  int has = find_id(fs->it, id) != NULL;
-  pthread_mutex_unlock(&fs->it->lock);
-  return has;
 }

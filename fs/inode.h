@@ -132,7 +132,11 @@ void inode_put(struct fs_ctx *fs, struct fs_inode *in);
  * (fs_now()), to tell an older answer from a newer one under cache=loose. */
 struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                             const struct smb3_stat *st, double asked);
-/* inode_link for an entry of a listing served again (dircache.h): a file the kernel already has
+/* inode_link for a listing's entry, which has no link count (but on a POSIX share): an inode of the
+ * same file (known by this name or another: a hard link) keeps the count it has. */
+struct fs_inode *inode_link_listed(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                   const struct smb3_stat *st, double asked);
+/* inode_link_listed for an entry of a listing served again (dircache.h): a file the kernel already has
  * under that name keeps the attributes its inode has (they may be newer than the listing). */
 struct fs_inode *inode_link_kept(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                                  const struct smb3_stat *st, double asked);
@@ -214,8 +218,6 @@ void inode_set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_st
 /* The same with the attributes of a CREATE's answer, which has no link count (but on a POSIX
  * share): the inode keeps the one it had (a hard link's). */
 void inode_set_open_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_stat *st);
-/* Whether an inode has the server's file id id (a file the mount knows, maybe by another name). */
-int itab_has_id(struct fs_ctx *fs, uint64_t id);
 /* Is st the version of the file that (size, mtime) recorded? What the page cache (cache.c), the
  * kernel's view under cache=loose (inode.c) and symlink files (symlink.c) are keyed on. */
 static inline int fs_same_version(uint64_t size, struct timespec_smb3 mtime, const struct smb3_stat *st) {

@@ -147,7 +147,7 @@ static void serve(struct dirh *dh, fuse_req_t req, fuse_ino_t ino, size_t size, 
        * then has the one st_ino that stat will show from then on). */
       if (d->st.ino && (!mfsl_candidate(fs, &d->st) || mfsl_entry_known(fs, dir, d->name, &d->st))) {
         in = dh->kept ? inode_link_kept(fs, dir, d->name, &d->st, dh->asked)
-                      : inode_link(fs, dir, d->name, &d->st, dh->asked); /* counts as a lookup */
+                      : inode_link_listed(fs, dir, d->name, &d->st, dh->asked); /* counts as a lookup */
         if (!in) {
           rc = SMB3_ENOMEM;
           break;

@@ -119,7 +119,8 @@ static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
   struct smb3_stat made = *st;
   if (o->rdev && (S_ISCHR(made.mode) || S_ISBLK(made.mode)))
     made.rdev = o->rdev; /* mknod: the numbers it set */
-  struct fs_inode *in = inode_link(o->fs, o->parent, o->name, &made, o->asked);
+  struct fs_inode *in = o->listed ? inode_link_listed(o->fs, o->parent, o->name, &made, o->asked)
+                                  : inode_link(o->fs, o->parent, o->name, &made, o->asked);
   if (!in) {
     nsop_finish_err(o, ENOMEM);
     return;

@@ -99,9 +99,7 @@ static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, str
   if (r == RL_NO) return RL_NO;                          /* (most lookups: no table lock for them) */
   struct fs_inode *in = inode_find_child(fs, dir, name); /* (table lock: never under dir->lock) */
   if (!in) {
-    /* (not another name of a file the mount knows: a hard link's count is in no listing, and the
-     * inode would take the entry's) */
-    if (r == RL_ASK && fresh && stands_for_stat(&e) && !itab_has_id(fs, e.ino)) {
+    if (r == RL_ASK && fresh && stands_for_stat(&e)) {
       *st = e;
       return RL_YES;
     }

@@ -336,6 +336,8 @@ expect "link count after a read through one name (an open's answer has none)" "$
 mkdir -p "$M/ldir"
 check "ln into another directory" ln "$M/l1" "$M/ldir/l3"
 expect "link count after the third name" "$(stat -c %h "$M/l1")" 3
+ls -l "$M/ldir" "$M" >/dev/null
+expect "link count after listings of the names' directories (a listing has none)" "$(stat -c %h "$M/l1")" 3
 check_fails "ln onto an existing name" ln "$M/l1" "$M/l2"
 check_fails "ln of a directory" ln "$M/ldir" "$M/ldir-link"
 check "rm of one name" rm "$M/l2"
