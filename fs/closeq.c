@@ -92,7 +92,7 @@ static double delay(const struct closeq *q) {
 }
 
 /* Take up to max (at most SMB3_CLOSE_MANY_MAX) handles of connection c (NULL: the first one's) as a
- * batch in flight (q->lock held; q->n > 0). NULL: none of c's, or ENOMEM. */
+ * batch in flight, sent now (q->lock held; q->n > 0). NULL: none of c's, or ENOMEM. */
 static struct cq_batch *take_batch(struct closeq *q, struct fs_ctx *fs, smb3_client *c, smb3_file **files,
                                    int max) {
   struct cq_batch *b = calloc(1, sizeof *b);
@@ -120,6 +120,7 @@ static struct cq_batch *take_batch(struct closeq *q, struct fs_ctx *fs, smb3_cli
     return NULL;
   }
   q->inflight++;
+  b->sent = fs_now();
   b->next = q->sent;
   b->pprev = &q->sent;
   if (q->sent) q->sent->pprev = &b->next;
@@ -144,7 +145,6 @@ static void *closeq_thread(void *arg) {
     }
     smb3_file *files[SMB3_CLOSE_MANY_MAX];
     struct cq_batch *b = take_batch(q, fs, NULL, files, SMB3_CLOSE_MANY_MAX);
-    if (b) b->sent = fs_now();
     if (q->n) q->due = fs_now(); /* the rest was queued meanwhile: it is due too */
     pthread_mutex_unlock(&q->lock);
     if (!b) { /* ENOMEM: try again in a moment */
@@ -297,7 +297,6 @@ int closeq_riders(void *arg, smb3_client *c, smb3_file **files, int max, smb3_do
   if (!q) return 0;
   pthread_mutex_lock(&q->lock);
   struct cq_batch *b = q->n && !q->stop ? take_batch(q, fs, c, files, max) : NULL;
-  if (b) b->sent = fs_now();
   pthread_mutex_unlock(&q->lock);
   if (!b) return 0;
   *done = batch_done;

@@ -47,15 +47,21 @@ static int same_time(struct timespec_smb3 a, struct timespec_smb3 b) {
   return a.sec == b.sec && a.nsec == b.nsec;
 }
 
+/* Whether in (its lock held) and the listing's entry e are the same file, of the same type and
+ * kind of share, with nothing of this mount's in it that a listing could not show (open, being
+ * opened, unlinked, data held back). */
+static int same_file(struct fs_inode *in, const struct smb3_stat *e) {
+  const struct smb3_stat *s = &in->st;
+  return e->ino && !(e->attributes & ATTR_REPARSE_POINT) && !in->nopen && !in->opening && !in->unlinked &&
+         !wb_dirty(in) && s->ino == e->ino && s->is_dir == e->is_dir && s->posix == e->posix;
+}
+
 /* Whether in (its lock held) is what the listing's entry e says, with nothing of this mount's that
  * could be newer than the listing. */
 static int confirms(struct fs_inode *in, const struct smb3_stat *e) {
   const struct smb3_stat *s = &in->st;
-  if (!e->ino || (e->attributes & ATTR_REPARSE_POINT) || in->nopen || in->opening || in->unlinked ||
-      wb_dirty(in))
-    return 0;
-  if (s->ino != e->ino || s->is_dir != e->is_dir || s->size != e->size || !same_time(s->mtime, e->mtime) ||
-      !same_time(s->ctime, e->ctime) || s->posix != e->posix)
+  if (!same_file(in, e) || s->size != e->size || !same_time(s->mtime, e->mtime) ||
+      !same_time(s->ctime, e->ctime))
     return 0;
   return !e->posix || (s->mode == e->mode && s->uid == e->uid && s->gid == e->gid && s->nlink == e->nlink);
 }
@@ -63,10 +69,8 @@ static int confirms(struct fs_inode *in, const struct smb3_stat *e) {
 /* Whether a listing's entry e shows the directory in as a stat would, but for the times (and the
  * size and attributes) that the mount's own changes in it moved: the mount notes those with its own
  * clock (inode_dir_changed), which no listing matches. (Not on a POSIX share: confirms.) */
-static int same_dir(const struct fs_inode *in, const struct smb3_stat *e) {
-  const struct smb3_stat *s = &in->st;
-  return e->ino && !(e->attributes & ATTR_REPARSE_POINT) && !in->nopen && !in->opening && !in->unlinked &&
-         s->ino == e->ino && s->is_dir && e->is_dir && !s->posix && !e->posix;
+static int same_dir(struct fs_inode *in, const struct smb3_stat *e) {
+  return same_file(in, e) && e->is_dir && !e->posix;
 }
 
 /* Whether a listing's entry may stand for a stat of a name the mount has no inode of, as readdirplus
