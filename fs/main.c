@@ -32,6 +32,7 @@
 #include "ops.h"
 #include "opts.h"
 #include "pending.h"
+#include "readahead.h"
 #include "reconnect.h"
 #include "xattr.h"
 
@@ -65,6 +66,9 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn) {
     conn->want &= ~(unsigned)(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
   else
     want |= FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS;
+  /* Read-ahead data that came by pipe goes on to the kernel by splice (fuse_reply_data); a
+   * libfuse option only, the kernel sees plain writes of /dev/fuse. */
+  want |= FUSE_CAP_SPLICE_WRITE;
   conn->want |= want & conn->capable;
   /* Always readdirplus: attributes come with the listing, no per-entry stat. */
   conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
@@ -84,6 +88,7 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn) {
    * FUSE_MAX_MAX_PAGES (256) pages plus a header and derives max_pages from max_write; a larger
    * max_write makes every read of /dev/fuse fail with EINVAL. */
   conn->max_write = FS_MAX_PAGES * (unsigned)getpagesize();
+  if (fs->fuse_read_max && !conn->max_read) conn->max_read = fs->fuse_read_max; /* (make_session) */
   conn->max_background = 64;
   conn->congestion_threshold = 48;
   if (fs->debug)
@@ -295,7 +300,15 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata) {
   return n;
 }
 
-static const struct fuse_custom_io fs_io = {.writev = io_writev, .read = io_read};
+/* fuse_reply_data's splice to /dev/fuse (read-ahead data that came by pipe, readahead.c) */
+static ssize_t io_splice_send(int fdin, off_t *offin, int fdout, off_t *offout, size_t len, unsigned flags,
+                              void *userdata) {
+  (void)userdata;
+  return splice(fdin, offin, fdout, offout, len, flags);
+}
+
+static const struct fuse_custom_io fs_io = {
+    .writev = io_writev, .read = io_read, .splice_send = io_splice_send};
 
 static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args *a, const char *argv0) {
   struct fuse_lowlevel_ops ops;
@@ -308,11 +321,17 @@ static struct fuse_session *make_session(struct fs_ctx *fs, const struct fs_args
   ops_dir_fill(&ops);
   ops_xattr_fill(&ops);
   ops_locks_fill(&ops, fs->nobrl);
-  char *fargv[5];
+  char *fargv[7], maxread[32];
   int fargc = 0;
   fargv[fargc++] = (char *)argv0;
   fargv[fargc++] = "-o";
   fargv[fargc++] = a->fuse_opts;
+  /* read-ahead pipes capped (ra_pipes_init): FUSE reads no larger than libfuse's pipe can splice */
+  if (fs->fuse_read_max && !strstr(a->fuse_opts, "max_read=")) {
+    snprintf(maxread, sizeof maxread, "max_read=%u", fs->fuse_read_max);
+    fargv[fargc++] = "-o";
+    fargv[fargc++] = maxread;
+  }
   if (a->debug) fargv[fargc++] = "-d";
   fargv[fargc] = NULL;
   struct fuse_args args = FUSE_ARGS_INIT(fargc, fargv);
@@ -337,6 +356,7 @@ static int run(int argc, char **argv) {
   char err[512] = "";
   memset(&fs, 0, sizeof fs);
   pthread_mutex_init(&fs.files_lock, NULL);
+  pthread_mutex_init(&fs.pipes_mu, NULL);
   pending_init(&fs);
   pthread_mutex_init(&fs.locks_mu, NULL);
   budget_init(&fs.mem, BUDGET_DEFAULT_CAP);
@@ -386,6 +406,7 @@ static int run(int argc, char **argv) {
   int wfd = pipefd[1], status = 1;
   struct fuse_session *se = NULL;
   if (connect_share(&fs, a.source)) goto out;
+  ra_pipes_init(&fs);
   se = make_session(&fs, &a, argv[0]);
   if (!se) {
     fprintf(stderr, "smb3fs: cannot set up FUSE (bad mount options?)\n");
@@ -453,6 +474,7 @@ out:
     fuse_session_destroy(se);
   }
   itab_free(fs.it);
+  ra_pipes_free(&fs);
   free(a.fuse_opts);
   smb3_options_free(&fs.o);
   return status;

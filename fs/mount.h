@@ -30,6 +30,7 @@ struct fs_counters {
   atomic_uint_fast64_t ra_misses;            /* FUSE reads that had to wait for / bypass read-ahead */
   atomic_uint_fast64_t ra_wire_reads;        /* wire READs issued by read-ahead */
   atomic_uint_fast64_t direct_reads;         /* wire READs issued for random reads */
+  atomic_uint_fast64_t ra_piped;             /* read-ahead READs whose data came by pipe (readahead.c) */
   atomic_uint_fast64_t wb_writes;            /* FUSE writes absorbed by write-back */
   atomic_uint_fast64_t wb_wire_writes;       /* wire WRITEs issued by write-back */
   atomic_uint_fast64_t wb_throttled;         /* FUSE writes whose reply waited for the dirty bound */
@@ -129,6 +130,13 @@ struct fs_ctx {
   struct timespec_smb3 clock_srv; /* the server's clock when last seen (fs_clock_note), under pend_mu */
   double clock_loc;
   int clock_known;
+  /* empty pipes for read-ahead data spliced from the socket (readahead.c) */
+  pthread_mutex_t pipes_mu;
+  int (*pipes)[2];
+  int npipes;
+  int pipes_off;          /* no pipe of 256 KiB or more can be had: read-ahead data goes through memory */
+  uint32_t pipe_unit;     /* a direct open's read-ahead buffer and pipe: rsize, or pipe-max-size below it */
+  uint32_t fuse_read_max; /* pipes capped below rsize: the FUSE read size libfuse's own pipe can take */
 };
 
 #endif

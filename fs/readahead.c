@@ -18,9 +18,13 @@
  * error at once: it waits for the new connection (fs_park) and the file's reopened handle
  * (fh_when_current) and is done again from the start (once). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "budget.h"
 #include "cache.h"
@@ -48,7 +52,111 @@ struct ra_buf {
   uint64_t off;
   size_t len;
   uint8_t *data;
+  /* A direct open's buffer may hold its data in a pipe instead (ra_pipe_get): spliced from the
+   * socket and on to /dev/fuse, never copied through this process. piped: the data is there (the
+   * library's answer); pipe_at: the file offset of its first byte not yet sent to the kernel. A
+   * pipe is read once, in order: a read behind pipe_at, or one after a reply that did not take
+   * what it should have (pipe_bad), goes to the server instead. */
+  int pipe[2];
+  int piped;
+  int pipe_bad;
+  uint64_t pipe_at;
 };
+
+/* ---- the pipes: a pool of empty ones per mount ---- */
+#define RA_PIPES_KEPT 64
+
+/* The size of a direct open's read-ahead buffers (and pipes): rsize, or less when a pipe of
+ * rsize cannot be had (ra_pipes_init). */
+static void ra_pipe_put(struct fs_ctx *fs, int fd[2]);
+
+static uint32_t unit(const struct fs_file *fh) {
+  return fh->direct_rd && fh->fs->pipe_unit ? fh->fs->pipe_unit : fh->fs->rsize;
+}
+
+void ra_pipes_init(struct fs_ctx *fs) {
+  int fd[2];
+  if (pipe2(fd, O_CLOEXEC | O_NONBLOCK)) {
+    fs->pipes_off = 1;
+    return;
+  }
+  /* Without CAP_SYS_RESOURCE no pipe grows past pipe-max-size: libfuse's own pipe, through
+   * which each reply goes to the kernel, neither; its header and a page per piece come on top. */
+  uint32_t want = fs->rsize;
+  if (fcntl(fd[1], F_SETPIPE_SZ, (int)want) < (int)want) {
+    long max = 0;
+    FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
+    if (!f || fscanf(f, "%ld", &max) != 1) max = 0;
+    if (f) fclose(f);
+    want = 1u << 30;
+    while (want > 1 && (want > fs->rsize || want > (uint64_t)max))
+      want >>= 1;
+    if (want < (256u << 10) || fcntl(fd[1], F_SETPIPE_SZ, (int)want) < (int)want) {
+      close(fd[0]);
+      close(fd[1]);
+      fs->pipes_off = 1;
+      return;
+    }
+    fs->fuse_read_max = want / 2;
+  }
+  fs->pipe_unit = want;
+  ra_pipe_put(fs, fd);
+}
+
+/* An empty pipe able to hold a direct open's buffer; 0, or -1 when there is none (read into memory then). */
+static int ra_pipe_get(struct fs_ctx *fs, int fd[2]) {
+  pthread_mutex_lock(&fs->pipes_mu);
+  int off = fs->pipes_off;
+  if (!off && fs->npipes) {
+    fs->npipes--;
+    fd[0] = fs->pipes[fs->npipes][0];
+    fd[1] = fs->pipes[fs->npipes][1];
+    pthread_mutex_unlock(&fs->pipes_mu);
+    return 0;
+  }
+  pthread_mutex_unlock(&fs->pipes_mu);
+  if (off || pipe2(fd, O_CLOEXEC | O_NONBLOCK)) return -1;
+  if (fcntl(fd[1], F_SETPIPE_SZ, (int)fs->pipe_unit) < (int)fs->pipe_unit) {
+    close(fd[0]);
+    close(fd[1]);
+    pthread_mutex_lock(&fs->pipes_mu);
+    fs->pipes_off = 1;
+    pthread_mutex_unlock(&fs->pipes_mu);
+    return -1;
+  }
+  return 0;
+}
+
+/* Back to the pool when it is empty and the pool has room; closed otherwise. */
+static void ra_pipe_put(struct fs_ctx *fs, int fd[2]) {
+  int left = 1;
+  if (ioctl(fd[0], FIONREAD, &left) == 0 && left == 0) {
+    pthread_mutex_lock(&fs->pipes_mu);
+    if (fs->npipes < RA_PIPES_KEPT) {
+      if (!fs->pipes) fs->pipes = calloc(RA_PIPES_KEPT, sizeof *fs->pipes);
+      if (fs->pipes) {
+        fs->pipes[fs->npipes][0] = fd[0];
+        fs->pipes[fs->npipes][1] = fd[1];
+        fs->npipes++;
+        left = -1;
+      }
+    }
+    pthread_mutex_unlock(&fs->pipes_mu);
+    if (left < 0) return;
+  }
+  close(fd[0]);
+  close(fd[1]);
+}
+
+void ra_pipes_free(struct fs_ctx *fs) {
+  for (int i = 0; i < fs->npipes; i++) {
+    close(fs->pipes[i][0]);
+    close(fs->pipes[i][1]);
+  }
+  free(fs->pipes);
+  fs->pipes = NULL;
+  fs->npipes = 0;
+}
 
 struct ra_wait {
   struct ra_wait *next;
@@ -70,13 +178,14 @@ static void buf_unref(struct ra_buf *b) {
   if (--b->refs) return;
   struct fs_ctx *fs = b->fs;
   size_t len = b->len;
+  if (b->pipe[0] >= 0) ra_pipe_put(fs, b->pipe);
   free(b->data);
   free(b);
   fs_mem_release(fs, len);
 }
 
-static unsigned max_window(const struct fs_ctx *fs) {
-  unsigned n = RA_MAX_BYTES / fs->rsize;
+static unsigned max_window(const struct fs_file *fh) {
+  unsigned n = RA_MAX_BYTES / unit(fh);
   if (n < 2) n = 2;
   return n > RA_MAX_BUFS ? RA_MAX_BUFS : n;
 }
@@ -164,20 +273,47 @@ static int want_again(struct ra_retry **list, struct fs_file *fh, fuse_req_t req
   return 1;
 }
 
-/* Answer req from bufs, or queue it on *retry (see want_again). */
+static void direct_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off, int again);
+
+/* Take n bytes out of a piped buffer's pipe unsent (a read that skipped them). */
+static int pipe_skip(struct ra_buf *b, uint64_t n) {
+  uint8_t scratch[4096];
+  while (n) {
+    ssize_t r = read(b->pipe[0], scratch, n < sizeof scratch ? n : sizeof scratch);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    n -= (uint64_t)r;
+    b->pipe_at += (uint64_t)r;
+  }
+  return 0;
+}
+
+/* After a reply that spliced from b's pipe: does the pipe hold exactly what it should? */
+static void pipe_check(struct ra_buf *b) {
+  int left = -1;
+  uint64_t want = b->off + (uint64_t)b->result - b->pipe_at;
+  if (ioctl(b->pipe[0], FIONREAD, &left) || left < 0 || (uint64_t)left != want) b->pipe_bad = 1;
+}
+
+/* Answer req from bufs, or queue it on *retry (see want_again). Data in memory goes to the kernel
+ * from there (one writev), data in a pipe is spliced on (fuse_reply_data). */
 static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs,
                   int n, int again, struct ra_retry **retry) {
-  struct iovec iov_small[8], *iov = n <= 8 ? iov_small : malloc(sizeof *iov * (size_t)n);
-  if (!iov) {
+  struct fuse_bufvec *v = calloc(1, sizeof *v + sizeof v->buf[0] * (size_t)(n > 0 ? n : 1));
+  struct ra_buf **from = calloc((size_t)(n > 0 ? n : 1), sizeof *from);
+  if (!v || !from) {
+    free(v);
+    free(from);
     fuse_reply_err(req, ENOMEM);
     return;
   }
-  int k = 0, eof = 0;
+  int k = 0, eof = 0, piped = 0;
   uint64_t pos = off, end = off + size;
   for (int i = 0; i < n && pos < end; i++) {
     struct ra_buf *b = bufs[i];
     if (b->result < 0) {
-      if (iov != iov_small) free(iov);
+      free(v);
+      free(from);
       if (!want_again(retry, b->fh, req, off, size, again, (int)b->result, b->conn))
         fuse_reply_err(req, smb3_err_to_errno((int)b->result));
       return;
@@ -186,8 +322,8 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
     eof = (uint64_t)b->result < b->len; /* short READ: the file ends at bend */
     if (pos < b->off || pos >= bend) break;
     uint64_t take = (bend < end ? bend : end) - pos;
-    iov[k].iov_base = b->data + (pos - b->off);
-    iov[k].iov_len = take;
+    from[k] = b;
+    v->buf[k] = (struct fuse_buf){.size = take, .pos = (off_t)pos};
     k++;
     pos += take;
     if (eof) break;
@@ -195,12 +331,52 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
   if (pos < end && !eof && pos < known_eof(ra)) {
     /* Not the end of the file but no data: a short reply would tell the kernel the file ends
      * here (it shrinks its size). An error is the truth; the reader may retry. */
-    if (iov != iov_small) free(iov);
+    free(v);
+    free(from);
     fuse_reply_err(req, EIO);
     return;
   }
-  fuse_reply_iov(req, iov, k);
-  if (iov != iov_small) free(iov);
+  for (int i = 0; i < k; i++) {
+    struct ra_buf *b = from[i];
+    uint64_t at = (uint64_t)v->buf[i].pos;
+    if (b->piped && (b->pipe_bad || at < b->pipe_at || pipe_skip(b, at - b->pipe_at))) {
+      free(v); /* that part of the pipe is gone: ask the server */
+      free(from);
+      direct_read(b->fh, req, size, off, again);
+      return;
+    }
+  }
+  for (int i = 0; i < k; i++) {
+    struct ra_buf *b = from[i];
+    uint64_t at = (uint64_t)v->buf[i].pos;
+    v->buf[i].pos = 0;
+    if (b->piped) {
+      v->buf[i].flags = FUSE_BUF_IS_FD;
+      v->buf[i].fd = b->pipe[0];
+      b->pipe_at += v->buf[i].size;
+      piped = 1;
+    } else {
+      v->buf[i].mem = b->data + (at - b->off);
+    }
+  }
+  if (!piped) { /* all in memory: one writev */
+    struct iovec iov_small[8] = {{0}}, *iov = k <= 8 ? iov_small : malloc(sizeof *iov * (size_t)k);
+    if (iov) {
+      for (int i = 0; i < k; i++)
+        iov[i] = (struct iovec){v->buf[i].mem, v->buf[i].size};
+      fuse_reply_iov(req, iov, k);
+    } else {
+      fuse_reply_err(req, ENOMEM);
+    }
+    if (iov != iov_small) free(iov);
+  } else {
+    v->count = (size_t)k;
+    fuse_reply_data(req, v, 0);
+    for (int i = 0; i < k; i++)
+      if (from[i]->piped) pipe_check(from[i]);
+  }
+  free(v);
+  free(from);
 }
 
 static int all_done(const struct ra_wait *w) {
@@ -237,6 +413,10 @@ static void buf_done(int64_t result, void *arg) {
   pthread_mutex_lock(&ra->lock);
   b->done = 1;
   b->result = result;
+  if (b->piped) {
+    b->pipe_at = b->off;
+    atomic_fetch_add(&b->fs->ctr.ra_piped, 1);
+  }
   if (result < 0) prune_failed(ra); /* the next read retries from here */
   ra->inflight--;
   struct ra_retry *retry = NULL;
@@ -254,21 +434,25 @@ static void buf_done(int64_t result, void *arg) {
 static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   struct ra_state *ra = &fh->ra;
   struct fs_ctx *fs = fh->fs;
+  size_t len = unit(fh);
   if (needed)
-    budget_charge(&fs->mem, fs->rsize);
-  else if (!budget_try(&fs->mem, fs->rsize))
+    budget_charge(&fs->mem, len);
+  else if (!budget_try(&fs->mem, len))
     return NULL;
   struct ra_buf *b = calloc(1, sizeof *b);
-  if (b) b->data = malloc(fs->rsize);
+  if (b) b->data = malloc(len);
   if (!b || !b->data) {
     free(b);
-    fs_mem_release(fs, fs->rsize);
+    fs_mem_release(fs, len);
     return NULL;
   }
   b->fh = fh;
   b->fs = fs;
   b->off = off;
-  b->len = fh->fs->rsize;
+  b->len = len;
+  /* A direct open's data can go socket -> pipe -> the reader with no copy here (serve) */
+  b->pipe[0] = b->pipe[1] = -1;
+  if (fh->direct_rd && ra_pipe_get(fs, b->pipe)) b->pipe[0] = b->pipe[1] = -1;
   b->refs = 2; /* the list and the wire */
   struct ra_buf **pp = &ra->bufs;
   while (*pp)
@@ -278,7 +462,8 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   atomic_fetch_add(&fh->fs->ctr.ra_wire_reads, 1);
   smb3_file *f = fh_handle(fh);
   b->conn = smb3_file_client(f);
-  int rc = smb3_pread_async(f, b->data, b->len, off, buf_done, b);
+  int rc = b->pipe[0] >= 0 ? smb3_pread_pipe_async(f, b->data, b->len, off, b->pipe, &b->piped, buf_done, b)
+                           : smb3_pread_async(f, b->data, b->len, off, buf_done, b);
   if (rc) { /* the callback will not run: finish here */
     b->done = 1;
     b->result = rc;
@@ -307,7 +492,7 @@ static uint64_t known_eof(const struct ra_state *ra) {
  * read being answered, the others are taken only while the budget has room. */
 static void top_up(struct fs_file *fh, uint64_t next, uint64_t to, uint64_t need_to) {
   struct ra_state *ra = &fh->ra;
-  uint64_t rsize = fh->fs->rsize, eof = known_eof(ra);
+  uint64_t rsize = unit(fh), eof = known_eof(ra);
   while (next < to && next < eof) {
     if (!issue(fh, next, next < need_to)) break;
     next += rsize;
@@ -467,9 +652,9 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
                          .direct = fh->direct,
                          .coherent = coherent,
                          .size_hint = size_hint,
-                         .rsize = fh->fs->rsize,
+                         .rsize = unit(fh),
                          .near = RA_NEAR(fh->fs),
-                         .max_window = max_window(fh->fs)};
+                         .max_window = max_window(fh)};
   struct ra_decision d;
   ra_decide(&pin, &d);
   /* a small read that does not end the file: see cache.c */
@@ -542,7 +727,8 @@ int ra_prefill(struct fs_file *fh, uint8_t *data, size_t len, int64_t got, uint6
                        .result = got,
                        .off = 0,
                        .len = len,
-                       .data = data};
+                       .data = data,
+                       .pipe = {-1, -1}};
   ra->bufs = b;
   ra->gen = gen;
   ra->started = 1;

@@ -311,6 +311,16 @@ int smb3_fsync(smb3_file *f);
 typedef void (*smb3_cb)(int64_t result, void *arg);
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
 int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
+/* As smb3_pread_async, but the data may be moved from the socket into a pipe with splice(2)
+ * instead of being copied into buf, so that it never enters the process's memory (a FUSE server
+ * splices it on to /dev/fuse; see smb3fs). pipefd: pipe2(O_NONBLOCK) ends, empty, whose capacity
+ * (F_SETPIPE_SZ) is at least len. Before cb runs, *piped says where the result bytes are: 1 = all
+ * of them in pipefd[0], 0 = in buf (answers on a session that signs or seals, answers that came in
+ * one piece with others, and a pipe that filled up before all the data was in: what it held is
+ * read back into buf). buf is needed in every case. A failed READ can leave bytes in the pipe.
+ * Errors: as smb3_pread_async; SMB3_EINVAL also for pipefd or piped NULL or a negative fd. */
+int smb3_pread_pipe_async(smb3_file *f, void *buf, size_t len, uint64_t off, const int pipefd[2], int *piped,
+                          smb3_cb cb, void *arg);
 /* A WRITE (as smb3_pwrite_async, len > 0) followed by setting the file's times through the same
  * handle (NULL = unchanged), one round trip (a related compound; two requests with nocompound).
  * result: the WRITE's bytes when both succeeded, else the first failure; a failed WRITE leaves the

@@ -84,6 +84,7 @@ struct io_ctx {
   smb3_cb cb;
   void *arg;
   smb3_client *c;
+  int *piped; /* smb3_pread_pipe_async: where the data went */
 };
 
 static int64_t read_result(const struct smb3_chain *ch) {
@@ -110,6 +111,7 @@ static void io_done(struct smb3_chain *ch, void *arg) {
   struct io_ctx *x = arg;
   __atomic_store_n(&x->c->io_last_ns, mono_ns(), __ATOMIC_RELEASE);
   int64_t r = ch->msgs[0].command == SMB2_READ ? read_result(ch) : write_result(ch);
+  if (x->piped) *x->piped = r > 0 && ch->msgs[0].rd_piped;
   smb3_cb cb = x->cb;
   void *cbarg = x->arg;
   free(x);
@@ -230,8 +232,15 @@ struct file_data {
   uint64_t off;
 };
 
+/* A READ's data into a pipe when it can (smb3_pread_pipe_async). */
+struct read_pipe {
+  int fd[2];
+  int *piped;
+};
+
 static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg,
-                     const struct read_pacing *pace, const struct file_data *src) {
+                     const struct read_pacing *pace, const struct file_data *src,
+                     const struct read_pipe *rp) {
   if (!f) return SMB3_EBADF;
   smb3_client *c = f->c;
   uint32_t max = is_read ? c->rsize : c->wsize;
@@ -243,7 +252,7 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
     free(x);
     return SMB3_ENOMEM;
   }
-  *x = (struct io_ctx){cb, arg, c};
+  *x = (struct io_ctx){cb, arg, c, rp ? rp->piped : NULL};
   int rc = is_read ? build_read(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off)
                    : build_write(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off);
   if (src) {
@@ -256,29 +265,42 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
     ch->msgs[0].rd_progress_arg = pace->arg;
     ch->msgs[0].rd_lowat = pace->lowat;
   }
+  if (is_read && rp) {
+    ch->msgs[0].rd_use_pipe = 1;
+    ch->msgs[0].rd_pipe[0] = rp->fd[0];
+    ch->msgs[0].rd_pipe[1] = rp->fd[1];
+  }
   ch->cb = io_done;
   ch->arg = x;
   return io_submit(c, ch, x, rc);
 }
 
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
-  return submit_io(f, 1, buf, len, off, cb, arg, NULL, NULL);
+  return submit_io(f, 1, buf, len, off, cb, arg, NULL, NULL, NULL);
+}
+
+int smb3_pread_pipe_async(smb3_file *f, void *buf, size_t len, uint64_t off, const int pipefd[2], int *piped,
+                          smb3_cb cb, void *arg) {
+  if (!pipefd || pipefd[0] < 0 || pipefd[1] < 0 || !piped) return SMB3_EINVAL;
+  struct read_pipe rp = {{pipefd[0], pipefd[1]}, piped};
+  *piped = 0;
+  return submit_io(f, 1, buf, len, off, cb, arg, NULL, NULL, &rp);
 }
 
 int file_pread_paced(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg,
                      const struct read_pacing *pace) {
-  return submit_io(f, 1, buf, len, off, cb, arg, pace, NULL);
+  return submit_io(f, 1, buf, len, off, cb, arg, pace, NULL, NULL);
 }
 
 int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg) {
-  return submit_io(f, 0, (void *)buf, len, off, cb, arg, NULL, NULL);
+  return submit_io(f, 0, (void *)buf, len, off, cb, arg, NULL, NULL, NULL);
 }
 
 int file_pwrite_fd_async(smb3_file *f, int fd, uint64_t fd_off, size_t len, uint64_t off, smb3_cb cb,
                          void *arg) {
   if (fd < 0 || !len || fd_off > INT64_MAX - len) return SMB3_EINVAL;
   struct file_data src = {fd, fd_off};
-  return submit_io(f, 0, NULL, len, off, cb, arg, NULL, &src);
+  return submit_io(f, 0, NULL, len, off, cb, arg, NULL, &src, NULL);
 }
 
 ssize_t smb3_pread(smb3_file *f, void *buf, size_t len, uint64_t off) {

@@ -610,7 +610,8 @@ int core_recv_frame(struct smb3_core *c, uint8_t *frame, size_t len) {
 
 /* Does the READ response whose plaintext head is head (80 bytes) in a message of msg_len bytes
  * go straight to its caller's buffer? */
-static int direct_match(struct smb3_core *c, const uint8_t *head, size_t msg_len, struct core_direct *d) {
+static int direct_match(struct smb3_core *c, const uint8_t *head, size_t msg_len, int sealed,
+                        struct core_direct *d) {
   const size_t fixed = SMB2_HDR_LEN + SMB2_READ_RSP_FIXED;
   if (msg_len <= fixed || le32_at(head) != SMB2_PROTO_ID || le16_at(head + SMB2_HDR_OFF_COMMAND) != SMB2_READ)
     return 0;
@@ -632,6 +633,10 @@ static int direct_match(struct smb3_core *c, const uint8_t *head, size_t msg_len
   d->iovcnt = 0;
   if (pad) d->iov[d->iovcnt++] = (struct iovec){d->pad, pad};
   d->iov[d->iovcnt++] = (struct iovec){p->msg->rd_buf, r.data_length};
+  /* Spliced into the caller's pipe only when no byte of it has to be seen here: not sealed (the
+   * data is decrypted here), not signed (the signature covers it), no padding in front. */
+  d->pipe =
+      p->msg->rd_use_pipe && !sealed && !pad && !(le32_at(head + SMB2_HDR_OFF_FLAGS) & SMB2_FLAGS_SIGNED);
   return 1;
 }
 
@@ -646,7 +651,7 @@ int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, 
     uint8_t plain[SMB2_HDR_LEN + SMB2_READ_RSP_FIXED];
     if (!c->established || frame_len <= SMB2_TRANSFORM_HDR_LEN + fixed ||
         !core_unseal_head(c, head, head_len, frame_len, plain, fixed) ||
-        !direct_match(c, plain, frame_len - SMB2_TRANSFORM_HDR_LEN, d))
+        !direct_match(c, plain, frame_len - SMB2_TRANSFORM_HDR_LEN, 1, d))
       return 0;
     memcpy(d->tag, head + 4, sizeof d->tag); /* the transform header's Signature */
     d->aead = c->dec_aead;
@@ -654,7 +659,7 @@ int core_recv_direct(struct smb3_core *c, const uint8_t *head, size_t head_len, 
     return 1;
   }
   /* A plaintext answer on an encrypted session goes the frame way, which refuses it (3.2.5.1.1). */
-  if (head_len < fixed || (c->sealing && c->established) || !direct_match(c, head, frame_len, d)) return 0;
+  if (head_len < fixed || (c->sealing && c->established) || !direct_match(c, head, frame_len, 0, d)) return 0;
   d->head_len = fixed;
   return 1;
 }
@@ -685,9 +690,11 @@ int core_recv_direct_done(struct smb3_core *c, struct core_direct *d) {
     credits_grant(c, h.credits);
     struct iovec iov[3] = {{d->head, fixed}};
     int n = 1;
-    for (int i = 0; i < d->iovcnt; i++)
+    for (int i = 0; i < d->iovcnt && !d->pipe; i++)
       iov[n++] = d->iov[i];
-    if (!d->aead) rc = core_verify(c, iov, n, &h); /* encrypted messages are not signed */
+    /* encrypted messages are not signed; a piped answer is unsigned (direct_match), which
+     * core_verify refuses on a session that signs without looking at the data */
+    if (!d->aead) rc = core_verify(c, iov, n, &h);
   }
   if (!rc) {
     struct smb3_msg *m = d->msg;
@@ -700,6 +707,7 @@ int core_recv_direct_done(struct smb3_core *c, struct core_direct *d) {
       memcpy(m->rsp, d->head, fixed);
       m->rsp_len = fixed;
       m->rd_len = data_len;
+      m->rd_piped = d->pipe;
       c->stats.bytes_read += data_len;
       table_take(c, h.message_id, 1);
       msg_finish(c, p, h.status);

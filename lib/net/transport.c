@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -54,6 +55,8 @@ struct smb3_transport {
   size_t direct_got;
   int direct_lowat_told; /* the READ's low-water progress call was made */
   int rcvlowat;          /* SO_RCVLOWAT now set on the socket (0 = the default, 1) */
+  int head_only;         /* read no more than the next frame's head: a READ that may be piped is due */
+  int no_splice;         /* splice(2) from the socket failed once: never again on it */
   uint64_t last_housekeeping;
   int kick;                /* output may be pending: flush on this loop (I/O thread only) */
   int completed_at_submit; /* a submit completed its chain at once: run its callback (atomic) */
@@ -320,6 +323,7 @@ static int process_stage(struct smb3_transport *t) {
       if (staged(t) < need) return 0;
       if (staged(t) >= t->frame_len) { /* whole frame staged: process in place */
         uint8_t *p = t->stage + t->st_off;
+        t->head_only = 0;
         t->st_off += t->frame_len;
         t->rx = RX_LEN;
         int rc = frame_done(t, p, t->frame_len);
@@ -332,6 +336,11 @@ static int process_stage(struct smb3_transport *t) {
       if (d < 0) return d;
       if (d == 1) {
         t->st_off += head;
+        /* A piped READ's bytes must all come from the socket: one whose start is staged already
+         * goes to memory. Streams of them are read head by head (head_only), so the next one's
+         * data is still in the socket when its head is seen. */
+        t->head_only = t->direct.msg->rd_use_pipe && !t->no_splice;
+        if (t->direct.pipe && (staged(t) || t->no_splice)) t->direct.pipe = 0;
         t->direct_got = 0;
         t->rx = RX_DIRECT;
         rc_decrypt = direct_take(t, stage_to_iov(t, t->direct.iov, t->direct.iovcnt, 0, staged(t)));
@@ -339,6 +348,7 @@ static int process_stage(struct smb3_transport *t) {
         t->direct_lowat_told = 0;
         direct_progress(t, 1);
       } else {
+        t->head_only = 0;
         t->frame = malloc(t->frame_len);
         if (!t->frame) return SMB3_ENOMEM;
         t->frame_got = staged(t);
@@ -371,10 +381,55 @@ static void set_rcvlowat(struct smb3_transport *t, size_t want) {
   t->rcvlowat = v;
 }
 
+/* A piped READ's pipe cannot take more (its slots fill with pieces smaller than a page) or cannot
+ * take a splice at all: what it holds goes back to the caller's buffer and the rest follows there
+ * (core.h: rd_piped 0). */
+static int pipe_spill(struct smb3_transport *t) {
+  struct smb3_msg *m = t->direct.msg;
+  size_t at = 0;
+  while (at < t->direct_got) {
+    ssize_t n = read(m->rd_pipe[0], m->rd_buf + at, t->direct_got - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return SMB3_EIO; /* the bytes the pipe took are not there: the stream is lost */
+    at += (size_t)n;
+  }
+  t->direct.pipe = 0;
+  return 0;
+}
+
+/* Splice the piped READ's data from the socket into its pipe: 1 = all there, 0 = wait for more,
+ * <0 = failed; a spill (pipe_spill) leaves the rest to the copying loop (t->direct.pipe 0). */
+static int rx_pipe(struct smb3_transport *t) {
+  struct smb3_msg *m = t->direct.msg;
+  size_t total = t->frame_len - t->direct.head_len;
+  while (t->direct.pipe && t->direct_got < total) {
+    set_rcvlowat(t, total - t->direct_got);
+    ssize_t n =
+        splice(t->fd, NULL, m->rd_pipe[1], NULL, total - t->direct_got, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    if (n > 0) {
+      t->direct_got += (size_t)n;
+      direct_progress(t, 0);
+      continue;
+    }
+    if (n == 0) return SMB3_ECLOSED;
+    if (errno == EINTR) continue;
+    int avail = 0;
+    if (errno == EAGAIN && (ioctl(t->fd, FIONREAD, &avail) || avail <= 0)) return 0; /* the socket is empty */
+    if (errno != EAGAIN) t->no_splice = 1;
+    int rc = pipe_spill(t);
+    if (rc) return rc;
+  }
+  return 1;
+}
+
 /* Receive into the direct READ destination (no copy; a sealed frame is decrypted there, in place,
- * piece by piece as it arrives: one pass over the data). */
+ * piece by piece as it arrives: one pass over the data), or into its pipe. */
 static int rx_direct(struct smb3_transport *t) {
   size_t total = t->frame_len - t->direct.head_len;
+  if (t->direct.pipe) {
+    int rc = rx_pipe(t);
+    if (rc <= 0) return rc;
+  }
   while (t->direct_got < total) {
     set_rcvlowat(t, total - t->direct_got);
     struct iovec iov[2];
@@ -426,7 +481,12 @@ static int on_readable(struct smb3_transport *t) {
       rc = rx_frame(t);
     else {
       stage_compact(t);
-      struct iovec iov = {t->stage + t->st_len, RX_STAGE - t->st_len};
+      size_t room = RX_STAGE - t->st_len;
+      if (t->head_only) { /* only up to the end of the next frame's head */
+        size_t need = (t->rx == RX_LEN ? 4u : 0u) + SMB2_HDR_LEN + SMB2_READ_RSP_FIXED;
+        if (need > staged(t) && need - staged(t) < room) room = need - staged(t);
+      }
+      struct iovec iov = {t->stage + t->st_len, room};
       ssize_t n = read_some(t, &iov, 1);
       if (n <= 0) return (int)n;
       t->st_len += (size_t)n;
