@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -24,6 +23,7 @@
 #include "util/clock.h"
 
 #define RX_STAGE (512u * 1024u) /* staging buffer for small frames and frame heads */
+#define HEAD_ONLY_FRAMES 4
 #define TX_IOV 256
 
 enum rx_state { RX_LEN, RX_HEAD, RX_FRAME, RX_DIRECT };
@@ -55,7 +55,8 @@ struct smb3_transport {
   size_t direct_got;
   int direct_lowat_told; /* the READ's low-water progress call was made */
   int rcvlowat;          /* SO_RCVLOWAT now set on the socket (0 = the default, 1) */
-  int head_only;         /* read no more than the next frame's head: a READ that may be piped is due */
+  int head_only;         /* > 0: read no more than the next frame's head, a READ that may be piped can be due
+                          * (HEAD_ONLY_FRAMES other frames after the last such READ: interim answers) */
   int no_splice;         /* splice(2) from the socket failed once: never again on it */
   uint64_t last_housekeeping;
   int kick;                /* output may be pending: flush on this loop (I/O thread only) */
@@ -323,7 +324,7 @@ static int process_stage(struct smb3_transport *t) {
       if (staged(t) < need) return 0;
       if (staged(t) >= t->frame_len) { /* whole frame staged: process in place */
         uint8_t *p = t->stage + t->st_off;
-        t->head_only = 0;
+        if (t->head_only) t->head_only--;
         t->st_off += t->frame_len;
         t->rx = RX_LEN;
         int rc = frame_done(t, p, t->frame_len);
@@ -339,7 +340,10 @@ static int process_stage(struct smb3_transport *t) {
         /* A piped READ's bytes must all come from the socket: one whose start is staged already
          * goes to memory. Streams of them are read head by head (head_only), so the next one's
          * data is still in the socket when its head is seen. */
-        t->head_only = t->direct.msg->rd_use_pipe && !t->no_splice;
+        if (t->direct.msg->rd_use_pipe && !t->no_splice)
+          t->head_only = HEAD_ONLY_FRAMES;
+        else if (t->head_only)
+          t->head_only--;
         if (t->direct.pipe && (staged(t) || t->no_splice)) t->direct.pipe = 0;
         t->direct_got = 0;
         t->rx = RX_DIRECT;
@@ -348,7 +352,7 @@ static int process_stage(struct smb3_transport *t) {
         t->direct_lowat_told = 0;
         direct_progress(t, 1);
       } else {
-        t->head_only = 0;
+        if (t->head_only) t->head_only--;
         t->frame = malloc(t->frame_len);
         if (!t->frame) return SMB3_ENOMEM;
         t->frame_got = staged(t);
@@ -413,9 +417,12 @@ static int rx_pipe(struct smb3_transport *t) {
     }
     if (n == 0) return SMB3_ECLOSED;
     if (errno == EINTR) continue;
-    int avail = 0;
-    if (errno == EAGAIN && (ioctl(t->fd, FIONREAD, &avail) || avail <= 0)) return 0; /* the socket is empty */
-    if (errno != EAGAIN) t->no_splice = 1;
+    if (errno == EAGAIN) { /* the socket has nothing ready, or the pipe is full? */
+      struct pollfd room = {.fd = m->rd_pipe[1], .events = POLLOUT};
+      if (poll(&room, 1, 0) == 1 && (room.revents & POLLOUT)) return 0; /* wait for the socket */
+    } else {
+      t->no_splice = 1;
+    }
     int rc = pipe_spill(t);
     if (rc) return rc;
   }

@@ -14,6 +14,7 @@ head -c $((3 << 20)) /dev/urandom >"$WORK/big"
 head -c $((3 << 20)) /dev/urandom >"$WORK/big2"
 head -c $((512 << 10)) /dev/urandom >"$WORK/small"
 head -c $((40 << 20)) /dev/urandom >"$WORK/rand" # larger than the read-ahead window (16 MiB)
+cp "$WORK/rand" "$D/seq1m"; owned "$D/seq1m"
 cp "$WORK/big" "$D/big"; cp "$WORK/rand" "$D/rand"; cp "$WORK/big" "$D/seq4k"; cp "$WORK/small" "$D/small"; owned "$D/big" "$D/rand" "$D/seq4k" "$D/small"
 # kernels before 6.6 do not offer FUSE_DIRECT_IO_ALLOW_MMAP: then no open is direct, all the same bytes
 IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
@@ -27,6 +28,32 @@ n0=$(stats "$M" direct_read_opens)
 expect "dd bs=64k of it" "$(dd if="$M/big" bs=64k status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
 expect "dd bs=3M of it" "$(dd if="$M/big" bs=3M status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
 expect "each open direct again (no pages cached meanwhile)" "$(stats "$M" direct_read_opens)" "$((n0 + 2 * per_open))"
+# A direct open's read-ahead data goes socket -> pipe -> the reader, never through the daemon's
+# memory (readahead.c, smb3_pread_pipe_async); the first READ of a stream may still come through
+# memory (its start arrived with the head). Reads that skip ahead within a piped buffer, and reads
+# behind what its pipe already gave (asked of the server instead), must get the same bytes.
+p0=$(stats "$M" readahead_piped)
+expect "dd bs=1M of a 40 MiB file: its bytes" "$(dd if="$M/seq1m" bs=1M status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/rand")"
+p1=$(stats "$M" readahead_piped)
+if [ "$per_open" = 1 ]; then check "its read-ahead came by pipe ($((p1 - p0)) READs)" test "$p1" -gt "$p0"; fi
+cat >"$WORK/skip.py" <<'EOF'
+import os, sys
+m, ref = sys.argv[1], open(sys.argv[2], "rb").read()
+fd = os.open(os.path.join(m, "seq1m"), os.O_RDONLY)
+M = 1 << 20
+# in order, ahead by a page inside the stream, back behind it, on again, to the end
+for off, n in [(0, M), (M + 4096, M - 4096), (M // 2, M // 4), (2 * M, M), (3 * M + 65536, 5 * M), (M, 3 * M)]:
+    got = os.pread(fd, n, off)
+    if got != ref[off:off + n]:
+        sys.exit("bytes differ at %d+%d" % (off, n))
+pos = 8 * M + 65536
+while pos < len(ref):
+    got = os.pread(fd, M, pos)
+    if got != ref[pos:pos + M]:
+        sys.exit("bytes differ at %d" % pos)
+    pos += M
+EOF
+check "reads that skip ahead and go back in a direct open: same bytes" "$PYTHON" "$WORK/skip.py" "$M" "$WORK/rand"
 # read in small pieces through a direct open: the file's next read-only opens keep the page cache
 n0=$(stats "$M" direct_read_opens)
 expect "dd bs=4k of a large file" "$(dd if="$M/seq4k" bs=4k status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/big")"
