@@ -64,7 +64,9 @@ struct ra_buf {
 };
 
 /* ---- the pipes: a pool of empty ones per mount ---- */
-#define RA_PIPES_KEPT 64
+/* Empty pipes kept for the next buffers: an unprivileged user's pipes may take 16384 pages in
+ * all (pipe-user-pages-soft), counted by their size, not by what they hold. */
+#define RA_PIPES_KEPT 16
 
 /* The size of a direct open's read-ahead buffers (and pipes): rsize, or less when a pipe of
  * rsize cannot be had (ra_pipes_init). */
@@ -117,11 +119,9 @@ static int ra_pipe_get(struct fs_ctx *fs, int fd[2]) {
   pthread_mutex_unlock(&fs->pipes_mu);
   if (off || pipe2(fd, O_CLOEXEC | O_NONBLOCK)) return -1;
   if (fcntl(fd[1], F_SETPIPE_SZ, (int)fs->pipe_unit) < (int)fs->pipe_unit) {
+    /* the user's pipes are over pipe-user-pages-soft: this buffer goes through memory */
     close(fd[0]);
     close(fd[1]);
-    pthread_mutex_lock(&fs->pipes_mu);
-    fs->pipes_off = 1;
-    pthread_mutex_unlock(&fs->pipes_mu);
     return -1;
   }
   return 0;
