@@ -61,9 +61,13 @@ struct ra_buf {
   int piped;
   int pipe_bad;
   uint64_t pipe_at;
+  uint64_t mem_from; /* data[] holds the file from here on (past what a pipe gave before pipe_to_mem) */
 };
 
 /* ---- the pipes: a pool of empty ones per mount ---- */
+/* FUSE reads smaller than this take the rest of a piped buffer into memory first (pipe_to_mem):
+ * below it a splice per read (libfuse: vmsplice, splice, splice) costs more than the one copy. */
+#define RA_PIPE_MIN_READ (64u << 10)
 /* Empty pipes kept for the next buffers: an unprivileged user's pipes may take 16384 pages in
  * all (pipe-user-pages-soft), counted by their size, not by what they hold. */
 #define RA_PIPES_KEPT 16
@@ -288,6 +292,23 @@ static int pipe_skip(struct ra_buf *b, uint64_t n) {
   return 0;
 }
 
+/* What b's pipe still holds, read into b->data where it belongs: the buffer is served from memory
+ * from now on (pipe_bad if the pipe did not hold it). */
+static void pipe_to_mem(struct ra_buf *b) {
+  uint64_t end = b->off + (uint64_t)b->result;
+  b->mem_from = b->pipe_at;
+  while (b->pipe_at < end) {
+    ssize_t r = read(b->pipe[0], b->data + (b->pipe_at - b->off), end - b->pipe_at);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      b->pipe_bad = 1;
+      return;
+    }
+    b->pipe_at += (uint64_t)r;
+  }
+  b->piped = 0;
+}
+
 /* After a reply that spliced from b's pipe: does the pipe hold exactly what it should? */
 static void pipe_check(struct ra_buf *b) {
   int left = -1;
@@ -339,7 +360,10 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
   for (int i = 0; i < k; i++) {
     struct ra_buf *b = from[i];
     uint64_t at = (uint64_t)v->buf[i].pos;
-    if (b->piped && (b->pipe_bad || at < b->pipe_at || pipe_skip(b, at - b->pipe_at))) {
+    /* small reads (a splice each would cost more than the copy): the rest of the buffer to memory */
+    if (b->piped && !b->pipe_bad && size < RA_PIPE_MIN_READ && at >= b->pipe_at) pipe_to_mem(b);
+    if ((b->piped && (b->pipe_bad || at < b->pipe_at || pipe_skip(b, at - b->pipe_at))) ||
+        (!b->piped && at < b->mem_from)) {
       free(v); /* that part of the pipe is gone: ask the server */
       free(from);
       direct_read(b->fh, req, size, off, again);
@@ -449,6 +473,7 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   b->fh = fh;
   b->fs = fs;
   b->off = off;
+  b->mem_from = off;
   b->len = len;
   /* A direct open's data can go socket -> pipe -> the reader with no copy here (serve) */
   b->pipe[0] = b->pipe[1] = -1;
@@ -726,6 +751,7 @@ int ra_prefill(struct fs_file *fh, uint8_t *data, size_t len, int64_t got, uint6
                        .done = 1,
                        .result = got,
                        .off = 0,
+                       .mem_from = 0,
                        .len = len,
                        .data = data,
                        .pipe = {-1, -1}};

@@ -41,8 +41,10 @@ import os, sys
 m, ref = sys.argv[1], open(sys.argv[2], "rb").read()
 fd = os.open(os.path.join(m, "seq1m"), os.O_RDONLY)
 M = 1 << 20
-# in order, ahead by a page inside the stream, back behind it, on again, to the end
-for off, n in [(0, M), (M + 4096, M - 4096), (M // 2, M // 4), (2 * M, M), (3 * M + 65536, 5 * M), (M, 3 * M)]:
+# in order, ahead by a page inside the stream, back behind it, on again, to the end;
+# and small reads (the rest of a piped buffer taken into memory), one behind them, one across
+for off, n in [(0, M), (M + 4096, M - 4096), (M // 2, M // 4), (2 * M, M), (3 * M + 65536, 5 * M), (M, 3 * M),
+               (8 * M, 4096), (8 * M + 8192, 4096), (8 * M, 4096), (8 * M + 65536, M)]:
     got = os.pread(fd, n, off)
     if got != ref[off:off + n]:
         sys.exit("bytes differ at %d+%d" % (off, n))
