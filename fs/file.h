@@ -19,6 +19,7 @@ struct ra_state {
   int inflight;        /* wire READs of this file not yet completed */
   struct ra_wait *waiters;
   void (*drained)(struct fs_file *); /* set by release: run when inflight drops to 0 */
+  size_t last_size;                  /* the FUSE read being answered: small ones read into memory */
 };
 
 /* ---- open files ---- */

@@ -477,7 +477,8 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   b->len = len;
   /* A direct open's data can go socket -> pipe -> the reader with no copy here (serve) */
   b->pipe[0] = b->pipe[1] = -1;
-  if (fh->direct_rd && ra_pipe_get(fs, b->pipe)) b->pipe[0] = b->pipe[1] = -1;
+  if (fh->direct_rd && ra->last_size >= RA_PIPE_MIN_READ && ra_pipe_get(fs, b->pipe))
+    b->pipe[0] = b->pipe[1] = -1;
   b->refs = 2; /* the list and the wire */
   struct ra_buf **pp = &ra->bufs;
   while (*pp)
@@ -704,6 +705,7 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
     drop_all(ra);
     ra->started = 1;
   }
+  ra->last_size = size; /* small reads: no pipes (their data would be taken into memory anyway) */
   top_up(fh, d.issue_from, d.issue_to, off + size);
   struct ra_wait *w = make_wait(ra, req, off, size);
   if (!w) {
