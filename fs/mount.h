@@ -135,7 +135,7 @@ struct fs_ctx {
   int (*pipes)[2];
   int npipes;
   int pipes_off;          /* no pipe of 256 KiB or more can be had: read-ahead data goes through memory */
-  uint32_t pipe_unit;     /* a direct open's read-ahead buffer and pipe: rsize, or pipe-max-size below it */
+  uint32_t pipe_cap;      /* each read-ahead pipe: rsize, or pipe-max-size below it (several a buffer) */
   uint32_t fuse_read_max; /* pipes capped below rsize: the FUSE read size libfuse's own pipe can take */
 };
 

@@ -41,6 +41,8 @@
  * ahead of the reader, on several workers, so out of order. */
 #define RA_NEAR(fs) (2 * FS_KERNEL_RA(fs) + (1u << 20))
 
+#define RA_BUF_PIPES 16 /* rsize / pipe_cap at most (ra_pipes_init) */
+
 struct ra_buf {
   struct ra_buf *next;
   struct fs_file *fh;
@@ -57,7 +59,8 @@ struct ra_buf {
    * library's answer); pipe_at: the file offset of its first byte not yet sent to the kernel. A
    * pipe is read once, in order: a read behind pipe_at, or one after a reply that did not take
    * what it should have (pipe_bad), goes to the server instead. */
-  int pipe[2];
+  struct smb3_pipe pipes[RA_BUF_PIPES]; /* rsize bytes in pieces of fs->pipe_cap, in order */
+  int npipes;
   int piped;
   int pipe_bad;
   uint64_t pipe_at;
@@ -70,78 +73,79 @@ struct ra_buf {
 #define RA_PIPE_MIN_READ (64u << 10)
 /* Empty pipes kept for the next buffers: an unprivileged user's pipes may take 16384 pages in
  * all (pipe-user-pages-soft), counted by their size, not by what they hold. */
-#define RA_PIPES_KEPT 16
+#define RA_PIPES_KEPT 32
 
-/* The size of a direct open's read-ahead buffers (and pipes): rsize, or less when a pipe of
- * rsize cannot be had (ra_pipes_init). */
-static void ra_pipe_put(struct fs_ctx *fs, int fd[2]);
-
-static uint32_t unit(const struct fs_file *fh) {
-  return fh->direct_rd && fh->fs->pipe_unit ? fh->fs->pipe_unit : fh->fs->rsize;
-}
+static void ra_pipe_put(struct fs_ctx *fs, struct smb3_pipe *p);
 
 void ra_pipes_init(struct fs_ctx *fs) {
   int fd[2];
-  /* signed or sealed: every byte passes through here anyway (rsize pieces into memory) */
+  /* signed or sealed: every byte passes through here anyway */
   if (smb3_signing_active(fs->c) || smb3_encryption_active(fs->c) || pipe2(fd, O_CLOEXEC | O_NONBLOCK)) {
     fs->pipes_off = 1;
     return;
   }
-  /* Without CAP_SYS_RESOURCE no pipe grows past pipe-max-size: libfuse's own pipe, through
-   * which each reply goes to the kernel, neither; its header and a page per piece come on top. */
-  uint32_t want = fs->rsize;
-  if (fcntl(fd[1], F_SETPIPE_SZ, (int)want) < (int)want) {
+  /* A buffer of rsize takes rsize / cap pipes. Without CAP_SYS_RESOURCE no pipe grows past
+   * pipe-max-size: libfuse's own pipe, through which each reply goes to the kernel, neither (its
+   * header and a page per piece come on top), so FUSE reads are capped at half of it. */
+  uint32_t cap = fs->rsize;
+  if (fcntl(fd[1], F_SETPIPE_SZ, (int)cap) < (int)cap) {
     long max = 0;
     FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
     if (!f || fscanf(f, "%ld", &max) != 1) max = 0;
     if (f) fclose(f);
-    want = 1u << 30;
-    while (want > 1 && (want > fs->rsize || want > (uint64_t)max))
-      want >>= 1;
-    if (want < (256u << 10) || fcntl(fd[1], F_SETPIPE_SZ, (int)want) < (int)want) {
+    cap = 1u << 30;
+    while (cap > 1 && (cap > fs->rsize || cap > (uint64_t)max))
+      cap >>= 1;
+    if (cap < (256u << 10) || fs->rsize % cap || fs->rsize / cap > RA_BUF_PIPES ||
+        fcntl(fd[1], F_SETPIPE_SZ, (int)cap) < (int)cap) {
       close(fd[0]);
       close(fd[1]);
       fs->pipes_off = 1;
       return;
     }
-    fs->fuse_read_max = want / 2;
+    fs->fuse_read_max = cap / 2;
   }
-  fs->pipe_unit = want;
-  ra_pipe_put(fs, fd);
+  fs->pipe_cap = cap;
+  struct smb3_pipe p = {fd[0], fd[1], cap};
+  ra_pipe_put(fs, &p);
 }
 
-/* An empty pipe able to hold a direct open's buffer; 0, or -1 when there is none (read into memory then). */
-static int ra_pipe_get(struct fs_ctx *fs, int fd[2]) {
+/* An empty pipe of fs->pipe_cap; 0, or -1 when there is none (the buffer goes to memory then). */
+static int ra_pipe_get(struct fs_ctx *fs, struct smb3_pipe *p) {
+  *p = (struct smb3_pipe){-1, -1, fs->pipe_cap};
   pthread_mutex_lock(&fs->pipes_mu);
   int off = fs->pipes_off;
   if (!off && fs->npipes) {
     fs->npipes--;
-    fd[0] = fs->pipes[fs->npipes][0];
-    fd[1] = fs->pipes[fs->npipes][1];
+    p->rd = fs->pipes[fs->npipes][0];
+    p->wr = fs->pipes[fs->npipes][1];
     pthread_mutex_unlock(&fs->pipes_mu);
     return 0;
   }
   pthread_mutex_unlock(&fs->pipes_mu);
+  int fd[2];
   if (off || pipe2(fd, O_CLOEXEC | O_NONBLOCK)) return -1;
-  if (fcntl(fd[1], F_SETPIPE_SZ, (int)fs->pipe_unit) < (int)fs->pipe_unit) {
+  if (fcntl(fd[1], F_SETPIPE_SZ, (int)fs->pipe_cap) < (int)fs->pipe_cap) {
     /* the user's pipes are over pipe-user-pages-soft: this buffer goes through memory */
     close(fd[0]);
     close(fd[1]);
     return -1;
   }
+  p->rd = fd[0];
+  p->wr = fd[1];
   return 0;
 }
 
 /* Back to the pool when it is empty and the pool has room; closed otherwise. */
-static void ra_pipe_put(struct fs_ctx *fs, int fd[2]) {
+static void ra_pipe_put(struct fs_ctx *fs, struct smb3_pipe *p) {
   int left = 1;
-  if (ioctl(fd[0], FIONREAD, &left) == 0 && left == 0) {
+  if (ioctl(p->rd, FIONREAD, &left) == 0 && left == 0) {
     pthread_mutex_lock(&fs->pipes_mu);
     if (fs->npipes < RA_PIPES_KEPT) {
       if (!fs->pipes) fs->pipes = calloc(RA_PIPES_KEPT, sizeof *fs->pipes);
       if (fs->pipes) {
-        fs->pipes[fs->npipes][0] = fd[0];
-        fs->pipes[fs->npipes][1] = fd[1];
+        fs->pipes[fs->npipes][0] = p->rd;
+        fs->pipes[fs->npipes][1] = p->wr;
         fs->npipes++;
         left = -1;
       }
@@ -149,8 +153,24 @@ static void ra_pipe_put(struct fs_ctx *fs, int fd[2]) {
     pthread_mutex_unlock(&fs->pipes_mu);
     if (left < 0) return;
   }
-  close(fd[0]);
-  close(fd[1]);
+  close(p->rd);
+  close(p->wr);
+}
+
+static void buf_pipes_put(struct ra_buf *b) {
+  for (int i = 0; i < b->npipes; i++)
+    ra_pipe_put(b->fs, &b->pipes[i]);
+  b->npipes = 0;
+}
+
+/* The rsize / pipe_cap pipes of a buffer: all of them, or none (it goes to memory then). */
+static void buf_pipes_get(struct ra_buf *b) {
+  int n = (int)((b->len + b->fs->pipe_cap - 1) / b->fs->pipe_cap);
+  for (b->npipes = 0; b->npipes < n; b->npipes++)
+    if (ra_pipe_get(b->fs, &b->pipes[b->npipes])) {
+      buf_pipes_put(b);
+      return;
+    }
 }
 
 void ra_pipes_free(struct fs_ctx *fs) {
@@ -183,14 +203,14 @@ static void buf_unref(struct ra_buf *b) {
   if (--b->refs) return;
   struct fs_ctx *fs = b->fs;
   size_t len = b->len;
-  if (b->pipe[0] >= 0) ra_pipe_put(fs, b->pipe);
+  buf_pipes_put(b);
   free(b->data);
   free(b);
   fs_mem_release(fs, len);
 }
 
-static unsigned max_window(const struct fs_file *fh) {
-  unsigned n = RA_MAX_BYTES / unit(fh);
+static unsigned max_window(const struct fs_ctx *fs) {
+  unsigned n = RA_MAX_BYTES / fs->rsize;
   if (n < 2) n = 2;
   return n > RA_MAX_BUFS ? RA_MAX_BUFS : n;
 }
@@ -280,52 +300,72 @@ static int want_again(struct ra_retry **list, struct fs_file *fh, fuse_req_t req
 
 static void direct_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off, int again);
 
-/* Take n bytes out of a piped buffer's pipe unsent (a read that skipped them). */
-static int pipe_skip(struct ra_buf *b, uint64_t n) {
+/* The pipe of a piped buffer that holds the file's byte at, and how many bytes from at it still
+ * holds (the rest of its piece, or of the data). */
+static struct smb3_pipe *pipe_of(struct ra_buf *b, uint64_t at, uint64_t *span) {
+  uint64_t rel = at - b->off, cap = b->fs->pipe_cap, end = (uint64_t)b->result;
+  uint64_t k = rel / cap, piece_end = (k + 1) * cap < end ? (k + 1) * cap : end;
+  *span = piece_end - rel;
+  return &b->pipes[k];
+}
+
+/* Take n bytes from pipe_at on out of a piped buffer's pipes: into dst, or dropped (dst NULL: a
+ * read that skipped them). 0, or -1 when the pipes did not hold them. */
+static int pipe_take(struct ra_buf *b, uint64_t n, uint8_t *dst) {
   uint8_t scratch[4096];
   while (n) {
-    ssize_t r = read(b->pipe[0], scratch, n < sizeof scratch ? n : sizeof scratch);
+    uint64_t span;
+    struct smb3_pipe *p = pipe_of(b, b->pipe_at, &span);
+    size_t want = n < span ? (size_t)n : (size_t)span;
+    if (!dst && want > sizeof scratch) want = sizeof scratch;
+    ssize_t r = read(p->rd, dst ? dst : scratch, want);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return -1;
     n -= (uint64_t)r;
     b->pipe_at += (uint64_t)r;
+    if (dst) dst += r;
   }
   return 0;
 }
 
-/* What b's pipe still holds, read into b->data where it belongs: the buffer is served from memory
- * from now on (pipe_bad if the pipe did not hold it). */
+/* What b's pipes still hold, read into b->data where it belongs: the buffer is served from memory
+ * from now on (pipe_bad if the pipes did not hold it). */
 static void pipe_to_mem(struct ra_buf *b) {
   uint64_t end = b->off + (uint64_t)b->result;
   b->mem_from = b->pipe_at;
-  while (b->pipe_at < end) {
-    ssize_t r = read(b->pipe[0], b->data + (b->pipe_at - b->off), end - b->pipe_at);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
+  if (pipe_take(b, end - b->pipe_at, b->data + (b->pipe_at - b->off)))
+    b->pipe_bad = 1;
+  else
+    b->piped = 0;
+}
+
+/* After a reply that spliced from b's pipes: do they hold exactly what they should? */
+static void pipe_check(struct ra_buf *b) {
+  uint64_t left = 0;
+  for (int i = 0; i < b->npipes; i++) {
+    int n = -1;
+    if (ioctl(b->pipes[i].rd, FIONREAD, &n) || n < 0) {
       b->pipe_bad = 1;
       return;
     }
-    b->pipe_at += (uint64_t)r;
+    left += (uint64_t)n;
   }
-  b->piped = 0;
-}
-
-/* After a reply that spliced from b's pipe: does the pipe hold exactly what it should? */
-static void pipe_check(struct ra_buf *b) {
-  int left = -1;
-  uint64_t want = b->off + (uint64_t)b->result - b->pipe_at;
-  if (ioctl(b->pipe[0], FIONREAD, &left) || left < 0 || (uint64_t)left != want) b->pipe_bad = 1;
+  if (left != b->off + (uint64_t)b->result - b->pipe_at) b->pipe_bad = 1;
 }
 
 /* Answer req from bufs, or queue it on *retry (see want_again). Data in memory goes to the kernel
  * from there (one writev), data in a pipe is spliced on (fuse_reply_data). */
 static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs,
                   int n, int again, struct ra_retry **retry) {
-  struct fuse_bufvec *v = calloc(1, sizeof *v + sizeof v->buf[0] * (size_t)(n > 0 ? n : 1));
+  /* a piece per buffer, or per pipe of a piped one */
+  size_t nv = (size_t)(n > 0 ? n : 1) * (RA_BUF_PIPES + 1);
+  struct fuse_bufvec *v = calloc(1, sizeof *v + sizeof v->buf[0] * nv);
   struct ra_buf **from = calloc((size_t)(n > 0 ? n : 1), sizeof *from);
-  if (!v || !from) {
+  struct fuse_buf *piece = calloc((size_t)(n > 0 ? n : 1), sizeof *piece);
+  if (!v || !from || !piece) {
     free(v);
     free(from);
+    free(piece);
     fuse_reply_err(req, ENOMEM);
     return;
   }
@@ -336,6 +376,7 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
     if (b->result < 0) {
       free(v);
       free(from);
+      free(piece);
       if (!want_again(retry, b->fh, req, off, size, again, (int)b->result, b->conn))
         fuse_reply_err(req, smb3_err_to_errno((int)b->result));
       return;
@@ -345,7 +386,7 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
     if (pos < b->off || pos >= bend) break;
     uint64_t take = (bend < end ? bend : end) - pos;
     from[k] = b;
-    v->buf[k] = (struct fuse_buf){.size = take, .pos = (off_t)pos};
+    piece[k] = (struct fuse_buf){.size = take, .pos = (off_t)pos};
     k++;
     pos += take;
     if (eof) break;
@@ -355,53 +396,61 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
      * here (it shrinks its size). An error is the truth; the reader may retry. */
     free(v);
     free(from);
+    free(piece);
     fuse_reply_err(req, EIO);
     return;
   }
   for (int i = 0; i < k; i++) {
     struct ra_buf *b = from[i];
-    uint64_t at = (uint64_t)v->buf[i].pos;
+    uint64_t at = (uint64_t)piece[i].pos;
     /* small reads (a splice each would cost more than the copy): the rest of the buffer to memory */
     if (b->piped && !b->pipe_bad && size < RA_PIPE_MIN_READ && at >= b->pipe_at) pipe_to_mem(b);
-    if ((b->piped && (b->pipe_bad || at < b->pipe_at || pipe_skip(b, at - b->pipe_at))) ||
+    if ((b->piped && (b->pipe_bad || at < b->pipe_at || pipe_take(b, at - b->pipe_at, NULL))) ||
         (!b->piped && at < b->mem_from)) {
-      free(v); /* that part of the pipe is gone: ask the server */
+      free(v); /* that part of the pipes is gone: ask the server */
       free(from);
+      free(piece);
       direct_read(b->fh, req, size, off, again);
       return;
     }
   }
+  size_t m = 0;
   for (int i = 0; i < k; i++) {
     struct ra_buf *b = from[i];
-    uint64_t at = (uint64_t)v->buf[i].pos;
-    v->buf[i].pos = 0;
-    if (b->piped) {
-      v->buf[i].flags = FUSE_BUF_IS_FD;
-      v->buf[i].fd = b->pipe[0];
-      b->pipe_at += v->buf[i].size;
-      piped = 1;
-    } else {
-      v->buf[i].mem = b->data + (at - b->off);
+    uint64_t at = (uint64_t)piece[i].pos, left = piece[i].size;
+    if (!b->piped) {
+      v->buf[m++] = (struct fuse_buf){.size = left, .mem = b->data + (at - b->off)};
+      continue;
     }
+    while (left) { /* one piece per pipe it spans */
+      uint64_t span;
+      struct smb3_pipe *p = pipe_of(b, b->pipe_at, &span);
+      uint64_t take = left < span ? left : span;
+      v->buf[m++] = (struct fuse_buf){.size = take, .flags = FUSE_BUF_IS_FD, .fd = p->rd};
+      b->pipe_at += take;
+      left -= take;
+    }
+    piped = 1;
   }
   if (!piped) { /* all in memory: one writev */
-    struct iovec iov_small[8] = {{0}}, *iov = k <= 8 ? iov_small : malloc(sizeof *iov * (size_t)k);
+    struct iovec iov_small[8] = {{0}}, *iov = m <= 8 ? iov_small : malloc(sizeof *iov * m);
     if (iov) {
-      for (int i = 0; i < k; i++)
+      for (size_t i = 0; i < m; i++)
         iov[i] = (struct iovec){v->buf[i].mem, v->buf[i].size};
-      fuse_reply_iov(req, iov, k);
+      fuse_reply_iov(req, iov, (int)m);
     } else {
       fuse_reply_err(req, ENOMEM);
     }
     if (iov != iov_small) free(iov);
   } else {
-    v->count = (size_t)k;
+    v->count = m;
     fuse_reply_data(req, v, 0);
     for (int i = 0; i < k; i++)
       if (from[i]->piped) pipe_check(from[i]);
   }
   free(v);
   free(from);
+  free(piece);
 }
 
 static int all_done(const struct ra_wait *w) {
@@ -459,7 +508,7 @@ static void buf_done(int64_t result, void *arg) {
 static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   struct ra_state *ra = &fh->ra;
   struct fs_ctx *fs = fh->fs;
-  size_t len = unit(fh);
+  size_t len = fs->rsize;
   if (needed)
     budget_charge(&fs->mem, len);
   else if (!budget_try(&fs->mem, len))
@@ -477,9 +526,7 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   b->mem_from = off;
   b->len = len;
   /* A direct open's data can go socket -> pipe -> the reader with no copy here (serve) */
-  b->pipe[0] = b->pipe[1] = -1;
-  if (fh->direct_rd && ra->last_size >= RA_PIPE_MIN_READ && ra_pipe_get(fs, b->pipe))
-    b->pipe[0] = b->pipe[1] = -1;
+  if (fh->direct_rd && ra->last_size >= RA_PIPE_MIN_READ) buf_pipes_get(b);
   b->refs = 2; /* the list and the wire */
   struct ra_buf **pp = &ra->bufs;
   while (*pp)
@@ -489,8 +536,9 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   atomic_fetch_add(&fh->fs->ctr.ra_wire_reads, 1);
   smb3_file *f = fh_handle(fh);
   b->conn = smb3_file_client(f);
-  int rc = b->pipe[0] >= 0 ? smb3_pread_pipe_async(f, b->data, b->len, off, b->pipe, &b->piped, buf_done, b)
-                           : smb3_pread_async(f, b->data, b->len, off, buf_done, b);
+  int rc = b->npipes
+               ? smb3_pread_pipe_async(f, b->data, b->len, off, b->pipes, b->npipes, &b->piped, buf_done, b)
+               : smb3_pread_async(f, b->data, b->len, off, buf_done, b);
   if (rc) { /* the callback will not run: finish here */
     b->done = 1;
     b->result = rc;
@@ -519,7 +567,7 @@ static uint64_t known_eof(const struct ra_state *ra) {
  * read being answered, the others are taken only while the budget has room. */
 static void top_up(struct fs_file *fh, uint64_t next, uint64_t to, uint64_t need_to) {
   struct ra_state *ra = &fh->ra;
-  uint64_t rsize = unit(fh), eof = known_eof(ra);
+  uint64_t rsize = fh->fs->rsize, eof = known_eof(ra);
   while (next < to && next < eof) {
     if (!issue(fh, next, next < need_to)) break;
     next += rsize;
@@ -679,9 +727,9 @@ static void ra_read_again(struct fs_file *fh, fuse_req_t req, size_t size, uint6
                          .direct = fh->direct,
                          .coherent = coherent,
                          .size_hint = size_hint,
-                         .rsize = unit(fh),
+                         .rsize = fh->fs->rsize,
                          .near = RA_NEAR(fh->fs),
-                         .max_window = max_window(fh)};
+                         .max_window = max_window(fh->fs)};
   struct ra_decision d;
   ra_decide(&pin, &d);
   /* a small read that does not end the file: see cache.c */
@@ -756,8 +804,7 @@ int ra_prefill(struct fs_file *fh, uint8_t *data, size_t len, int64_t got, uint6
                        .off = 0,
                        .mem_from = 0,
                        .len = len,
-                       .data = data,
-                       .pipe = {-1, -1}};
+                       .data = data};
   ra->bufs = b;
   ra->gen = gen;
   ra->started = 1;

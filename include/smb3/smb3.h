@@ -311,16 +311,23 @@ int smb3_fsync(smb3_file *f);
 typedef void (*smb3_cb)(int64_t result, void *arg);
 int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
 int smb3_pwrite_async(smb3_file *f, const void *buf, size_t len, uint64_t off, smb3_cb cb, void *arg);
-/* As smb3_pread_async, but the data may be moved from the socket into a pipe with splice(2)
+/* As smb3_pread_async, but the data may be moved from the socket into pipes with splice(2)
  * instead of being copied into buf, so that it never enters the process's memory (a FUSE server
- * splices it on to /dev/fuse; see smb3fs). pipefd: pipe2(O_NONBLOCK) ends, empty, whose capacity
- * (F_SETPIPE_SZ) is at least len. Before cb runs, *piped says where the result bytes are: 1 = all
- * of them in pipefd[0], 0 = in buf (answers on a session that signs or seals, answers that came in
- * one piece with others, and a pipe that filled up before all the data was in: what it held is
- * read back into buf). buf is needed in every case. A failed READ can leave bytes in the pipe.
- * Errors: as smb3_pread_async; SMB3_EINVAL also for pipefd or piped NULL or a negative fd. */
-int smb3_pread_pipe_async(smb3_file *f, void *buf, size_t len, uint64_t off, const int pipefd[2], int *piped,
-                          smb3_cb cb, void *arg);
+ * splices it on to /dev/fuse; see smb3fs). pipes: npipes (1 to 64) pipes, both ends non-blocking
+ * (pipe2(O_NONBLOCK)), empty; the data fills them in order, cap bytes each (at most what
+ * F_SETPIPE_SZ gave it), together at least len. Before cb runs, *piped says where the result
+ * bytes are: 1 = all of them in the pipes, 0 = in buf (answers on a session that signs or seals,
+ * answers that came in one piece with others, and a pipe that filled up before all the data was
+ * in: what the pipes held is read back into buf). buf is needed in every case; pipes is copied.
+ * A failed READ can leave bytes in the pipes.
+ * Errors: as smb3_pread_async; SMB3_EINVAL also for pipes or piped NULL, npipes out of range, a
+ * negative fd, caps under len. */
+struct smb3_pipe {
+  int rd, wr; /* the read and write ends */
+  size_t cap; /* bytes of the READ's data it takes */
+};
+int smb3_pread_pipe_async(smb3_file *f, void *buf, size_t len, uint64_t off, const struct smb3_pipe *pipes,
+                          int npipes, int *piped, smb3_cb cb, void *arg);
 /* A WRITE (as smb3_pwrite_async, len > 0) followed by setting the file's times through the same
  * handle (NULL = unchanged), one round trip (a related compound; two requests with nocompound).
  * result: the WRITE's bytes when both succeeded, else the first failure; a failed WRITE leaves the

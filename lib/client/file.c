@@ -80,11 +80,14 @@ void stat_from_create(const struct smb2_create_rsp *r, struct smb3_stat *st) {
 }
 
 /* ---- async single READ/WRITE ---- */
+#define PIPES_MAX 64
 struct io_ctx {
   smb3_cb cb;
   void *arg;
   smb3_client *c;
   int *piped; /* smb3_pread_pipe_async: where the data went */
+  int npipes;
+  struct smb3_pipe pipes[]; /* its copy of the pipes (the READ's rd_pipes) */
 };
 
 static int64_t read_result(const struct smb3_chain *ch) {
@@ -232,9 +235,10 @@ struct file_data {
   uint64_t off;
 };
 
-/* A READ's data into a pipe when it can (smb3_pread_pipe_async). */
+/* A READ's data into pipes when it can (smb3_pread_pipe_async). */
 struct read_pipe {
-  int fd[2];
+  const struct smb3_pipe *pipes;
+  int npipes;
   int *piped;
 };
 
@@ -246,13 +250,15 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
   uint32_t max = is_read ? c->rsize : c->wsize;
   if (!cb || (!buf && !src && len) || len > max || off > INT64_MAX - len) return SMB3_EINVAL;
   struct smb3_chain *ch = chain_new(1);
-  struct io_ctx *x = malloc(sizeof *x);
+  int npipes = is_read && rp ? rp->npipes : 0;
+  struct io_ctx *x = malloc(sizeof *x + sizeof x->pipes[0] * (size_t)npipes);
   if (!ch || !x) {
     chain_free(ch);
     free(x);
     return SMB3_ENOMEM;
   }
-  *x = (struct io_ctx){cb, arg, c, rp ? rp->piped : NULL};
+  *x = (struct io_ctx){cb, arg, c, rp ? rp->piped : NULL, npipes};
+  if (npipes) memcpy(x->pipes, rp->pipes, sizeof x->pipes[0] * (size_t)npipes);
   int rc = is_read ? build_read(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off)
                    : build_write(c, &ch->msgs[0], f->fid, buf, (uint32_t)len, off);
   if (src) {
@@ -265,10 +271,10 @@ static int submit_io(smb3_file *f, int is_read, void *buf, size_t len, uint64_t 
     ch->msgs[0].rd_progress_arg = pace->arg;
     ch->msgs[0].rd_lowat = pace->lowat;
   }
-  if (is_read && rp) {
+  if (npipes) {
     ch->msgs[0].rd_use_pipe = 1;
-    ch->msgs[0].rd_pipe[0] = rp->fd[0];
-    ch->msgs[0].rd_pipe[1] = rp->fd[1];
+    ch->msgs[0].rd_pipes = x->pipes;
+    ch->msgs[0].rd_npipes = npipes;
   }
   ch->cb = io_done;
   ch->arg = x;
@@ -279,10 +285,16 @@ int smb3_pread_async(smb3_file *f, void *buf, size_t len, uint64_t off, smb3_cb 
   return submit_io(f, 1, buf, len, off, cb, arg, NULL, NULL, NULL);
 }
 
-int smb3_pread_pipe_async(smb3_file *f, void *buf, size_t len, uint64_t off, const int pipefd[2], int *piped,
-                          smb3_cb cb, void *arg) {
-  if (!pipefd || pipefd[0] < 0 || pipefd[1] < 0 || !piped) return SMB3_EINVAL;
-  struct read_pipe rp = {{pipefd[0], pipefd[1]}, piped};
+int smb3_pread_pipe_async(smb3_file *f, void *buf, size_t len, uint64_t off, const struct smb3_pipe *pipes,
+                          int npipes, int *piped, smb3_cb cb, void *arg) {
+  if (!pipes || !piped || npipes < 1 || npipes > PIPES_MAX) return SMB3_EINVAL;
+  size_t room = 0;
+  for (int i = 0; i < npipes; i++) {
+    if (pipes[i].rd < 0 || pipes[i].wr < 0 || pipes[i].cap > SIZE_MAX - room) return SMB3_EINVAL;
+    room += pipes[i].cap;
+  }
+  if (room < len) return SMB3_EINVAL;
+  struct read_pipe rp = {pipes, npipes, piped};
   *piped = 0;
   return submit_io(f, 1, buf, len, off, cb, arg, NULL, NULL, &rp);
 }

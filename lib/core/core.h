@@ -69,14 +69,16 @@ struct smb3_msg {
   void (*rd_progress)(void *arg, size_t remaining);
   void *rd_progress_arg;
   size_t rd_lowat;
-  /* Optional (rd_use_pipe): a pipe (both ends non-blocking, caller-owned, empty, able to hold
-   * rd_cap bytes) into which the data of an unsigned, unsealed READ answer is spliced straight
-   * from the socket instead of being copied into rd_buf (the bytes never enter user space).
-   * rd_piped tells where they went: 1 = all rd_len bytes wait in the pipe, 0 = in rd_buf (a
-   * signed or sealed answer, one that came whole with others, or a pipe that filled up: its
-   * bytes are read back into rd_buf and the rest follows there). */
+  /* Optional (rd_use_pipe): pipes (both ends non-blocking, caller-owned, empty; rd_pipes[i].cap
+   * bytes each, together at least rd_cap) into which the data of an unsigned, unsealed READ
+   * answer is spliced straight from the socket, in order, instead of being copied into rd_buf
+   * (the bytes never enter user space). rd_piped tells where they went: 1 = all rd_len bytes wait
+   * in the pipes, 0 = in rd_buf (a signed or sealed answer, one that came whole with others, or a
+   * pipe that filled up: what the pipes hold is read back into rd_buf and the rest follows
+   * there). */
   int rd_use_pipe;
-  int rd_pipe[2];
+  const struct smb3_pipe *rd_pipes;
+  int rd_npipes;
   int rd_piped;
 };
 
@@ -175,7 +177,7 @@ struct core_direct {
   size_t head_len;        /* bytes of the frame taken as the head (sealed: with the transform header) */
   struct smb3_aead *aead; /* sealed: the rest is ciphertext, decrypted in place as it arrives */
   uint8_t tag[16];
-  int pipe; /* the data goes into msg->rd_pipe[1] (spliced from the socket), not into iov */
+  int pipe; /* the data goes into msg->rd_pipes (spliced from the socket), not into iov */
 };
 /* Returns 1 if direct receive applies (d filled), 0 if not, <0 on a protocol error. A sealed
  * frame (starting with a transform header) needs head_len >= SMB2_TRANSFORM_HDR_LEN + 80 and

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "smb3/smb3.h"
 #include "smb3/smb3_errors.h"
 #include "util/clock.h"
 
@@ -385,31 +386,49 @@ static void set_rcvlowat(struct smb3_transport *t, size_t want) {
   t->rcvlowat = v;
 }
 
+/* The pipe of a piped READ that takes the data byte `at`, and how much more that pipe takes. */
+static const struct smb3_pipe *pipe_at(const struct smb3_msg *m, size_t at, size_t *room) {
+  size_t pos = 0;
+  for (int i = 0; i < m->rd_npipes; i++) {
+    if (at < pos + m->rd_pipes[i].cap) {
+      *room = pos + m->rd_pipes[i].cap - at;
+      return &m->rd_pipes[i];
+    }
+    pos += m->rd_pipes[i].cap;
+  }
+  *room = 0;
+  return NULL;
+}
+
 /* A piped READ's pipe cannot take more (its slots fill with pieces smaller than a page) or cannot
- * take a splice at all: what it holds goes back to the caller's buffer and the rest follows there
- * (core.h: rd_piped 0). */
+ * take a splice at all: what the pipes hold goes back to the caller's buffer and the rest follows
+ * there (core.h: rd_piped 0). */
 static int pipe_spill(struct smb3_transport *t) {
   struct smb3_msg *m = t->direct.msg;
-  size_t at = 0;
+  size_t at = 0, room;
   while (at < t->direct_got) {
-    ssize_t n = read(m->rd_pipe[0], m->rd_buf + at, t->direct_got - at);
+    const struct smb3_pipe *p = pipe_at(m, at, &room);
+    size_t want = t->direct_got - at < room ? t->direct_got - at : room;
+    ssize_t n = p ? read(p->rd, m->rd_buf + at, want) : -1;
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return SMB3_EIO; /* the bytes the pipe took are not there: the stream is lost */
+    if (n <= 0) return SMB3_EIO; /* the bytes the pipes took are not there: the stream is lost */
     at += (size_t)n;
   }
   t->direct.pipe = 0;
   return 0;
 }
 
-/* Splice the piped READ's data from the socket into its pipe: 1 = all there, 0 = wait for more,
+/* Splice the piped READ's data from the socket into its pipes: 1 = all there, 0 = wait for more,
  * <0 = failed; a spill (pipe_spill) leaves the rest to the copying loop (t->direct.pipe 0). */
 static int rx_pipe(struct smb3_transport *t) {
   struct smb3_msg *m = t->direct.msg;
-  size_t total = t->frame_len - t->direct.head_len;
+  size_t total = t->frame_len - t->direct.head_len, room;
   while (t->direct.pipe && t->direct_got < total) {
+    const struct smb3_pipe *p = pipe_at(m, t->direct_got, &room);
+    if (!p) return SMB3_EPROTO; /* more data than the pipes were said to take (direct_match checks) */
+    size_t want = total - t->direct_got < room ? total - t->direct_got : room;
     set_rcvlowat(t, total - t->direct_got);
-    ssize_t n =
-        splice(t->fd, NULL, m->rd_pipe[1], NULL, total - t->direct_got, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+    ssize_t n = splice(t->fd, NULL, p->wr, NULL, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
     if (n > 0) {
       t->direct_got += (size_t)n;
       direct_progress(t, 0);
@@ -418,8 +437,8 @@ static int rx_pipe(struct smb3_transport *t) {
     if (n == 0) return SMB3_ECLOSED;
     if (errno == EINTR) continue;
     if (errno == EAGAIN) { /* the socket has nothing ready, or the pipe is full? */
-      struct pollfd room = {.fd = m->rd_pipe[1], .events = POLLOUT};
-      if (poll(&room, 1, 0) == 1 && (room.revents & POLLOUT)) return 0; /* wait for the socket */
+      struct pollfd free_room = {.fd = p->wr, .events = POLLOUT};
+      if (poll(&free_room, 1, 0) == 1 && (free_room.revents & POLLOUT)) return 0; /* wait for the socket */
     } else {
       t->no_splice = 1;
     }

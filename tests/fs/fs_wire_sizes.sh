@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
 # Wire sizes from `smb3 stats`: sequential dd bs=4k and bs=1M, reading and writing, produce wire
-# READs/WRITEs of rsize/wsize (max_read_size == rsize, reads ~ size/rsize; the same for writes;
-# a direct open's READs are readahead_piece long: rsize, or the pipe size when pipes are capped
-# below it, see directio_min in smb3fs(8)),
+# READs/WRITEs of rsize/wsize (max_read_size == rsize, reads ~ size/rsize; the same for writes),
 # under the default rsize/wsize (4 MiB) and rsize=wsize=1M; and random reads do not trigger
 # read-ahead. Each measurement on a fresh mount so that the counters are its own.
 source "$(dirname "$0")/lib.sh"
@@ -22,9 +20,8 @@ measure() { # LABEL OPTIONS CMD...: run CMD on a fresh mount ($M), leave its sta
 for opts in "" "rsize=1M,wsize=1M" "cache=none" "cache=loose"; do
   for bs in 4k 1M; do
     measure "read bs=$bs ${opts:-defaults}" "$opts" "dd if=data of=/dev/null bs=$bs status=none"
-    piece='(readahead_piece if direct_read_opens else rsize)'
-    expect "read bs=$bs ${opts:-defaults}: max_read_size == rsize (or the direct open's piece)" "$(j "max_read_size == $piece")" True
-    expect "read bs=$bs ${opts:-defaults}: reads ~ size/rsize" "$(j "$SIZE // $piece <= reads <= $SIZE // $piece + 2")" True
+    expect "read bs=$bs ${opts:-defaults}: max_read_size == rsize" "$(j 'max_read_size == rsize')" True
+    expect "read bs=$bs ${opts:-defaults}: reads ~ size/rsize" "$(j "$SIZE // rsize <= reads <= $SIZE // rsize + 2")" True
     expect "read bs=$bs ${opts:-defaults}: bytes read" "$(j "$SIZE <= bytes_read <= $SIZE + 2 * rsize")" True
     measure "write bs=$bs ${opts:-defaults}" "$opts" "dd if=$WORK/src of=out-$bs bs=$bs status=none"
     expect "write bs=$bs ${opts:-defaults}: max_write_size == wsize" "$(j 'max_write_size == wsize')" True

@@ -265,29 +265,41 @@ struct pipe_rd {
   int piped;
 };
 
-/* One pipe read of [off, off+len) into fd (or buf); the bytes, from wherever they went, into out. */
-static struct pipe_rd pipe_read(smb3_client *c, smb3_file *f, const int fd[2], uint8_t *buf, uint8_t *out,
-                                size_t len, uint64_t off) {
+/* One pipe read of [off, off+len) into pipes (or buf); the bytes, from wherever they went, into out. */
+static struct pipe_rd pipe_read(smb3_client *c, smb3_file *f, const struct smb3_pipe *pipes, int npipes,
+                                uint8_t *buf, uint8_t *out, size_t len, uint64_t off) {
   struct op o = {0};
   struct pipe_rd r = {0, -1};
-  int rc = smb3_pread_pipe_async(f, buf, len, off, fd, &r.piped, io_cb, &o);
+  int rc = smb3_pread_pipe_async(f, buf, len, off, pipes, npipes, &r.piped, io_cb, &o);
   if (rc) fail_msg("pread_pipe_async(off %llu) = %d: %s", (unsigned long long)off, rc, smb3_last_error(c));
   wait_ops(&o, 1);
   r.rc = o.rc;
-  if (r.rc > 0 && r.piped) {
+  if (r.rc > 0 && r.piped) { /* in order: each pipe its cap, the last what is left */
     size_t at = 0;
-    while (at < (size_t)r.rc) {
-      ssize_t n = read(fd[0], out + at, (size_t)r.rc - at);
-      if (n <= 0) fail_msg("the pipe held %zu of the %lld bytes read", at, (long long)r.rc);
-      at += (size_t)n;
+    for (int i = 0; i < npipes && at < (size_t)r.rc; i++) {
+      size_t end = at + pipes[i].cap < (size_t)r.rc ? at + pipes[i].cap : (size_t)r.rc;
+      while (at < end) {
+        ssize_t n = read(pipes[i].rd, out + at, end - at);
+        if (n <= 0) fail_msg("pipe %d held %zu of the %lld bytes read", i, at, (long long)r.rc);
+        at += (size_t)n;
+      }
     }
   } else if (r.rc > 0) {
     memcpy(out, buf, (size_t)r.rc);
   }
-  int left = -1;
-  if (ioctl(fd[0], FIONREAD, &left) || left != 0)
-    fail_msg("%d bytes more in the pipe than the READ gave", left);
+  for (int i = 0; i < npipes; i++) {
+    int left = -1;
+    if (ioctl(pipes[i].rd, FIONREAD, &left) || left != 0)
+      fail_msg("%d bytes more in pipe %d than the READ gave it", left, i);
+  }
   return r;
+}
+
+static struct smb3_pipe make_pipe(size_t cap) {
+  int fd[2];
+  assert_int_equal(pipe2(fd, O_CLOEXEC | O_NONBLOCK), 0);
+  if (fcntl(fd[1], F_SETPIPE_SZ, (int)cap) < (int)cap) fail_msg("F_SETPIPE_SZ %zu: %s", cap, strerror(errno));
+  return (struct smb3_pipe){fd[0], fd[1], cap};
 }
 
 static void test_pread_pipe(void **s) {
@@ -297,55 +309,66 @@ static void test_pread_pipe(void **s) {
   uint8_t *data = lt_random(total, 7);
   lt_write_local("pipe_src", data, total);
   uint8_t *buf = lt_malloc(M), *out = lt_malloc(M);
-  int fd[2], small[2];
-  assert_int_equal(pipe2(fd, O_CLOEXEC | O_NONBLOCK), 0);
-  assert_int_equal(pipe2(small, O_CLOEXEC | O_NONBLOCK), 0);
-  if (fcntl(fd[1], F_SETPIPE_SZ, (int)M) < (int)M) fail_msg("F_SETPIPE_SZ 1 MiB: %s", strerror(errno));
-  assert_true(fcntl(small[1], F_SETPIPE_SZ, 4096) >= 4096);
+  struct smb3_pipe one = make_pipe(M), four[4], small = make_pipe(4096);
+  for (int i = 0; i < 4; i++)
+    four[i] = make_pipe(M / 4);
+  small.cap = M; /* said to take 1 MiB, holds one slot: it fills up */
   for (int sign = 0; sign < 2; sign++) {
     smb3_client *c = lt_connect(sign ? "rsize=1M,sign" : "rsize=1M");
     smb3_file *f = NULL;
     int rc = smb3_open(c, "pipe_src", O_RDONLY, &f, NULL);
     if (rc) fail_msg("open = %d: %s", rc, smb3_last_error(c));
     lt_track_file(f);
-    /* In order, to the short last one, in 128 KiB and then 1 MiB READs: each READ that follows
-     * another is read head first, so its data can go by pipe (it may still come back to the buffer
-     * when the pipe fills: a race with the sender). Never when signed: the data must be verified. */
-    int piped = 0, reads = 0;
-    for (size_t step = K; step <= M; step += M - K)
-      for (uint64_t off = 0; off < total; off += step) {
-        struct pipe_rd r = pipe_read(c, f, fd, buf, out, step, off);
-        size_t want = total - off < step ? total - off : step;
-        if (r.rc != (int64_t)want)
-          fail_msg("read at %llu = %lld, want %zu", (unsigned long long)off, (long long)r.rc, want);
-        lt_assert_bytes(sign ? "signed pipe read" : "pipe read", out, data + off, want, off);
-        piped += r.piped;
-        reads++;
-      }
-    if (sign && piped) fail_msg("%d signed READs' data went by pipe (unverified)", piped);
-    if (!sign && !piped) fail_msg("none of %d READs went by pipe", reads);
+    /* In order, to the short last one, in 128 KiB and then 1 MiB READs, into one pipe and into
+     * four of 256 KiB: each READ that follows another is read head first, so its data can go by
+     * pipe (it may still come back to the buffer when a pipe fills: a race with the sender).
+     * Never when signed: the data must be verified. */
+    int piped = 0, piped4 = 0, reads = 0;
+    for (int split = 0; split < 2; split++)
+      for (size_t step = K; step <= M; step += M - K)
+        for (uint64_t off = 0; off < total; off += step) {
+          struct pipe_rd r = split ? pipe_read(c, f, four, 4, buf, out, step, off)
+                                   : pipe_read(c, f, &one, 1, buf, out, step, off);
+          size_t want = total - off < step ? total - off : step;
+          if (r.rc != (int64_t)want)
+            fail_msg("read at %llu = %lld, want %zu", (unsigned long long)off, (long long)r.rc, want);
+          lt_assert_bytes(sign ? "signed pipe read" : "pipe read", out, data + off, want, off);
+          if (split && step == M && want > M / 4)
+            piped4 += r.piped;
+          else
+            piped += r.piped;
+          reads++;
+        }
+    if (sign && piped + piped4) fail_msg("%d signed READs' data went by pipe (unverified)", piped + piped4);
+    if (!sign && (!piped || !piped4))
+      fail_msg("of %d READs %d went by pipe, %d of those over four pipes: want some of each", reads, piped,
+               piped4);
     /* a pipe that fills up before the data is all in (one slot: at most one piece of a segment):
      * what it took comes back to the buffer, the rest follows there */
-    pipe_read(c, f, fd, buf, out, M, 0);
-    struct pipe_rd r = pipe_read(c, f, small, buf, out, M, M);
+    pipe_read(c, f, &one, 1, buf, out, M, 0);
+    struct pipe_rd r = pipe_read(c, f, &small, 1, buf, out, M, M);
     if (r.rc != (int64_t)M || r.piped)
       fail_msg("into a 4 KiB pipe: %lld bytes, piped %d", (long long)r.rc, r.piped);
     lt_assert_bytes("spilled pipe read", out, data + M, M, M);
     /* and the connection goes on */
-    r = pipe_read(c, f, fd, buf, out, M, 2 * M);
+    r = pipe_read(c, f, four, 4, buf, out, M, 2 * M);
     if (r.rc != (int64_t)M) fail_msg("read after the spill = %lld", (long long)r.rc);
     lt_assert_bytes("pipe read after a spill", out, data + 2 * M, M, 2 * M);
-    int bad[2] = {-1, fd[1]};
+    struct smb3_pipe bad = {-1, one.wr, M};
     struct op o = {0};
-    assert_int_equal(smb3_pread_pipe_async(f, buf, M, 0, bad, &piped, io_cb, &o), SMB3_EINVAL);
-    assert_int_equal(smb3_pread_pipe_async(f, buf, M, 0, NULL, &piped, io_cb, &o), SMB3_EINVAL);
+    assert_int_equal(smb3_pread_pipe_async(f, buf, M, 0, &bad, 1, &piped, io_cb, &o), SMB3_EINVAL);
+    assert_int_equal(smb3_pread_pipe_async(f, buf, M, 0, NULL, 1, &piped, io_cb, &o), SMB3_EINVAL);
+    assert_int_equal(smb3_pread_pipe_async(f, buf, M, 0, four, 3, &piped, io_cb, &o),
+                     SMB3_EINVAL); /* 768 KiB */
+    assert_int_equal(smb3_pread_pipe_async(f, buf, M, 0, four, 0, &piped, io_cb, &o), SMB3_EINVAL);
     assert_int_equal(lt_close(f), 0);
     lt_disconnect(c);
   }
-  close(fd[0]);
-  close(fd[1]);
-  close(small[0]);
-  close(small[1]);
+  struct smb3_pipe *all[] = {&one, &small, &four[0], &four[1], &four[2], &four[3]};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+    close(all[i]->rd);
+    close(all[i]->wr);
+  }
   lt_free(buf);
   lt_free(out);
   lt_free(data);
