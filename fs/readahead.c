@@ -354,72 +354,24 @@ static void pipe_check(struct ra_buf *b) {
 }
 
 /* Answer req from bufs, or queue it on *retry (see want_again). Data in memory goes to the kernel
- * from there (one writev), data in a pipe is spliced on (fuse_reply_data). */
-static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs,
-                  int n, int again, struct ra_retry **retry) {
-  /* a piece per buffer, or per pipe of a piped one */
-  size_t nv = (size_t)(n > 0 ? n : 1) * (RA_BUF_PIPES + 1);
-  struct fuse_bufvec *v = calloc(1, sizeof *v + sizeof v->buf[0] * nv);
-  struct ra_buf **from = calloc((size_t)(n > 0 ? n : 1), sizeof *from);
-  struct fuse_buf *piece = calloc((size_t)(n > 0 ? n : 1), sizeof *piece);
-  if (!v || !from || !piece) {
-    free(v);
-    free(from);
-    free(piece);
+ * from there (one writev), data in pipes is spliced on (fuse_reply_data: a piece per pipe). */
+struct slice {
+  struct ra_buf *b;
+  uint64_t at, len;
+};
+
+static void reply_piped(fuse_req_t req, const struct slice *sl, int k) {
+  struct fuse_bufvec *v = calloc(1, sizeof *v + sizeof v->buf[0] * (size_t)k * RA_BUF_PIPES);
+  if (!v) {
     fuse_reply_err(req, ENOMEM);
     return;
   }
-  int k = 0, eof = 0, piped = 0;
-  uint64_t pos = off, end = off + size;
-  for (int i = 0; i < n && pos < end; i++) {
-    struct ra_buf *b = bufs[i];
-    if (b->result < 0) {
-      free(v);
-      free(from);
-      free(piece);
-      if (!want_again(retry, b->fh, req, off, size, again, (int)b->result, b->conn))
-        fuse_reply_err(req, smb3_err_to_errno((int)b->result));
-      return;
-    }
-    uint64_t bend = b->off + (uint64_t)b->result;
-    eof = (uint64_t)b->result < b->len; /* short READ: the file ends at bend */
-    if (pos < b->off || pos >= bend) break;
-    uint64_t take = (bend < end ? bend : end) - pos;
-    from[k] = b;
-    piece[k] = (struct fuse_buf){.size = take, .pos = (off_t)pos};
-    k++;
-    pos += take;
-    if (eof) break;
-  }
-  if (pos < end && !eof && pos < known_eof(ra)) {
-    /* Not the end of the file but no data: a short reply would tell the kernel the file ends
-     * here (it shrinks its size). An error is the truth; the reader may retry. */
-    free(v);
-    free(from);
-    free(piece);
-    fuse_reply_err(req, EIO);
-    return;
-  }
-  for (int i = 0; i < k; i++) {
-    struct ra_buf *b = from[i];
-    uint64_t at = (uint64_t)piece[i].pos;
-    /* small reads (a splice each would cost more than the copy): the rest of the buffer to memory */
-    if (b->piped && !b->pipe_bad && size < RA_PIPE_MIN_READ && at >= b->pipe_at) pipe_to_mem(b);
-    if ((b->piped && (b->pipe_bad || at < b->pipe_at || pipe_take(b, at - b->pipe_at, NULL))) ||
-        (!b->piped && at < b->mem_from)) {
-      free(v); /* that part of the pipes is gone: ask the server */
-      free(from);
-      free(piece);
-      direct_read(b->fh, req, size, off, again);
-      return;
-    }
-  }
   size_t m = 0;
   for (int i = 0; i < k; i++) {
-    struct ra_buf *b = from[i];
-    uint64_t at = (uint64_t)piece[i].pos, left = piece[i].size;
+    struct ra_buf *b = sl[i].b;
+    uint64_t left = sl[i].len;
     if (!b->piped) {
-      v->buf[m++] = (struct fuse_buf){.size = left, .mem = b->data + (at - b->off)};
+      v->buf[m++] = (struct fuse_buf){.size = left, .mem = b->data + (sl[i].at - b->off)};
       continue;
     }
     while (left) { /* one piece per pipe it spans */
@@ -430,27 +382,69 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
       b->pipe_at += take;
       left -= take;
     }
-    piped = 1;
   }
-  if (!piped) { /* all in memory: one writev */
-    struct iovec iov_small[8] = {{0}}, *iov = m <= 8 ? iov_small : malloc(sizeof *iov * m);
+  v->count = m;
+  fuse_reply_data(req, v, 0);
+  for (int i = 0; i < k; i++)
+    if (sl[i].b->piped) pipe_check(sl[i].b);
+  free(v);
+}
+
+static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_t size, struct ra_buf **bufs,
+                  int n, int again, struct ra_retry **retry) {
+  struct slice sl_small[8], *sl = n <= 8 ? sl_small : malloc(sizeof *sl * (size_t)n);
+  if (!sl) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  int k = 0, eof = 0, piped = 0, err = 0;
+  uint64_t pos = off, end = off + size;
+  for (int i = 0; i < n && pos < end; i++) {
+    struct ra_buf *b = bufs[i];
+    if (b->result < 0) {
+      if (!want_again(retry, b->fh, req, off, size, again, (int)b->result, b->conn))
+        err = smb3_err_to_errno((int)b->result);
+      k = -1;
+      break;
+    }
+    uint64_t bend = b->off + (uint64_t)b->result;
+    eof = (uint64_t)b->result < b->len; /* short READ: the file ends at bend */
+    if (pos < b->off || pos >= bend) break;
+    uint64_t take = (bend < end ? bend : end) - pos;
+    sl[k++] = (struct slice){b, pos, take};
+    pos += take;
+    if (eof) break;
+  }
+  /* Not the end of the file but no data: a short reply would tell the kernel the file ends here
+   * (it shrinks its size). An error is the truth; the reader may retry. */
+  if (k >= 0 && pos < end && !eof && pos < known_eof(ra)) err = EIO, k = -1;
+  for (int i = 0; i < k; i++) {
+    struct ra_buf *b = sl[i].b;
+    uint64_t at = sl[i].at;
+    /* small reads (a splice each would cost more than the copy): the rest of the buffer to memory */
+    if (b->piped && !b->pipe_bad && size < RA_PIPE_MIN_READ && at >= b->pipe_at) pipe_to_mem(b);
+    if ((b->piped && (b->pipe_bad || at < b->pipe_at || pipe_take(b, at - b->pipe_at, NULL))) ||
+        (!b->piped && at < b->mem_from)) {
+      direct_read(b->fh, req, size, off, again); /* that part of the pipes is gone: ask the server */
+      k = -2;
+      break;
+    }
+    piped |= b->piped;
+  }
+  if (k == -1 && err) fuse_reply_err(req, err);
+  if (k >= 0 && piped) reply_piped(req, sl, k);
+  if (k >= 0 && !piped) { /* all in memory: one writev */
+    struct iovec iov_small[8] = {{0}}, *iov = k <= 8 ? iov_small : malloc(sizeof *iov * (size_t)k);
     if (iov) {
-      for (size_t i = 0; i < m; i++)
-        iov[i] = (struct iovec){v->buf[i].mem, v->buf[i].size};
-      fuse_reply_iov(req, iov, (int)m);
+      for (int i = 0; i < k; i++)
+        iov[i] = (struct iovec){sl[i].b->data + (sl[i].at - sl[i].b->off), sl[i].len};
+      fuse_reply_iov(req, iov, k);
     } else {
       fuse_reply_err(req, ENOMEM);
     }
     if (iov != iov_small) free(iov);
-  } else {
-    v->count = m;
-    fuse_reply_data(req, v, 0);
-    for (int i = 0; i < k; i++)
-      if (from[i]->piped) pipe_check(from[i]);
   }
-  free(v);
-  free(from);
-  free(piece);
+  if (sl != sl_small) free(sl);
 }
 
 static int all_done(const struct ra_wait *w) {
