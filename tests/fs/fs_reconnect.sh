@@ -94,7 +94,8 @@ check "listing after the reconnect" ls "$M"
 # file (a short READ reply makes the kernel shrink the file's size: it did, 4 times in 12, before).
 # Each round kills the connection once dd has read round * 32 MiB, and counts only if dd was
 # still reading then (its offset in the file, dd's standard input, short of the end just after
-# the kill); otherwise the round is tried again, at most 3 times.
+# the kill; dd writes into a paced reader so that it is); otherwise the round is tried again, at
+# most 3 times.
 head -c 256M /dev/urandom >"$D/big"; chmod 666 "$D/big"
 dd_pos() { # PID: its offset in its standard input (fails once it has exited)
   local k v
@@ -106,7 +107,10 @@ for round in 1 2 3 4; do
   for try in 1 2 3; do
     pids=$(conn_pids) # looked up before: the kill must not wait for ss
     [ -n "$pids" ] || bad "round $round: no smbd connection found"
-    dd if="$M/big" of=/dev/null bs=1M 2>"$WORK/dd.err" &
+    # dd writes into a reader that takes 1 MiB every 2 ms, so that dd is surely still reading
+    # when the loss comes (unpaced it read the 256 MiB in under 0.1 s and could end first 3 times)
+    dd if="$M/big" of=>("$PYTHON" -c 'import sys, time
+while sys.stdin.buffer.read(1 << 20): time.sleep(0.002)') bs=1M 2>"$WORK/dd.err" &
     ddpid=$!
     for _ in $(seq 6000); do # at most ~60 s
       pos=$(dd_pos $ddpid) || break
