@@ -125,7 +125,10 @@ SMB3FS_TOOLS = ("smb3fs", "smb3fs-base")
 # again after they have all closed (seconds)
 MEM_STREAMS = 16
 MEM_AFTER = (1, 3, 5)
-MOUNT_TESTS = ["read-1M", "read-4k", "write-1M", "write-4k", "copy", "statfs", "stat"]
+# read-written-1M: dd bs=1M of a file the same mount has just written (dd conv=fsync, not timed), with no
+# unmount between: the read right after a write (issue 14); its smb3 row: smb3 cat of a file smb3 put
+# has just written.
+MOUNT_TESTS = ["read-1M", "read-4k", "write-1M", "write-4k", "read-written-1M", "copy", "statfs", "stat"]
 DATA_TESTS = ("read", "write", "copy")  # tests that move a file's bytes (MB/s); the others time calls
 # tree section (issue 15): the steps in the order they run, each one's input being the previous steps' output
 # (a step whose input is missing because an earlier one failed gets it placed on the server directly)
@@ -1264,7 +1267,16 @@ class Bench:
         same = [o for o in self.a.smb3fs_opts.split(",") if o in ("seal", "sign")]  # as the mount's session
         if same:
             base += ["-o", ",".join(same)]
-        if test.startswith("read"):
+        if test == "read-written-1M":  # as the mount's row: a file it has just written (put, not timed)
+            src = os.path.join(self.ws, f"mountsrc-{fmt_size(size)}.bin")
+            if not os.path.exists(src):
+                with open(src, "wb") as f:
+                    f.truncate(size)
+            w = self.run(base + ["put", src, self.url(port, wname)], timeout=self.a.mount_timeout)
+            if not w.ok:
+                return dict(error="writing the file first: " + w.why())
+            cmd, out = base + ["cat", self.url(port, wname)], "/dev/null"
+        elif test.startswith("read"):
             cmd, out = base + ["cat", self.url(port, self.remote_name(size))], "/dev/null"
         else:
             src = os.path.join(self.ws, f"mountsrc-{fmt_size(size)}.bin")
@@ -1296,7 +1308,8 @@ class Bench:
     def mount_one(self, tool, test, link, port, size):
         if tool == "smb3":
             return self.mount_ref_one(test, port, size)
-        if tool == "floor" and (not test.startswith(("read", "write")) or link != "loopback"):
+        if tool == "floor" and (not test.startswith(("read", "write")) or test == "read-written-1M"
+                                or link != "loopback"):
             return dict(error="n/a: the floor is for the read and write tests on loopback only")
         mnt = tempfile.mkdtemp(prefix=f"mnt-{tool}-", dir=self.ws)
         wname = f"mountwrite-{tool}.bin"
@@ -1313,7 +1326,15 @@ class Bench:
             if test.startswith(DATA_TESTS):
                 bs = MiB if test.endswith("1M") else 4 * KiB
                 size = mount_test_size(test, size)
-                if test.startswith("read"):
+                if test == "read-written-1M":  # written through this mount just before (not timed)
+                    w = self.run(["dd", "if=/dev/zero", f"of={os.path.join(root, wname)}", f"bs={fmt_size(bs)}",
+                                  f"count={size // bs}", "conv=fsync"], timeout=self.a.mount_timeout)
+                    if not w.ok:
+                        res["error"] = "writing the file first: " + w.why()
+                        return res
+                    cpu0 = self.proc_tree_cpu(p.pid)
+                    cmd = ["dd", f"if={os.path.join(root, wname)}", "of=/dev/null", f"bs={fmt_size(bs)}"]
+                elif test.startswith("read"):
                     cmd = ["dd", f"if={os.path.join(root, self.remote_name(size))}", "of=/dev/null", f"bs={fmt_size(bs)}"]
                 elif test == "copy":  # cp inside the mount (coreutils: copy_file_range, then read/write)
                     cmd = ["cp", os.path.join(root, self.remote_name(size)), os.path.join(root, wname)]
