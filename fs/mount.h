@@ -134,8 +134,8 @@ struct fs_ctx {
   pthread_mutex_t pipes_mu;
   int (*pipes)[2];
   int npipes;
-  int pipes_off;          /* no pipe of 256 KiB or more can be had: read-ahead data goes through memory */
-  uint32_t pipe_cap;      /* each read-ahead pipe: rsize, or pipe-max-size below it (several a buffer) */
+  uint32_t pipe_cap; /* each read-ahead pipe: rsize, or pipe-max-size below it (several a buffer); 0: no pipes
+                      * (a session that signs or seals, or no pipe of 256 KiB or more) */
   uint32_t fuse_read_max; /* pipes capped below rsize: the FUSE read size libfuse's own pipe can take */
 };
 

@@ -79,11 +79,9 @@ static void ra_pipe_put(struct fs_ctx *fs, struct smb3_pipe *p);
 
 void ra_pipes_init(struct fs_ctx *fs) {
   int fd[2];
-  /* signed or sealed: every byte passes through here anyway */
-  if (smb3_signing_active(fs->c) || smb3_encryption_active(fs->c) || pipe2(fd, O_CLOEXEC | O_NONBLOCK)) {
-    fs->pipes_off = 1;
+  /* signed or sealed: every byte passes through here anyway (pipe_cap stays 0: no pipes) */
+  if (smb3_signing_active(fs->c) || smb3_encryption_active(fs->c) || pipe2(fd, O_CLOEXEC | O_NONBLOCK))
     return;
-  }
   /* A buffer of rsize takes rsize / cap pipes. Without CAP_SYS_RESOURCE no pipe grows past
    * pipe-max-size: libfuse's own pipe, through which each reply goes to the kernel, neither (its
    * header and a page per piece come on top), so FUSE reads are capped at half of it. */
@@ -100,7 +98,6 @@ void ra_pipes_init(struct fs_ctx *fs) {
         fcntl(fd[1], F_SETPIPE_SZ, (int)cap) < (int)cap) {
       close(fd[0]);
       close(fd[1]);
-      fs->pipes_off = 1;
       return;
     }
     fs->fuse_read_max = cap / 2;
@@ -110,12 +107,11 @@ void ra_pipes_init(struct fs_ctx *fs) {
   ra_pipe_put(fs, &p);
 }
 
-/* An empty pipe of fs->pipe_cap; 0, or -1 when there is none (the buffer goes to memory then). */
+/* An empty pipe of fs->pipe_cap (not 0); 0, or -1 when there is none (the buffer goes to memory then). */
 static int ra_pipe_get(struct fs_ctx *fs, struct smb3_pipe *p) {
   *p = (struct smb3_pipe){-1, -1, fs->pipe_cap};
   pthread_mutex_lock(&fs->pipes_mu);
-  int off = fs->pipes_off;
-  if (!off && fs->npipes) {
+  if (fs->npipes) {
     fs->npipes--;
     p->rd = fs->pipes[fs->npipes][0];
     p->wr = fs->pipes[fs->npipes][1];
@@ -124,7 +120,7 @@ static int ra_pipe_get(struct fs_ctx *fs, struct smb3_pipe *p) {
   }
   pthread_mutex_unlock(&fs->pipes_mu);
   int fd[2];
-  if (off || pipe2(fd, O_CLOEXEC | O_NONBLOCK)) return -1;
+  if (pipe2(fd, O_CLOEXEC | O_NONBLOCK)) return -1;
   if (fcntl(fd[1], F_SETPIPE_SZ, (int)fs->pipe_cap) < (int)fs->pipe_cap) {
     /* the user's pipes are over pipe-user-pages-soft: this buffer goes through memory */
     close(fd[0]);
@@ -163,8 +159,10 @@ static void buf_pipes_put(struct ra_buf *b) {
   b->npipes = 0;
 }
 
-/* The rsize / pipe_cap pipes of a buffer: all of them, or none (it goes to memory then). */
+/* The rsize / pipe_cap pipes of a buffer: all of them, or none (it goes to memory then; always
+ * when the mount has no pipes). */
 static void buf_pipes_get(struct ra_buf *b) {
+  if (!b->fs->pipe_cap) return;
   int n = (int)((b->len + b->fs->pipe_cap - 1) / b->fs->pipe_cap);
   for (b->npipes = 0; b->npipes < n; b->npipes++)
     if (ra_pipe_get(b->fs, &b->pipes[b->npipes])) {

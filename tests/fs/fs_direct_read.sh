@@ -136,6 +136,17 @@ expect "its new bytes" "$(sum_of "$M/big")" "$(sum_of "$WORK/big2")"
 expect "read direct again (the pages went with the lease)" "$(stats "$M" direct_read_opens)" "$((n0 + per_open))"
 fs_umount "$M"
 
+# A session that signs or seals has no read-ahead pipes (the bytes must be verified or decrypted
+# here): direct reads of 64 KiB and more go through memory, with the right bytes (the daemon died of
+# a division by the mount's pipe size, 0 there, in the first version of the pipes per buffer)
+for o in seal sign; do
+  mount_into S "cache=strict,directio_min=1M,$o"
+  expect "$o: dd bs=1M of a 40 MiB file" "$(dd if="$S/seq1m" bs=1M status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/rand")"
+  expect "$o: read direct" "$(stats "$S" direct_read_opens)" "$per_open"
+  expect "$o: no READ by pipe" "$(stats "$S" readahead_piped)" 0
+  fs_umount "$S"
+done
+
 # directio_min=0: never direct
 mount_into N "cache=strict,directio_min=0"
 expect "directio_min=0: bytes" "$(sum_of "$N/big")" "$(sum_of "$WORK/big2")"
