@@ -77,16 +77,29 @@ struct ra_buf {
 
 static void ra_pipe_put(struct fs_ctx *fs, struct smb3_pipe *p);
 
-void ra_pipes_init(struct fs_ctx *fs) {
+/* A new empty pipe that holds cap bytes: 0, or -1 (none made: over pipe-max-size without
+ * CAP_SYS_RESOURCE, or the user's pipes over pipe-user-pages-soft). */
+static int pipe_new(struct smb3_pipe *p, uint32_t cap) {
   int fd[2];
+  if (pipe2(fd, O_CLOEXEC | O_NONBLOCK)) return -1;
+  if (fcntl(fd[1], F_SETPIPE_SZ, (int)cap) < (int)cap) {
+    close(fd[0]);
+    close(fd[1]);
+    return -1;
+  }
+  *p = (struct smb3_pipe){fd[0], fd[1], cap};
+  return 0;
+}
+
+void ra_pipes_init(struct fs_ctx *fs) {
   /* signed or sealed: every byte passes through here anyway (pipe_cap stays 0: no pipes) */
-  if (smb3_signing_active(fs->c) || smb3_encryption_active(fs->c) || pipe2(fd, O_CLOEXEC | O_NONBLOCK))
-    return;
+  if (smb3_signing_active(fs->c) || smb3_encryption_active(fs->c)) return;
   /* A buffer of rsize takes rsize / cap pipes. Without CAP_SYS_RESOURCE no pipe grows past
    * pipe-max-size: libfuse's own pipe, through which each reply goes to the kernel, neither (its
    * header and a page per piece come on top), so FUSE reads are capped at half of it. */
+  struct smb3_pipe p;
   uint32_t cap = fs->rsize;
-  if (fcntl(fd[1], F_SETPIPE_SZ, (int)cap) < (int)cap) {
+  if (pipe_new(&p, cap)) {
     long max = 0;
     FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
     if (!f || fscanf(f, "%ld", &max) != 1) max = 0;
@@ -94,42 +107,25 @@ void ra_pipes_init(struct fs_ctx *fs) {
     cap = 1u << 30;
     while (cap > 1 && (cap > fs->rsize || cap > (uint64_t)max))
       cap >>= 1;
-    if (cap < (256u << 10) || fs->rsize % cap || fs->rsize / cap > RA_BUF_PIPES ||
-        fcntl(fd[1], F_SETPIPE_SZ, (int)cap) < (int)cap) {
-      close(fd[0]);
-      close(fd[1]);
-      return;
-    }
+    if (cap < (256u << 10) || fs->rsize % cap || fs->rsize / cap > RA_BUF_PIPES || pipe_new(&p, cap)) return;
     fs->fuse_read_max = cap / 2;
   }
   fs->pipe_cap = cap;
-  struct smb3_pipe p = {fd[0], fd[1], cap};
   ra_pipe_put(fs, &p);
 }
 
-/* An empty pipe of fs->pipe_cap (not 0); 0, or -1 when there is none (the buffer goes to memory then). */
+/* An empty pipe of fs->pipe_cap (not 0): from the pool, or new; 0, or -1 when there is none (the
+ * buffer goes to memory then). */
 static int ra_pipe_get(struct fs_ctx *fs, struct smb3_pipe *p) {
-  *p = (struct smb3_pipe){-1, -1, fs->pipe_cap};
   pthread_mutex_lock(&fs->pipes_mu);
   if (fs->npipes) {
     fs->npipes--;
-    p->rd = fs->pipes[fs->npipes][0];
-    p->wr = fs->pipes[fs->npipes][1];
+    *p = (struct smb3_pipe){fs->pipes[fs->npipes][0], fs->pipes[fs->npipes][1], fs->pipe_cap};
     pthread_mutex_unlock(&fs->pipes_mu);
     return 0;
   }
   pthread_mutex_unlock(&fs->pipes_mu);
-  int fd[2];
-  if (pipe2(fd, O_CLOEXEC | O_NONBLOCK)) return -1;
-  if (fcntl(fd[1], F_SETPIPE_SZ, (int)fs->pipe_cap) < (int)fs->pipe_cap) {
-    /* the user's pipes are over pipe-user-pages-soft: this buffer goes through memory */
-    close(fd[0]);
-    close(fd[1]);
-    return -1;
-  }
-  p->rd = fd[0];
-  p->wr = fd[1];
-  return 0;
+  return pipe_new(p, fs->pipe_cap);
 }
 
 /* Back to the pool when it is empty and the pool has room; closed otherwise. */
@@ -479,10 +475,7 @@ static void buf_done(int64_t result, void *arg) {
   pthread_mutex_lock(&ra->lock);
   b->done = 1;
   b->result = result;
-  if (b->piped) {
-    b->pipe_at = b->off;
-    atomic_fetch_add(&b->fs->ctr.ra_piped, 1);
-  }
+  if (b->piped) atomic_fetch_add(&b->fs->ctr.ra_piped, 1);
   if (result < 0) prune_failed(ra); /* the next read retries from here */
   ra->inflight--;
   struct ra_retry *retry = NULL;
@@ -515,7 +508,7 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   b->fh = fh;
   b->fs = fs;
   b->off = off;
-  b->mem_from = off;
+  b->mem_from = b->pipe_at = off;
   b->len = len;
   /* A direct open's data can go socket -> pipe -> the reader with no copy here (serve) */
   if (fh->direct_rd && ra->last_size >= RA_PIPE_MIN_READ) buf_pipes_get(b);

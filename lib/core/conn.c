@@ -635,13 +635,10 @@ static int direct_match(struct smb3_core *c, const uint8_t *head, size_t msg_len
   if (pad) d->iov[d->iovcnt++] = (struct iovec){d->pad, pad};
   d->iov[d->iovcnt++] = (struct iovec){p->msg->rd_buf, r.data_length};
   /* Spliced into the caller's pipes only when no byte of it has to be seen here: not sealed (the
-   * data is decrypted here), not signed (the signature covers it), no padding in front. */
+   * data is decrypted here), not signed (the signature covers it), no padding in front. The pipes
+   * hold rd_cap bytes or more (smb3_pread_pipe_async checks it) and data_length <= rd_cap. */
   d->pipe =
       p->msg->rd_use_pipe && !sealed && !pad && !(le32_at(head + SMB2_HDR_OFF_FLAGS) & SMB2_FLAGS_SIGNED);
-  size_t room = 0;
-  for (int i = 0; d->pipe && i < p->msg->rd_npipes; i++)
-    room += p->msg->rd_pipes[i].cap;
-  if (room < r.data_length) d->pipe = 0;
   return 1;
 }
 

@@ -425,7 +425,7 @@ static int rx_pipe(struct smb3_transport *t) {
   size_t total = t->frame_len - t->direct.head_len, room;
   while (t->direct.pipe && t->direct_got < total) {
     const struct smb3_pipe *p = pipe_at(m, t->direct_got, &room);
-    if (!p) return SMB3_EPROTO; /* more data than the pipes were said to take (direct_match checks) */
+    if (!p) return SMB3_EPROTO; /* more data than the pipes take: cannot be (see direct_match) */
     size_t want = total - t->direct_got < room ? total - t->direct_got : room;
     set_rcvlowat(t, total - t->direct_got);
     ssize_t n = splice(t->fd, NULL, p->wr, NULL, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
