@@ -284,6 +284,17 @@ static void direct_progress(struct smb3_transport *t, int start) {
   m->rd_progress(m->rd_progress_arg, remaining);
 }
 
+/* How much of the direct READ's data to take in the next read from the socket: all that is still
+ * to come, but no further than the low-water mark while its progress call is due. A backlog in
+ * the socket (a busy client) would otherwise be taken in one go past the mark, and the paced
+ * engine would send the next READ only when this one is complete: the server goes idle. */
+static size_t direct_want(const struct smb3_transport *t) {
+  const struct smb3_msg *m = t->direct.msg;
+  size_t remaining = t->frame_len - t->direct.head_len - t->direct_got;
+  if (m->rd_progress && !t->direct_lowat_told && remaining > m->rd_lowat) return remaining - m->rd_lowat;
+  return remaining;
+}
+
 /* n more bytes of the direct READ arrived (in order) into t->direct.iov: decrypt them in place
  * when the frame is sealed. */
 static int direct_take(struct smb3_transport *t, size_t n) {
@@ -426,8 +437,9 @@ static int rx_pipe(struct smb3_transport *t) {
   while (t->direct.pipe && t->direct_got < total) {
     const struct smb3_pipe *p = pipe_at(m, t->direct_got, &room);
     if (!p) return SMB3_EPROTO; /* more data than the pipes take: cannot be (see direct_match) */
-    size_t want = total - t->direct_got < room ? total - t->direct_got : room;
-    set_rcvlowat(t, total - t->direct_got);
+    size_t want = direct_want(t);
+    if (want > room) want = room;
+    set_rcvlowat(t, want);
     ssize_t n = splice(t->fd, NULL, p->wr, NULL, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
     if (n > 0) {
       t->direct_got += (size_t)n;
@@ -457,15 +469,18 @@ static int rx_direct(struct smb3_transport *t) {
     if (rc <= 0) return rc;
   }
   while (t->direct_got < total) {
-    set_rcvlowat(t, total - t->direct_got);
+    size_t want = direct_want(t);
+    set_rcvlowat(t, want);
     struct iovec iov[2];
     int cnt = 0;
     size_t pos = 0;
-    for (int i = 0; i < t->direct.iovcnt; i++) {
+    for (int i = 0; i < t->direct.iovcnt && want; i++) {
       size_t l = t->direct.iov[i].iov_len;
       if (t->direct_got < pos + l) {
         size_t in = t->direct_got > pos ? t->direct_got - pos : 0;
-        iov[cnt++] = (struct iovec){(uint8_t *)t->direct.iov[i].iov_base + in, l - in};
+        size_t k = l - in < want ? l - in : want;
+        iov[cnt++] = (struct iovec){(uint8_t *)t->direct.iov[i].iov_base + in, k};
+        want -= k;
       }
       pos += l;
     }

@@ -295,6 +295,45 @@ static void check_wire(const char *what, smb3_client *c, const struct smb3_stats
   check_wire_overlap(what, c, b, is_read, size, NULL);
 }
 
+enum phase { PHASE_READ_STREAM, PHASE_WRITE_STREAM, PHASE_READ_RANGE };
+static const char *const phase_name[] = {"read_stream", "write_stream", "read_range"};
+
+/* One 64 MiB transfer on a fresh connection (so the in-flight maximum is its own), up to three
+ * times until more than one request was in flight at once. Reads check what came back against
+ * `data` (into `scratch`, or a buffer of their own); the write stream sends `data` and the file
+ * is checked on the share. */
+static void overlap_phase(const char *tag, const char *opts, uint32_t size, enum phase ph, const char *rel,
+                          const uint8_t *data, uint8_t *scratch) {
+  const char *what = phase_name[ph];
+  int is_read = ph != PHASE_WRITE_STREAM, overlapped = 0;
+  uint8_t *back = is_read ? (scratch ? scratch : lt_malloc(BIG)) : NULL;
+  if (is_read) assert_non_null(back);
+  for (int attempt = 0; attempt < 3 && !overlapped; attempt++) {
+    smb3_client *c = lt_connect(opts);
+    smb3_file *f = open_or_fail(c, rel, is_read ? O_RDONLY : O_RDWR | O_CREAT | O_TRUNC);
+    struct smb3_stats b = lt_stats(c);
+    int64_t r;
+    if (ph == PHASE_WRITE_STREAM) {
+      struct source so = {data, BIG, 0, 0, 0};
+      r = smb3_write_stream(f, 0, source_feed, &so, NULL, NULL);
+    } else {
+      memset(back, 0, BIG);
+      struct sink s = {back, BIG, 0, 0, 0};
+      r = ph == PHASE_READ_STREAM ? smb3_read_stream(f, 0, BIG, sink_collect, &s, NULL, NULL)
+                                  : smb3_read_range(f, back, BIG, 0);
+    }
+    if (r != (int64_t)BIG) fail_msg("%s: %s 64 MiB = %lld: %s", tag, what, (long long)r, smb3_last_error(c));
+    check_wire_overlap(what, c, &b, is_read, size, &overlapped);
+    if (is_read) lt_assert_bytes(what, back, data, BIG, 0);
+    assert_int_equal(lt_close(f), 0);
+    lt_disconnect(c);
+    if (!is_read) lt_check_local(cur_tag, rel, data, BIG);
+  }
+  if (!overlapped)
+    fail_msg("%s %s: in three runs never more than one %u-byte request in flight at a time", tag, what, size);
+  if (back != scratch) lt_free(back);
+}
+
 static void big_transfer(const char *vers, const char *size_opt, uint32_t size) {
   char opts[128], tag[64], rel[64], rel2[64];
   snprintf(opts, sizeof opts, "vers=%s,rsize=%s,wsize=%s,timeout=60", vers, size_opt, size_opt);
@@ -317,52 +356,16 @@ static void big_transfer(const char *vers, const char *size_opt, uint32_t size) 
   lt_disconnect(c);
   lt_check_local(cur_tag, rel, data, BIG);
 
-  /* read_stream */
-  c = lt_connect(opts);
-  f = open_or_fail(c, rel, O_RDONLY);
-  b = lt_stats(c);
-  memset(back, 0, BIG);
-  struct sink s = {back, BIG, 0, 0, 0};
-  int64_t r = smb3_read_stream(f, 0, BIG, sink_collect, &s, NULL, NULL);
-  if (r != (int64_t)BIG) fail_msg("%s: read_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
-  check_wire("read_stream", c, &b, 1, size);
-  lt_assert_bytes("read_stream 64 MiB", back, data, BIG, 0);
-  assert_int_equal(lt_close(f), 0);
-  lt_disconnect(c);
-
-  /* write_stream of other data, then read_range. The stream fills each request's buffer from the
-   * source (a 4 MiB copy) before sending it, so on a loaded machine (parallel tests, sanitizers)
-   * the server can answer every WRITE before the next is filled: the overlap is required in at
-   * least one of three runs (an engine that never overlaps fails all three). */
-  lt_fill(data, BIG, size + 7);
-  int overlapped = 0;
-  for (int attempt = 0; attempt < 3 && !overlapped; attempt++) {
-    c = lt_connect(opts);
-    f = open_or_fail(c, rel2, O_RDWR | O_CREAT | O_TRUNC);
-    b = lt_stats(c);
-    struct source so = {data, BIG, 0, 0, 0};
-    r = smb3_write_stream(f, 0, source_feed, &so, NULL, NULL);
-    if (r != (int64_t)BIG)
-      fail_msg("%s: write_stream 64 MiB = %lld: %s", tag, (long long)r, smb3_last_error(c));
-    check_wire_overlap("write_stream", c, &b, 0, size, &overlapped);
-    assert_int_equal(lt_close(f), 0);
-    lt_disconnect(c);
-    lt_check_local(cur_tag, rel2, data, BIG);
-  }
-  if (!overlapped)
-    fail_msg("%s write_stream: in three runs never more than one %u-byte request in flight at a time", tag,
-             size);
-
-  c = lt_connect(opts);
-  f = open_or_fail(c, rel2, O_RDONLY);
-  b = lt_stats(c);
-  memset(back, 0, BIG);
-  n = smb3_read_range(f, back, BIG, 0);
-  if (n != (ssize_t)BIG) fail_msg("%s: read_range 64 MiB = %zd: %s", tag, n, smb3_last_error(c));
-  check_wire("read_range", c, &b, 1, size);
-  lt_assert_bytes("read_range 64 MiB", back, data, BIG, 0);
-  assert_int_equal(lt_close(f), 0);
-  lt_disconnect(c);
+  /* read_stream, write_stream of other data, read_range. Reads are paced (the next READ goes out
+   * when the one streaming is near its end) and the write stream fills each request's buffer from
+   * the source (a 4 MiB copy) before sending it: on a loaded machine (parallel tests, sanitizers)
+   * a READ can be whole, or a WRITE answered, before the next goes out. So the overlap of each is
+   * required in at least one of three runs (an engine that never overlaps fails all three). */
+  lt_fill(back, BIG, size + 7); /* write_stream's data */
+  overlap_phase(tag, opts, size, PHASE_READ_STREAM, rel, data, NULL);
+  overlap_phase(tag, opts, size, PHASE_WRITE_STREAM, rel2, back, NULL);
+  memcpy(data, back, BIG);
+  overlap_phase(tag, opts, size, PHASE_READ_RANGE, rel2, data, back);
 
   /* keep the share small */
   char *p = lt_local(rel);
