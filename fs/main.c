@@ -144,11 +144,19 @@ static void report(int *wfd, unsigned char status) {
   *wfd = -1;
 }
 
+/* The background daemon's standard streams go to /dev/null, or its standard error to the file
+ * SMB3FS_STDERR names (appended; syslog messages are copied there too: see run()). */
 static void detach_stdio(void) {
   int fd = open("/dev/null", O_RDWR);
   if (fd >= 0) {
     dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
     if (fd > 2) close(fd);
+  }
+  const char *log = getenv("SMB3FS_STDERR");
+  int lfd = log && log[0] ? open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+  if (lfd >= 0) {
+    dup2(lfd, 2);
+    close(lfd);
   }
   if (chdir("/")) { /* nothing to do about it */
   }
@@ -402,7 +410,8 @@ static int run(int argc, char **argv) {
   }
   /* In the foreground (-f, -d) the daemon's messages (lost connection, a logon that fails
    * meanwhile, reconnected) also go to standard error, where the user is looking. */
-  if (a.foreground) openlog("smb3fs", LOG_PERROR, LOG_DAEMON);
+  if (a.foreground || (getenv("SMB3FS_STDERR") && getenv("SMB3FS_STDERR")[0]))
+    openlog("smb3fs", LOG_PERROR, LOG_DAEMON);
   int wfd = pipefd[1], status = 1;
   struct fuse_session *se = NULL;
   if (connect_share(&fs, a.source)) goto out;
@@ -450,7 +459,11 @@ static int run(int argc, char **argv) {
     fprintf(stderr, "smb3fs: cannot start the memory trim thread (memory stays at its peak)\n");
   report(&wfd, 0);
   if (!a.foreground) detach_stdio();
-  status = run_loop(se) ? 1 : 0;
+  int loop = run_loop(se);
+  /* > 0: the signal that stopped it (SIGTERM, SIGINT, SIGHUP); < 0: /dev/fuse failed */
+  if (loop > 0) syslog(LOG_NOTICE, "stopped by signal %d (%s)", loop, strsignal(loop));
+  if (loop < 0) syslog(LOG_ERR, "the FUSE session failed: %s", strerror(-loop));
+  status = loop ? 1 : 0;
   closeq_stop(&fs); /* no release comes any more: send what waits */
   fuse_session_unmount(se);
   locks_stop(&fs);     /* before the reconnect thread: a waiting lock may wait for a reopen */

@@ -133,6 +133,18 @@ expect "ro,rw: written" "$(cat "$D/rw-file")" rw
 expect "ro,rw: mount flag" "$(grep " $M " /proc/mounts | awk '{print $4}' | cut -d, -f1)" rw
 fs_umount "$M"
 
+# SMB3FS_STDERR: the daemon in the background says there why it ended (here: SIGTERM)
+: >"$WORK/term.log"
+m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX); MOUNTS+=("$m")
+SMB3FS_STDERR=$WORK/term.log "$SMB3FS" "$SRC" "$m" -o "$BASEOPTS" || bad "mount with SMB3FS_STDERR"
+pid=$(daemon_pids "$m")
+kill -TERM $pid
+for _ in $(seq 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $pid 2>/dev/null; then bad "SIGTERM: the daemon is still there after 10 s"
+elif grep -q "stopped by signal 15" "$WORK/term.log"; then ok "SIGTERM: the daemon says so in SMB3FS_STDERR: $(cat "$WORK/term.log")"
+else bad "SIGTERM: SMB3FS_STDERR has '$(cat "$WORK/term.log")', no 'stopped by signal 15'"; fi
+fs_umount "$m"
+
 # the mount(8) helper convention: mount.fuse.smb3fs SOURCE DIR [-n] [-s] -o rw,OPTIONS
 ln -s "$SMB3FS" "$WORK/mount.fuse.smb3fs"
 m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX); MOUNTS+=("$m")

@@ -64,9 +64,15 @@ fs_umount() {
 # files, which fail the test at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}log_path=$WORK/asan"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-}${UBSAN_OPTIONS:+:}log_path=$WORK/ubsan"
+# The daemons' standard error and syslog messages (a daemon that ends by itself says why there),
+# shown when the test fails.
+export SMB3FS_STDERR=$WORK/daemon.log
 cleanup() {
   local m rc=$?
   for m in "${MOUNTS[@]}"; do fs_umount "$m"; done
+  if [ "$rc" -ne 0 ] && [ -s "$WORK/daemon.log" ]; then
+    echo "the smb3fs daemons' messages:"; cat "$WORK/daemon.log"
+  fi
   if compgen -G "$WORK/[au][sb]san.*" >/dev/null; then
     echo "FAIL sanitizer reports:"; cat "$WORK"/[au][sb]san.*; rc=1
   fi
