@@ -7,6 +7,7 @@
  * until release (a FUSE worker may still be using one it loaded just before the swap). */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cache.h"
 #include "conn.h"
@@ -222,4 +223,44 @@ void files_reopen(struct fs_ctx *fs, struct reopen_list *l, void (*then)(struct 
     }
   }
   free(l);
+}
+
+/* ---- the order of RELEASEs and the requests after them (file.h) ---- */
+#define FS_OP_RELEASE 18             /* FUSE_RELEASE */
+#define FS_IN_HEADER 40              /* struct fuse_in_header; struct fuse_release_in starts with fh */
+static __thread uint64_t rel_before; /* RELEASEs read before the request this worker serves */
+
+void files_request_read(struct fs_ctx *fs, const void *req, size_t len) {
+  uint32_t opcode = 0;
+  if (len >= FS_IN_HEADER + 8) memcpy(&opcode, (const uint8_t *)req + 4, 4);
+  if (opcode == FS_OP_RELEASE) {
+    uint64_t v;
+    memcpy(&v, (const uint8_t *)req + FS_IN_HEADER, 8);
+    struct fs_file *fh = (struct fs_file *)(uintptr_t)v;
+    __atomic_store_n(&fh->rel_seq, __atomic_add_fetch(&fs->rel_read, 1, __ATOMIC_ACQ_REL), __ATOMIC_RELEASE);
+  }
+  rel_before = __atomic_load_n(&fs->rel_read, __ATOMIC_ACQUIRE);
+}
+
+void files_release_done(struct fs_file *fh) {
+  struct fs_ctx *fs = fh->fs;
+  pthread_mutex_lock(&fs->files_lock);
+  fh->rel_done = 1;
+  pthread_cond_broadcast(&fs->rel_cv);
+  pthread_mutex_unlock(&fs->files_lock);
+}
+
+void files_wait_releases(struct fs_ctx *fs) {
+  uint64_t upto = rel_before;
+  pthread_mutex_lock(&fs->files_lock);
+  for (;;) {
+    struct fs_file *fh = fs->files;
+    for (; fh; fh = fh->file_next) {
+      uint64_t seq = __atomic_load_n(&fh->rel_seq, __ATOMIC_ACQUIRE);
+      if (seq && seq <= upto && !fh->rel_done) break;
+    }
+    if (!fh) break;
+    pthread_cond_wait(&fs->rel_cv, &fs->files_lock);
+  }
+  pthread_mutex_unlock(&fs->files_lock);
 }

@@ -62,6 +62,8 @@ struct fs_file {
   struct fh_waiter *reopen_waiters; /* fh_when_current() callers waiting for it */
   /* guarded by fs->files_lock */
   struct fs_file *file_next, *file_prev;
+  uint64_t rel_seq; /* (atomic) its RELEASE was the rel_seq-th read (0: none yet) ... */
+  int rel_done;     /* ... and has reached its CLOSE (queued or sent) */
 };
 /* The file's current server handle (may belong to a lost connection until reopened). */
 static inline smb3_file *fh_handle(struct fs_file *fh) {
@@ -89,6 +91,21 @@ void file_put(struct fs_file *fh);
 /* Release began: a reopen that completes from now on closes what it gets; the handles of lost
  * connections are freed. Returns the handle to CLOSE. */
 smb3_file *file_closing(struct fs_file *fh);
+/* The kernel queues a file's RELEASE before close(2) returns, but it is served after the read-ahead
+ * READs in flight and the write-back flush, and several workers read /dev/fuse: a rename or rmdir
+ * of its directory (or an unlink of it) that the program sends right after the close could be
+ * served first and find the file still open on the server (Samba refuses to rename a directory
+ * with an open file below it). So each RELEASE is numbered as soon as it is read, and those
+ * namespace operations wait for the RELEASEs read before them. (Reads of /dev/fuse stay parallel:
+ * one at a time cost a quarter of the 4 KiB read and write rate; a worker paused between its read's
+ * return and the numbering, a few instructions, is the window left.)
+ * files_request_read: the session's read got req (len bytes), on the worker that serves it. */
+void files_request_read(struct fs_ctx *fs, const void *req, size_t len);
+/* fh's RELEASE reached its CLOSE (queued or sent). */
+void files_release_done(struct fs_file *fh);
+/* On the worker serving a request: wait until every RELEASE read before that request has reached
+ * its CLOSE. */
+void files_wait_releases(struct fs_ctx *fs);
 /* CLOSE f without waiting for (or reporting) the answer; f is freed either way. */
 void file_close_quietly(smb3_file *f);
 

@@ -25,6 +25,7 @@
 #include "closeq.h"
 #include "dfs.h"
 #include "dirlease.h"
+#include "file.h"
 #include "inode.h"
 #include "locks.h"
 #include "memtrim.h"
@@ -266,6 +267,7 @@ static atomic_int init_offers_mmap;
 
 static ssize_t io_read(int fd, void *buf, size_t len, void *userdata) {
   ssize_t n = read(fd, buf, len);
+  if (n > 0) files_request_read(userdata, buf, (size_t)n);
   if (n > 0) pending_barrier(userdata, buf, (size_t)n);
   if (n >= FS_IN_HEADER + 20) {
     const uint8_t *p = buf;
@@ -364,6 +366,7 @@ static int run(int argc, char **argv) {
   char err[512] = "";
   memset(&fs, 0, sizeof fs);
   pthread_mutex_init(&fs.files_lock, NULL);
+  pthread_cond_init(&fs.rel_cv, NULL);
   pthread_mutex_init(&fs.pipes_mu, NULL);
   pending_init(&fs);
   pthread_mutex_init(&fs.locks_mu, NULL);

@@ -112,6 +112,9 @@ struct fs_ctx {
   struct reconn *rc;  /* the reconnect thread (reconnect.c) */
   struct fs_dfs *dfs; /* DFS links below the mount and their connections (dfs.c) */
   pthread_mutex_t files_lock;
+  /* RELEASEs read from /dev/fuse and the requests after them (file.h: files_request_read) */
+  pthread_cond_t rel_cv;         /* (with files_lock) a RELEASE read earlier has reached its CLOSE */
+  uint64_t rel_read;             /* RELEASEs read so far (atomic) */
   pthread_mutex_t locks_mu;      /* one byte-range lock change at a time (locks.c) */
   int nobrl;                     /* locks stay in the kernel, on this machine only */
   struct lock_waits *lock_waits; /* F_SETLKW / flock waits (locks.c) */

@@ -599,15 +599,20 @@ static void release_drained(struct fs_file *fh) {
   fh->in->nclosing++;
   pthread_mutex_unlock(&fh->in->lock);
   fuse_req_t req = fh->release_req; /* once queued, fh is the queue's: a full batch may free it at once */
+  pthread_mutex_lock(&fh->in->lock);
+  fh->refs++; /* until files_release_done, after the CLOSE is queued or sent */
+  pthread_mutex_unlock(&fh->in->lock);
   if (quiet && !__atomic_load_n(&fh->in->lock_used, __ATOMIC_ACQUIRE) &&
       !closeq_add(fh, f)) { /* closed with others, soon */
     fuse_reply_err(req, 0);
-    return;
+  } else {
+    int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY
+                 ? smb3_close_stat_async(f, release_closed_stat, fh)
+                 : smb3_close_async(f, release_closed, fh);
+    if (rc) release_closed(rc, fh);
   }
-  int rc = fh->fs->wb_cache && (fh->flags & O_ACCMODE) != O_RDONLY
-               ? smb3_close_stat_async(f, release_closed_stat, fh)
-               : smb3_close_async(f, release_closed, fh);
-  if (rc) release_closed(rc, fh);
+  files_release_done(fh);
+  file_put(fh);
 }
 
 static void release_created(void *arg, int rc) {

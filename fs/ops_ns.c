@@ -567,6 +567,7 @@ static void remove_drained(void *arg) {
 static void entry_remove(fuse_req_t req, fuse_ino_t parent, const char *name, int rmdir) {
   struct nsop *o = entry_op(req, parent, name, ENOENT);
   if (!o) return;
+  files_wait_releases(o->fs); /* a file closed just before: its handle is queued or closed (file.h) */
   o->victim = inode_find_child(o->fs, o->parent, name);
   o->rmdir = rmdir;
   /* An unlink needs only the file's own handles closed: one that waits goes in its compound. */
@@ -722,6 +723,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
   o->in = inode_find_child(o->fs, o->parent, name);
   o->victim = inode_find_child(o->fs, o->newparent, newname);
   if (rename_spoils_all(o)) dircache_ns_changed(o->fs);
+  files_wait_releases(o->fs);             /* files closed just before: queued or closed (file.h) */
   closeq_drain(o->fs, rename_drained, o); /* Samba refuses to rename a directory with open files below */
 }
 
