@@ -597,11 +597,9 @@ static void release_drained(struct fs_file *fh) {
   fh->direct_wr = 0;
   fh->closing = 1;
   fh->in->nclosing++;
-  pthread_mutex_unlock(&fh->in->lock);
-  fuse_req_t req = fh->release_req; /* once queued, fh is the queue's: a full batch may free it at once */
-  pthread_mutex_lock(&fh->in->lock);
   fh->refs++; /* until files_release_done, after the CLOSE is queued or sent */
   pthread_mutex_unlock(&fh->in->lock);
+  fuse_req_t req = fh->release_req; /* once queued, fh is the queue's: a full batch may free it at once */
   if (quiet && !__atomic_load_n(&fh->in->lock_used, __ATOMIC_ACQUIRE) &&
       !closeq_add(fh, f)) { /* closed with others, soon */
     fuse_reply_err(req, 0);
