@@ -4,7 +4,8 @@
 # source (diff -r), no temporary name left on either side; a local file that cannot be read makes
 # put -r fail naming it while the rest lands; a missing remote directory is one clean error line;
 # symbolic links are skipped with a warning; --stats counts exactly one round trip per small
-# file for get -r and put -r (a new file), two for put -r over an existing file. Run under with-smbd.
+# file for get -r and put -r (a new file), two for put -r over an existing file; a name found taken
+# in a directory put -r made is replaced safely. Run under with-smbd.
 source "$(dirname "$0")/lib.sh"
 U=$SMB3_TEST_URL
 S=$SMB3_TEST_SHARE_DIR
@@ -113,6 +114,22 @@ g0=$(round_trips "$WORK/s0") g1=$(round_trips "$WORK/s1")
 if [ -n "$g0" ] && [ -n "$g1" ] && [ $((g1 - g0)) = $N ]; then ok "get -r: $N files cost $((g1 - g0)) round trips ($g0 for the listings and the connection)"
 else bad "get -r: $N files cost $((g1 - g0)) round trips (with $g1, without $g0)"; fi
 diff -r "$R1" "$WORK/g1" >/dev/null 2>&1 && ok "get -r of the counted tree: identical" || bad "get -r of the counted tree differs"
+
+# ---- a new directory's file under its own name, and a name made meanwhile ----
+# put -r writes a small file of a directory it has just made under its own name (CREATE only if
+# new); the server compares names without case, so of two local files that differ only in case one
+# finds the name taken (as if another client had made it since) and must replace it the safe way,
+# through a temporary name: exit 0, one file holding one of the two, no temporary name left.
+C=$WORK/case
+mkdir -p "$C"
+echo "lower case" >"$C/name.txt"
+echo "upper case" >"$C/NAME.TXT"
+rc=0; $SMB3 -q put -r "$C" "$U/case" 2>"$WORK/err" || rc=$?
+got=$(find "$S/case" -type f | wc -l)
+body=$(cat "$S"/case/* 2>/dev/null)
+if [ "$rc" = 0 ] && [ "$got" = 1 ] && { [ "$body" = "lower case" ] || [ "$body" = "upper case" ]; } && no_temps "$S/case"; then
+  ok "put -r: a name taken after the directory was made is replaced through a temporary name"
+else bad "put -r with a taken name: exit $rc, $got files ('$body'): $(cat "$WORK/err")"; fi
 
 # ---- usage ----
 check_fails "put -r of a file" "not a directory" $SMB3 -q put -r "$T/top.txt" "$U/x"
