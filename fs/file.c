@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "dfs.h"
 #include "file.h"
+#include "fusereq.h"
 
 struct fs_file *file_new(struct fs_ctx *fs, struct fs_inode *in, smb3_file *f, int flags) {
   struct fs_file *fh = calloc(1, sizeof *fh);
@@ -226,17 +227,13 @@ void files_reopen(struct fs_ctx *fs, struct reopen_list *l, void (*then)(struct 
 }
 
 /* ---- the order of RELEASEs and the requests after them (file.h) ---- */
-#define FS_OP_RELEASE 18             /* FUSE_RELEASE */
-#define FS_IN_HEADER 40              /* struct fuse_in_header; struct fuse_release_in starts with fh */
 static __thread uint64_t rel_before; /* RELEASEs read before the request this worker serves */
 
-void files_request_read(struct fs_ctx *fs, const void *req, size_t len) {
-  uint32_t opcode = 0;
-  if (len >= FS_IN_HEADER + 8) memcpy(&opcode, (const uint8_t *)req + 4, 4);
-  if (opcode == FS_OP_RELEASE) {
-    uint64_t v;
-    memcpy(&v, (const uint8_t *)req + FS_IN_HEADER, 8);
-    struct fs_file *fh = (struct fs_file *)(uintptr_t)v;
+void files_request_read(struct fs_ctx *fs, const struct fs_req *r) {
+  struct fuse_release_in in;
+  if (r && r->opcode == FUSE_RELEASE && r->arg_len >= sizeof in) {
+    memcpy(&in, r->arg, sizeof in);
+    struct fs_file *fh = (struct fs_file *)(uintptr_t)in.fh;
     __atomic_store_n(&fh->rel_seq, __atomic_add_fetch(&fs->rel_read, 1, __ATOMIC_ACQ_REL), __ATOMIC_RELEASE);
   }
   rel_before = __atomic_load_n(&fs->rel_read, __ATOMIC_ACQUIRE);

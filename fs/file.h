@@ -99,8 +99,10 @@ smb3_file *file_closing(struct fs_file *fh);
  * namespace operations wait for the RELEASEs read before them. (Reads of /dev/fuse stay parallel:
  * one at a time cost a quarter of the 4 KiB read and write rate; a worker paused between its read's
  * return and the numbering, a few instructions, is the window left.)
- * files_request_read: the session's read got req (len bytes), on the worker that serves it. */
-void files_request_read(struct fs_ctx *fs, const void *req, size_t len);
+ * files_request_read: the session's read got a request (r: its head, NULL if it was too short
+ * to have one), on the worker that serves it. */
+struct fs_req;
+void files_request_read(struct fs_ctx *fs, const struct fs_req *r);
 /* fh's RELEASE reached its CLOSE (queued or sent). */
 void files_release_done(struct fs_file *fh);
 /* On the worker serving a request: wait until every RELEASE read before that request has reached

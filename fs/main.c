@@ -26,6 +26,7 @@
 #include "dfs.h"
 #include "dirlease.h"
 #include "file.h"
+#include "fusereq.h"
 #include "inode.h"
 #include "locks.h"
 #include "memtrim.h"
@@ -256,51 +257,45 @@ static int connect_share(struct fs_ctx *fs, const char *source) {
  * so the session's reads and writes of /dev/fuse are ours (fuse_session_custom_io): they are the
  * same system calls, and the INIT reply gets the flag when the kernel's INIT offered it. Only then
  * does cache.c use direct I/O for reading (fs->dio_mmap). */
-#define FS_INIT_EXT (1u << 30)       /* FUSE_INIT_EXT: flags2 present */
-#define FS_DIO_ALLOW_MMAP2 (1u << 4) /* FUSE_DIRECT_IO_ALLOW_MMAP (1 << 36), in flags2 */
-#define FS_OP_INIT 26                /* FUSE_INIT */
-#define FS_IN_HEADER 40              /* struct fuse_in_header */
-#define FS_OUT_HEADER 16             /* struct fuse_out_header */
-#define FS_INIT_OUT_FLAGS2 32        /* offset of flags2 in struct fuse_init_out */
+#define FS_DIO_ALLOW_MMAP2 (1u << 4) /* FUSE_DIRECT_IO_ALLOW_MMAP (1 << 36), in flags2 (Linux 6.6) */
+#define FS_INIT_OUT_FLAGS2 offsetof(struct fuse_init_out, flags2)
 static _Atomic uint64_t init_unique; /* the kernel's INIT request, until its reply is sent */
 static atomic_int init_offers_mmap;
 
 static ssize_t io_read(int fd, void *buf, size_t len, void *userdata) {
   ssize_t n = read(fd, buf, len);
-  if (n > 0) files_request_read(userdata, buf, (size_t)n);
-  if (n > 0) pending_barrier(userdata, buf, (size_t)n);
-  if (n >= FS_IN_HEADER + 20) {
-    const uint8_t *p = buf;
-    uint32_t opcode, flags, flags2;
-    memcpy(&opcode, p + 4, 4);
-    if (opcode == FS_OP_INIT) {
-      uint64_t unique;
-      memcpy(&unique, p + 8, 8);
-      memcpy(&flags, p + FS_IN_HEADER + 12, 4);
-      memcpy(&flags2, p + FS_IN_HEADER + 16, 4);
-      atomic_store(&init_offers_mmap, (flags & FS_INIT_EXT) && (flags2 & FS_DIO_ALLOW_MMAP2));
-      atomic_store(&init_unique, unique);
-    }
+  if (n <= 0) return n;
+  struct fs_req r;
+  int whole = !fs_req_parse(buf, (size_t)n, &r);
+  files_request_read(userdata, whole ? &r : NULL);
+  if (!whole) return n;
+  pending_barrier(userdata, &r);
+  struct fuse_init_in in;
+  if (r.opcode == FUSE_INIT && r.arg_len >= offsetof(struct fuse_init_in, unused)) {
+    memset(&in, 0, sizeof in);
+    memcpy(&in, r.arg, r.arg_len < sizeof in ? r.arg_len : sizeof in);
+    atomic_store(&init_offers_mmap, (in.flags & FUSE_INIT_EXT) && (in.flags2 & FS_DIO_ALLOW_MMAP2));
+    atomic_store(&init_unique, r.unique);
   }
   return n;
 }
 
 static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata) {
-  uint64_t want = atomic_load(&init_unique), unique;
-  if (!want || count < 2 || iov[0].iov_len < FS_OUT_HEADER) return writev(fd, iov, count);
-  memcpy(&unique, (const uint8_t *)iov[0].iov_base + 8, 8);
-  if (unique != want) return writev(fd, iov, count);
+  uint64_t want = atomic_load(&init_unique);
+  struct fuse_out_header h;
+  if (!want || count < 2 || iov[0].iov_len < sizeof h) return writev(fd, iov, count);
+  memcpy(&h, iov[0].iov_base, sizeof h);
+  if (h.unique != want) return writev(fd, iov, count);
   atomic_store(&init_unique, 0);
-  int32_t error;
-  memcpy(&error, (const uint8_t *)iov[0].iov_base + 4, 4);
   uint8_t out[256];
-  uint32_t flags, flags2;
-  if (error || count != 2 || iov[1].iov_len < FS_INIT_OUT_FLAGS2 + 4 || iov[1].iov_len > sizeof out ||
+  uint32_t flags2;
+  if (h.error || count != 2 || iov[1].iov_len < FS_INIT_OUT_FLAGS2 + 4 || iov[1].iov_len > sizeof out ||
       !atomic_load(&init_offers_mmap))
     return writev(fd, iov, count);
   memcpy(out, iov[1].iov_base, iov[1].iov_len);
-  memcpy(&flags, out + 12, 4);
-  if (!(flags & FS_INIT_EXT)) return writev(fd, iov, count);
+  struct fuse_init_out io;
+  memcpy(&io, out, offsetof(struct fuse_init_out, flags2)); /* (the part before flags2) */
+  if (!(io.flags & FUSE_INIT_EXT)) return writev(fd, iov, count);
   memcpy(&flags2, out + FS_INIT_OUT_FLAGS2, 4);
   flags2 |= FS_DIO_ALLOW_MMAP2;
   memcpy(out + FS_INIT_OUT_FLAGS2, &flags2, 4);

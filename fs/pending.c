@@ -16,6 +16,7 @@
 #include "conn.h"
 #include "dfs.h"
 #include "dircache.h"
+#include "fusereq.h"
 #include "inode.h"
 #include "pending.h"
 
@@ -46,23 +47,6 @@ struct fs_pending {
   struct timespec_smb3 at, mt;
   int has_at, has_mt;
 };
-
-/* FUSE opcodes (linux/fuse.h) and the request header's layout */
-enum {
-  OP_GETATTR = 3,
-  OP_SETATTR = 4,
-  OP_FORGET = 2,
-  OP_WRITE = 16,
-  OP_RELEASE = 18,
-  OP_FLUSH = 25,
-  OP_INTERRUPT = 36,
-  OP_IOCTL = 39,
-  OP_GETXATTR = 22,
-  OP_OPENDIR = 27,
-  OP_RELEASEDIR = 29,
-  OP_BATCH_FORGET = 42,
-};
-#define IN_HEADER 40
 
 void pending_init(struct fs_ctx *fs) {
   pthread_mutex_init(&fs->pend_mu, NULL);
@@ -338,29 +322,28 @@ static int is_pending_node(struct fs_ctx *fs, uint64_t nodeid) {
   return mine;
 }
 
-#define GETXATTR_IN 8 /* struct fuse_getxattr_in, then the name */
-
-static int exempt(struct fs_ctx *fs, uint32_t opcode, uint64_t nodeid, const uint8_t *req, size_t len) {
-  switch (opcode) {
-  case OP_GETXATTR: /* one outside user.* is answered here, without the server (xattr.c): the
-                     * kernel asks for security.capability before writes through the page cache */
-    return len > IN_HEADER + GETXATTR_IN + 5 && memcmp(req + IN_HEADER + GETXATTR_IN, "user.", 5);
+static int exempt(struct fs_ctx *fs, const struct fs_req *r) {
+  const size_t gx = sizeof(struct fuse_getxattr_in); /* then the name */
+  switch (r->opcode) {
+  case FUSE_GETXATTR: /* one outside user.* is answered here, without the server (xattr.c): the
+                       * kernel asks for security.capability before writes through the page cache */
+    return r->arg_len > gx + 5 && memcmp(r->arg + gx, "user.", 5);
   /* A pending file's own: ll_setattr sends its CREATE itself when the change needs the server;
    * ll_getattr answers from what it holds. (Another's, a directory's above all, is the server's
    * business: a time set on the directory before a late CREATE there would be moved by it.) */
-  case OP_SETATTR:
-  case OP_GETATTR:
-    return is_pending_node(fs, nodeid);
-  case OP_IOCTL: /* the mount root's (smb3 stats) */
-    return nodeid == 1;
-  case OP_OPENDIR: /* (the first READDIR lists) */
-  case OP_RELEASEDIR:
-  case OP_WRITE:
-  case OP_FLUSH:
-  case OP_RELEASE:
-  case OP_FORGET:
-  case OP_BATCH_FORGET:
-  case OP_INTERRUPT:
+  case FUSE_SETATTR:
+  case FUSE_GETATTR:
+    return is_pending_node(fs, r->nodeid);
+  case FUSE_IOCTL: /* the mount root's (smb3 stats) */
+    return r->nodeid == FUSE_ROOT_ID;
+  case FUSE_OPENDIR: /* (the first READDIR lists) */
+  case FUSE_RELEASEDIR:
+  case FUSE_WRITE:
+  case FUSE_FLUSH:
+  case FUSE_RELEASE:
+  case FUSE_FORGET:
+  case FUSE_BATCH_FORGET:
+  case FUSE_INTERRUPT:
     return 1;
   default:
     return 0;
@@ -371,13 +354,8 @@ static void barrier_sent(void *arg, int rc) {
   (void)arg, (void)rc; /* the barrier waits for the list, not for this */
 }
 
-void pending_barrier(struct fs_ctx *fs, const void *req, size_t len) {
-  if (!atomic_load(&fs->npending) || len < IN_HEADER) return;
-  uint32_t opcode;
-  uint64_t nodeid;
-  memcpy(&opcode, (const uint8_t *)req + 4, 4);
-  memcpy(&nodeid, (const uint8_t *)req + 16, 8);
-  if (exempt(fs, opcode, nodeid, req, len)) return;
+void pending_barrier(struct fs_ctx *fs, const struct fs_req *r) {
+  if (!atomic_load(&fs->npending) || exempt(fs, r)) return;
   int cancel;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel); /* libfuse cancels workers in their read */
   pthread_mutex_lock(&fs->pend_mu);

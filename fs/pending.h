@@ -39,9 +39,10 @@ int pending_when_inode_created(struct fs_ctx *fs, struct fs_inode *in, void (*fn
 int pending_send_data(struct fs_file *fh, const void *buf, size_t len, uint64_t off,
                       const struct timespec_smb3 *at, const struct timespec_smb3 *mt, smb3_cb done,
                       void *arg);
-/* The session's read of /dev/fuse got the FUSE request req (len bytes): unless it is one that
+/* The session's read of /dev/fuse got the FUSE request r (fusereq.h): unless it is one that
  * pending files' own openers send, send every pending CREATE and wait for their answers. */
-void pending_barrier(struct fs_ctx *fs, const void *req, size_t len);
+struct fs_req;
+void pending_barrier(struct fs_ctx *fs, const struct fs_req *r);
 void pending_init(struct fs_ctx *fs);
 /* The server's clock: seen in the answer to a CREATE that made something (srv: the new entry's
  * times), and estimated from the last one seen (0 when none was: *now unset). A put-off create
