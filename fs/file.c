@@ -234,6 +234,7 @@ void files_request_read(struct fs_ctx *fs, const struct fs_req *r) {
   if (r && r->opcode == FUSE_RELEASE && r->arg_len >= sizeof in) {
     memcpy(&in, r->arg, sizeof in);
     struct fs_file *fh = (struct fs_file *)(uintptr_t)in.fh;
+    __atomic_add_fetch(&fs->rel_undone, 1, __ATOMIC_RELAXED); /* (published by the next line) */
     __atomic_store_n(&fh->rel_seq, __atomic_add_fetch(&fs->rel_read, 1, __ATOMIC_ACQ_REL), __ATOMIC_RELEASE);
   }
   rel_before = __atomic_load_n(&fs->rel_read, __ATOMIC_ACQUIRE);
@@ -242,12 +243,17 @@ void files_request_read(struct fs_ctx *fs, const struct fs_req *r) {
 void files_release_done(struct fs_file *fh) {
   struct fs_ctx *fs = fh->fs;
   pthread_mutex_lock(&fs->files_lock);
+  if (!fh->rel_done && __atomic_load_n(&fh->rel_seq, __ATOMIC_ACQUIRE))
+    __atomic_sub_fetch(&fs->rel_undone, 1, __ATOMIC_RELEASE);
   fh->rel_done = 1;
   pthread_cond_broadcast(&fs->rel_cv);
   pthread_mutex_unlock(&fs->files_lock);
 }
 
 void files_wait_releases(struct fs_ctx *fs) {
+  /* none undone: every RELEASE read before this request (its count was raised before rel_read,
+   * which this worker read) has reached its CLOSE, and the open files need no walk */
+  if (!__atomic_load_n(&fs->rel_undone, __ATOMIC_ACQUIRE)) return;
   uint64_t upto = rel_before;
   pthread_mutex_lock(&fs->files_lock);
   for (;;) {

@@ -146,6 +146,12 @@ static void report(int *wfd, unsigned char status) {
   *wfd = -1;
 }
 
+/* The file SMB3FS_STDERR names, NULL when it is unset or empty. */
+static const char *stderr_file(void) {
+  const char *log = getenv("SMB3FS_STDERR");
+  return log && log[0] ? log : NULL;
+}
+
 /* The background daemon's standard streams go to /dev/null, or its standard error to the file
  * SMB3FS_STDERR names (appended; syslog messages are copied there too: see run()). */
 static void detach_stdio(void) {
@@ -154,8 +160,8 @@ static void detach_stdio(void) {
     dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
     if (fd > 2) close(fd);
   }
-  const char *log = getenv("SMB3FS_STDERR");
-  int lfd = log && log[0] ? open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+  const char *log = stderr_file();
+  int lfd = log ? open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
   if (lfd >= 0) {
     dup2(lfd, 2);
     close(lfd);
@@ -408,8 +414,7 @@ static int run(int argc, char **argv) {
   }
   /* In the foreground (-f, -d) the daemon's messages (lost connection, a logon that fails
    * meanwhile, reconnected) also go to standard error, where the user is looking. */
-  if (a.foreground || (getenv("SMB3FS_STDERR") && getenv("SMB3FS_STDERR")[0]))
-    openlog("smb3fs", LOG_PERROR, LOG_DAEMON);
+  if (a.foreground || stderr_file()) openlog("smb3fs", LOG_PERROR, LOG_DAEMON);
   int wfd = pipefd[1], status = 1;
   struct fuse_session *se = NULL;
   if (connect_share(&fs, a.source)) goto out;

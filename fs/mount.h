@@ -115,6 +115,7 @@ struct fs_ctx {
   /* RELEASEs read from /dev/fuse and the requests after them (file.h: files_request_read) */
   pthread_cond_t rel_cv;         /* (with files_lock) a RELEASE read earlier has reached its CLOSE */
   uint64_t rel_read;             /* RELEASEs read so far (atomic) */
+  uint64_t rel_undone;           /* of them, those not at their CLOSE yet (atomic; 0: none to wait for) */
   pthread_mutex_t locks_mu;      /* one byte-range lock change at a time (locks.c) */
   int nobrl;                     /* locks stay in the kernel, on this machine only */
   struct lock_waits *lock_waits; /* F_SETLKW / flock waits (locks.c) */
