@@ -261,19 +261,26 @@ static int local_temp(const char *local, char *tmp, size_t n) {
   return mkstemp(tmp);
 }
 
+/* The array v of *cap elements of size bytes, n of them used, with room for one more: v itself,
+ * or v moved to twice the room (`first` elements to begin with), or NULL (out of memory: v is
+ * unchanged and still the caller's). */
+static void *room_for_one(void *v, size_t *cap, size_t n, size_t size, size_t first) {
+  if (n < *cap) return v;
+  size_t c = *cap ? 2 * *cap : first;
+  void *p = realloc(v, c * size);
+  if (p) *cap = c;
+  return p;
+}
+
 /* The finished temporary file gets the mode a new file would; it is renamed at the end. */
 static int local_finish(struct tree *t, struct job *j, int fd) {
   mode_t um = umask(0);
   umask(um);
   int rc = fchmod(fd, 0666 & ~um);
   if (close(fd) || rc) return -1;
-  if (t->nren == t->capren) {
-    size_t cap = t->capren ? 2 * t->capren : 256;
-    struct job **r = realloc(t->renames, cap * sizeof *r);
-    if (!r) return errno = ENOMEM, -1;
-    t->renames = r;
-    t->capren = cap;
-  }
+  struct job **r = room_for_one(t->renames, &t->capren, t->nren, sizeof *r, 256);
+  if (!r) return errno = ENOMEM, -1;
+  t->renames = r;
   t->renames[t->nren++] = j;
   return 0;
 }
@@ -738,13 +745,9 @@ static void get_renames(struct tree *t) {
 
 /* put: rel is a directory this run made (its names were all free). */
 static void made_add(struct tree *t, const char *rel) {
-  if (t->nmade == t->capmade) {
-    size_t cap = t->capmade ? 2 * t->capmade : 64;
-    char **m = realloc(t->made, cap * sizeof *m);
-    if (!m) return; /* (then its files go the temporary way) */
-    t->made = m;
-    t->capmade = cap;
-  }
+  char **m = room_for_one(t->made, &t->capmade, t->nmade, sizeof *m, 64);
+  if (!m) return; /* (then its files go the temporary way) */
+  t->made = m;
   char *d = strdup(rel);
   if (d) t->made[t->nmade++] = d;
 }
@@ -876,13 +879,9 @@ struct walk {
 };
 
 static int walk_add_dir(struct walk *w, char *rel, int depth) {
-  if (w->ndirs == w->capdirs) {
-    size_t cap = w->capdirs ? 2 * w->capdirs : 64;
-    struct local_dir *d = realloc(w->dirs, cap * sizeof *d);
-    if (!d) return -1;
-    w->dirs = d;
-    w->capdirs = cap;
-  }
+  struct local_dir *d = room_for_one(w->dirs, &w->capdirs, w->ndirs, sizeof *d, 64);
+  if (!d) return -1;
+  w->dirs = d;
   w->dirs[w->ndirs++] = (struct local_dir){rel, depth};
   return 0;
 }
@@ -987,17 +986,19 @@ static int remote_dest(struct tree *t, const char *to, const char *name) {
   return 0;
 }
 
-/* The destination's root directory (it may exist already). */
-static int remote_root(struct tree *t) {
+/* The destination's root directory (it may exist already); put: remember it when this run made
+ * it (its files go under their own names, made_add). */
+static int remote_root(struct tree *t, int put) {
   struct job *j = job_new(t, J_MKDIR, strdup(""), 0);
   if (!j || !j->rel) return cli_error(t->cmd, "out of memory");
   int rc = tree_first(t, j);
-  if (rc && rc != SMB3_EEXIST)
+  if (rc && rc != SMB3_EEXIST) {
     rc = cli_error(t->cmd, "cannot create '%s': %s", t->dst, j->err[0] ? j->err : smb3_strerror(rc));
-  else if (rc == 0)
-    made_add(t, ""), t->dirs++;
-  else
-    rc = 0, t->dirs++;
+  } else {
+    if (!rc && put) made_add(t, "");
+    rc = 0;
+    t->dirs++;
+  }
   job_free(j);
   return rc;
 }
@@ -1017,7 +1018,7 @@ int cmd_put_tree(struct cli *cli, int argc, char **argv) {
   char real[PATH_MAX];
   const char *name = realpath(t.src, real) ? base_of(real) : base_of(t.src);
   if ((rc = remote_dest(&t, cli->opts.path, name[0] ? name : "root"))) return rc;
-  if ((rc = remote_root(&t))) return rc;
+  if ((rc = remote_root(&t, 1))) return rc;
   struct walk w = {.t = &t};
   w.files_tail = &w.files;
   walk_local(&w, "", 0);
@@ -1122,7 +1123,7 @@ int cmd_cp_tree(struct cli *cli, int argc, char **argv) {
     job_free(root);
     return cli_error("cp -r", "cannot copy '%s' into itself ('%s')", t.src[0] ? t.src : "/", t.dst);
   }
-  if ((rc = remote_root(&t))) {
+  if ((rc = remote_root(&t, 0))) {
     job_free(root);
     return rc;
   }
