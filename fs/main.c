@@ -36,6 +36,7 @@
 #include "pending.h"
 #include "readahead.h"
 #include "reconnect.h"
+#include "relist.h"
 #include "xattr.h"
 
 /* FUSE workers: a few. Handlers only submit and return (replies come from libsmb3's I/O thread),
@@ -370,6 +371,7 @@ static int run(int argc, char **argv) {
   pthread_cond_init(&fs.rel_cv, NULL);
   pthread_mutex_init(&fs.pipes_mu, NULL);
   pending_init(&fs);
+  relist_init(&fs);
   pthread_mutex_init(&fs.locks_mu, NULL);
   budget_init(&fs.mem, BUDGET_DEFAULT_CAP);
   /* Read-ahead and write-back buffers are rsize/wsize (4 MiB) and live for one wire request.
@@ -485,6 +487,7 @@ out:
   memtrim_stop(&fs); /* after the last callback: completions release budget */
   closeq_free(&fs);
   reconnect_free(&fs);
+  relist_free(&fs); /* (its listings ended with the connection) */
   if (se) {
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);

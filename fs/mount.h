@@ -24,6 +24,8 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 
+struct relist_job;
+
 /* ---- per-mount counters (stats.c) ---- */
 struct fs_counters {
   atomic_uint_fast64_t ra_hits;              /* FUSE reads served from read-ahead buffers */
@@ -123,6 +125,10 @@ struct fs_ctx {
   struct fs_counters ctr;
   atomic_uint_fast64_t ns_gen; /* moved by every namespace change of the mount (dircache.h) */
   atomic_int ahead_inflight;   /* listings ahead of a tree walk in flight (relist.c) */
+  /* listings ahead of directories the mount has no inode of yet, by parent and name (relist.c) */
+  pthread_mutex_t orphans_mu;
+  struct relist_job *orphans;
+  atomic_int norphans;
   atomic_uint_fast64_t ns_all; /* ns_gen at the last change that may touch any directory (dircache.h) */
   /* creates put off (pending.c) */
   pthread_mutex_t pend_mu;

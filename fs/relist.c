@@ -29,12 +29,27 @@ struct relist_wait {
 /* One listing for lookups in flight on a directory (fs_inode.relist, under its lock). */
 struct relist_job {
   struct fs_ctx *fs;
-  struct fs_inode *dir; /* referenced */
+  struct fs_inode *dir; /* referenced; NULL: an orphan not adopted yet (below) */
   double asked;
   uint64_t gen;
   int ahead; /* listed ahead of a tree walk (fs->ahead_inflight) */
+  int walk;  /* asked for by a walk: its subdirectories are listed ahead once it is in */
   struct relist_wait *waiters;
+  /* An orphan: a listing ahead of the directory `name` in `parent` (referenced), which the mount
+   * has no inode of when it is asked for: a program that looks up every name of a tree (git
+   * status) creates a directory's inode only when it reaches it. Kept on fs->orphans (under
+   * orphans_mu) until the directory's inode adopts it (orphan_adopt): in flight, it becomes that
+   * inode's listing for lookups; done, its entries are kept there as any listing. */
+  struct fs_inode *parent;
+  char *name;
+  struct relist_job *onext;
+  int done, rc; /* (under orphans_mu) */
+  struct fs_dent *v;
+  size_t nv;
 };
+
+/* Orphans kept at most (in flight or done, not adopted): each holds its parent's inode. */
+#define RELIST_ORPHANS_MAX 64
 
 enum { RL_NO, RL_ASK, RL_STALE, RL_YES };
 
@@ -234,11 +249,28 @@ static int parent_walk(struct fs_ctx *fs, struct fs_inode *dir) {
   return walk;
 }
 
+static void ahead_in(struct fs_ctx *fs, struct fs_inode *p, const char *after);
+
 /* The listing is in (I/O thread): keep it (and the directory lease that came with it), answer every
  * lookup that waited for it. */
 static void relisted(int rc, const struct smb3_dirent *e, size_t n, smb3_file *lh, void *arg) {
   struct relist_job *j = arg;
   struct fs_ctx *fs = j->fs;
+  if (j->parent) { /* an orphan: its directory's inode adopted it by now, or it waits for that */
+    pthread_mutex_lock(&fs->orphans_mu);
+    int adopted = j->dir != NULL;
+    if (!adopted) {
+      j->rc = rc ? rc : relist_dents(fs, e, n, &j->v, &j->nv);
+      j->done = 1;
+    }
+    pthread_mutex_unlock(&fs->orphans_mu);
+    if (!adopted) {
+      if (lh) smb3_close_async(lh, NULL, NULL); /* (none was asked for) */
+      atomic_fetch_sub(&fs->ahead_inflight, 1);
+      atomic_fetch_add(&fs->ctr.listings_ahead, 1);
+      return;
+    }
+  }
   struct fs_inode *dir = j->dir;
   struct fs_dent *v = NULL;
   size_t nv = 0;
@@ -256,6 +288,11 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, smb3_file *l
   }
   double asked = j->asked;
   uint64_t gen = j->gen;
+  int walk = j->walk && !rc;
+  if (j->parent) {
+    inode_put(fs, j->parent);
+    free(j->name);
+  }
   free(j);
   while (w) { /* (a failed listing: each asks the server, which has its own retries) */
     struct relist_wait *next = w->next;
@@ -274,13 +311,14 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, smb3_file *l
     w = next;
   }
   dircache_free_entries(v, nv);
+  if (walk) ahead_in(fs, dir, NULL); /* its first subdirectories: where the walk goes next */
   inode_put(fs, dir);
 }
 
-static void relist_start(struct relist_job *j) {
-  char *path = inode_path(j->fs, j->dir);
+/* Ask for j's listing of path (taken over; NULL: out of memory). */
+static void relist_send(struct relist_job *j, char *path) {
   if (!path) {
-    relisted(SMB3_ENOENT, NULL, 0, NULL, j);
+    relisted(SMB3_ENOMEM, NULL, 0, NULL, j);
     return;
   }
   struct fs_route r;
@@ -289,15 +327,159 @@ static void relist_start(struct relist_job *j) {
   j->gen = dircache_gen(j->fs);
   if (!j->ahead) atomic_fetch_add(&j->fs->ctr.relists, 1);
   uint8_t key[16];
-  int rc = smb3_listdir_lease_async(c, r.path, dirlease_want(j->fs, j->dir, key) ? key : NULL, relisted, j);
+  int lease = j->dir && dirlease_want(j->fs, j->dir, key);
+  int rc = smb3_listdir_lease_async(c, r.path, lease ? key : NULL, relisted, j);
   fs_route_done(&r);
   free(path);
   if (rc) relisted(rc, NULL, 0, NULL, j);
 }
 
+static void relist_start(struct relist_job *j) {
+  char *path = inode_path(j->fs, j->dir);
+  if (!path) {
+    relisted(SMB3_ENOENT, NULL, 0, NULL, j);
+    return;
+  }
+  relist_send(j, path);
+}
+
+/* ---- orphans: listings ahead of directories the mount has no inode of (struct relist_job) ---- */
+
+static void orphan_free(struct fs_ctx *fs, struct relist_job *j) {
+  dircache_free_entries(j->v, j->nv);
+  free(j->name);
+  inode_put(fs, j->parent);
+  free(j);
+}
+
+/* Make room: drop the done orphans no longer recent, or, when that is not enough, every done one. */
+static void orphans_trim(struct fs_ctx *fs) {
+  struct relist_job *drop = NULL;
+  double now = fs_now();
+  pthread_mutex_lock(&fs->orphans_mu);
+  for (int all = 0; all < 2 && fs->norphans >= RELIST_ORPHANS_MAX; all++)
+    for (struct relist_job **pp = &fs->orphans; *pp;) {
+      struct relist_job *j = *pp;
+      if (j->done && (all || !recent(fs, j->asked, now))) {
+        *pp = j->onext;
+        fs->norphans--;
+        j->onext = drop;
+        drop = j;
+      } else {
+        pp = &j->onext;
+      }
+    }
+  pthread_mutex_unlock(&fs->orphans_mu);
+  while (drop) {
+    struct relist_job *next = drop->onext;
+    orphan_free(fs, drop);
+    drop = next;
+  }
+}
+
+/* List the directory name in p ahead (no inode of it here), unless it is listed so already, too
+ * many orphans are kept, or RELIST_AHEAD_MAX listings ahead are in flight. */
+static void orphan_start(struct fs_ctx *fs, struct fs_inode *p, const char *name) {
+  if (atomic_load(&fs->norphans) >= RELIST_ORPHANS_MAX) orphans_trim(fs);
+  struct relist_job *j = calloc(1, sizeof *j);
+  if (!j || !(j->name = strdup(name))) {
+    free(j);
+    return;
+  }
+  j->fs = fs;
+  j->parent = p;
+  j->ahead = j->walk = 1;
+  inode_ref(fs, p);
+  int go = 1;
+  pthread_mutex_lock(&fs->orphans_mu);
+  for (struct relist_job *o = fs->orphans; o && go; o = o->onext)
+    if (o->parent == p && !strcmp(o->name, name)) go = 0;
+  if (go && fs->norphans >= RELIST_ORPHANS_MAX) go = 0;
+  if (go && atomic_fetch_add(&fs->ahead_inflight, 1) >= RELIST_AHEAD_MAX) {
+    atomic_fetch_sub(&fs->ahead_inflight, 1);
+    go = 0;
+  }
+  if (go) {
+    j->onext = fs->orphans;
+    fs->orphans = j;
+    fs->norphans++;
+  }
+  pthread_mutex_unlock(&fs->orphans_mu);
+  if (!go) {
+    orphan_free(fs, j);
+    return;
+  }
+  relist_send(j, inode_child_path(fs, p, name));
+}
+
+/* dir (a directory with no listing recent or in flight) takes the orphan listed ahead for it: one
+ * in flight becomes its listing for lookups (NULL returned); a done one is returned, out of the
+ * list, for the caller to use and free (orphan_free). The walk goes on: dir's next siblings are
+ * listed ahead. */
+static struct relist_job *orphan_adopt(struct fs_ctx *fs, struct fs_inode *dir) {
+  if (!atomic_load(&fs->norphans)) return NULL;
+  char *name = NULL;
+  struct fs_inode *p = inode_parent(fs, dir, &name);
+  if (!p) return NULL;
+  inode_ref(fs, dir); /* (the job's, when it adopts one in flight; table lock: not under dir->lock) */
+  struct relist_job *j = NULL;
+  int attached = 0;
+  pthread_mutex_lock(&dir->lock);
+  if (dir->st.is_dir && !dir->relist && !dircache_recent(fs, dir->dl)) {
+    pthread_mutex_lock(&fs->orphans_mu);
+    for (struct relist_job **pp = &fs->orphans; *pp; pp = &(*pp)->onext)
+      if ((*pp)->parent == p && !strcmp((*pp)->name, name)) {
+        j = *pp;
+        *pp = j->onext;
+        fs->norphans--;
+        if (!j->done) {
+          j->dir = dir;
+          dir->relist = j;
+          attached = 1;
+        }
+        break;
+      }
+    pthread_mutex_unlock(&fs->orphans_mu);
+    if (j) dir->relist_at = fs_now(); /* (a walk: the first lookup in a subdirectory lists it) */
+  }
+  pthread_mutex_unlock(&dir->lock);
+  if (!attached) inode_put(fs, dir);
+  if (j) ahead_in(fs, p, name);
+  inode_put(fs, p);
+  free(name);
+  return attached ? NULL : j;
+}
+
+/* A done orphan adopted by dir: its listing kept there, its subdirectories listed ahead. */
+static void orphan_keep(struct fs_ctx *fs, struct fs_inode *dir, struct relist_job *o) {
+  if (!o->rc) {
+    relist_keep(fs, dir, o->v, o->nv, o->asked, o->gen);
+    ahead_in(fs, dir, NULL);
+  }
+}
+
+void relist_init(struct fs_ctx *fs) {
+  pthread_mutex_init(&fs->orphans_mu, NULL);
+}
+
+void relist_free(struct fs_ctx *fs) {
+  while (fs->orphans) {
+    struct relist_job *j = fs->orphans;
+    fs->orphans = j->onext;
+    orphan_free(fs, j);
+  }
+  fs->norphans = 0;
+  pthread_mutex_destroy(&fs->orphans_mu);
+}
+
 int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int known_expired, relist_cb cb,
                   void *arg) {
   if (fs->actimeo <= 0) return 0;
+  struct relist_job *o = orphan_adopt(fs, dir);
+  if (o) {
+    orphan_keep(fs, dir, o);
+    orphan_free(fs, o);
+  }
   struct smb3_stat st;
   double asked = 0;
   int r = answer(fs, dir, name, &st, &asked);
@@ -332,6 +514,7 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
   if (start && (j = calloc(1, sizeof *j))) {
     j->fs = fs;
     j->dir = dir;
+    j->walk = pwalk;
     dir->relist = j;
     dir->relist_at = fs_now();
   }
@@ -348,12 +531,26 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
   if (start) {
     inode_ref(fs, dir);
     relist_start(j);
+    if (pwalk) { /* a walk through the parent: its next subdirectories are listed ahead */
+      char *me = NULL;
+      struct fs_inode *p = inode_parent(fs, dir, &me);
+      if (p) ahead_in(fs, p, me);
+      free(me);
+      inode_put(fs, p);
+    }
   }
   return 1;
 }
 
 int relist_join(struct fs_ctx *fs, struct fs_inode *dir, relist_done_cb done, void *arg) {
   if (fs->actimeo <= 0) return 0;
+  struct relist_job *o = orphan_adopt(fs, dir);
+  if (o) { /* listed ahead and done: served from here */
+    if (!o->rc) relist_keep(fs, dir, o->v, o->nv, o->asked, o->gen);
+    done(arg, o->rc, o->v, o->nv, o->asked, o->gen);
+    orphan_free(fs, o);
+    return 1;
+  }
   struct relist_wait *w = calloc(1, sizeof *w);
   if (!w) return 0;
   w->done = done;
@@ -400,7 +597,10 @@ static void ahead_in(struct fs_ctx *fs, struct fs_inode *p, const char *after) {
   pthread_mutex_unlock(&p->lock);
   for (size_t i = 0; i < n; i++) {
     struct fs_inode *c = inode_find_child(fs, p, names[i]); /* (table lock: never under p->lock) */
-    if (c) ahead_start(fs, c);
+    if (c)
+      ahead_start(fs, c);
+    else
+      orphan_start(fs, p, names[i]);
     inode_put(fs, c);
     free(names[i]);
   }

@@ -72,15 +72,24 @@ int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struc
  * as for lookups (fs_inode.relist; kept on their inodes).
  * relist_ahead_below: dir's listing is at hand (its entries given to the kernel): after a walk's
  * readdir, its first RELIST_AHEAD subdirectories are listed too (find descends there next).
- * Only directories the mount has an inode of, not listed or being listed, not read less than
- * actimeo ago, and at most RELIST_AHEAD_MAX in flight for the mount. A readdir of such a directory
- * waits for that listing (relist_join) and is served it if it may be (dircache_fresh); a lookup in
- * it waits for it as for any listing for lookups. Whatever is listed ahead is served under the
- * rules of any kept listing: a name this mount changed there since, or actimeo, and it is not. */
+ * A walk of lookups goes the same way (git status, git add: every name of the index in order,
+ * with no readdir): when the first lookup in a directory lists it because its parent was listed
+ * for lookups (a walk), the parent's next RELIST_AHEAD directories after it are listed ahead, and
+ * once its own listing is in, its first RELIST_AHEAD subdirectories.
+ * Not directories listed or being listed, read less than actimeo ago, and at most RELIST_AHEAD_MAX
+ * in flight for the mount. A directory the mount has no inode of yet (the kernel has not looked it
+ * up) is listed by path as an orphan, kept by parent and name (at most RELIST_ORPHANS_MAX, each
+ * holding its parent's inode) until its inode's first lookup or readdir adopts it: in flight, it
+ * becomes the inode's listing; done, it is kept there as any listing (and given to that readdir).
+ * A readdir of such a directory waits for that listing (relist_join) and is served it if it may be
+ * (dircache_fresh); a lookup in it waits for it as for any listing for lookups. Whatever is listed
+ * ahead is served under the rules of any kept listing: a name this mount changed there since, or
+ * actimeo, and it is not. */
 void relist_ahead(struct fs_ctx *fs, struct fs_inode *dir);
 void relist_ahead_below(struct fs_ctx *fs, struct fs_inode *dir);
 /* A listing of dir (for lookups or ahead) is in flight: done runs once it is kept or failed, on the
- * thread that completed it (1); 0: none in flight. done gets the listing's result: rc, and when 0
+ * thread that completed it (1); or one listed ahead as an orphan is done: done runs now, on the
+ * calling thread (1); 0: none in flight. done gets the listing's result: rc, and when 0
  * its entries (v, n: valid during the call), when it was asked for and its generation
  * (dircache_gen_fresh says whether it may be served). */
 typedef void (*relist_done_cb)(void *arg, int rc, const struct fs_dent *v, size_t n, double asked,
@@ -90,5 +99,10 @@ int relist_join(struct fs_ctx *fs, struct fs_inode *dir, relist_done_cb done, vo
  * there was asked for later. */
 void relist_keep(struct fs_ctx *fs, struct fs_inode *dir, const struct fs_dent *v, size_t n, double asked,
                  uint64_t gen);
+
+/* The mount's listings ahead of directories it has no inode of yet (orphans): set up at start;
+ * freed at unmount after the connection's last callback. */
+void relist_init(struct fs_ctx *fs);
+void relist_free(struct fs_ctx *fs);
 
 #endif

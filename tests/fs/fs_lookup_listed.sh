@@ -10,6 +10,9 @@ source "$(dirname "$0")/lib.sh"
 D=$SMB3_TEST_SHARE_DIR
 mkdir "$D/ll" && for i in $(seq -w 0 19); do printf "%${i}s" "" >"$D/ll/f$i"; done
 mkdir "$D/ll/sub" && echo g >"$D/ll/sub/g1" && echo gg >"$D/ll/sub/g2"
+mkdir "$D/ll2" && echo a >"$D/ll2/f0" && echo b >"$D/ll2/f1"
+for i in 0 1 2 3; do mkdir "$D/ll2/d$i" && printf "%${i}s" "" >"$D/ll2/d$i/g0" && echo "$i" >"$D/ll2/d$i/g1"; done
+chown -R "$(stat -c %u "$D")" "$D/ll2"
 chown -R "$(stat -c %u "$D")" "$D/ll"
 mount_into M "actimeo=3"
 "$PYTHON" - "$M" "$D" "$SMB3" "$SMB3_TEST_URL" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "lookups from a listing: $(cat "$WORK/py")"; }
@@ -102,6 +105,36 @@ check("another client's name there is found after the listing", oth is not None 
 check("this mount's own name there is found", lstat(made + "/mine") is not None)
 os.mkdir(made + "/no2")
 check("a name made after the listing is found", lstat(made + "/no2") is not None and os.path.isdir(d + "/ll/made/no2"))
+PY
+PASSED=$((PASSED + $(grep -c '^ok' "$WORK/py" || true)))
+FAILED=$((FAILED + $(grep -c '^FAIL' "$WORK/py" || true)))
+mount_into M2 "actimeo=3"
+"$PYTHON" - "$M2" "$D" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "listings ahead of a lookup walk: $(cat "$WORK/py")"; }
+import os, sys
+sys.path.insert(0, os.environ["FSCHECK_DIR"])
+from fscheck import check, lstat, mount_stats
+m, d = sys.argv[1:]
+def st(k):
+    return mount_stats(m)[k]
+# a walk of lookups through sibling directories (git status: every file of the index in order):
+# once the walk is in the first of them, the next ones are listed ahead, before the kernel has
+# looked them up (the mount has no inode of them yet); each one's first lookup waits for that
+# listing, or takes it when it is in, instead of listing it then
+w = m + "/ll2"
+# (a fresh mount: nothing listed yet) a stat of each, then a listing of ll2 for lookups
+lstat(w), lstat(w + "/f0"), lstat(w + "/f1")
+rt, rel, ahead = st("round_trips"), st("relists"), st("listings_ahead")
+got = {(i, g): lstat("%s/d%d/g%d" % (w, i, g)) for i in range(4) for g in range(2)}
+check("every name of the four directories found, with the server's size and file id",
+      all(got[(i, 0)] and got[(i, 0)].st_size == i and got[(i, 1)] and got[(i, 1)].st_size == 2
+          and got[(i, g)].st_ino == os.lstat("%s/ll2/d%d/g%d" % (d, i, g)).st_ino for i in range(4) for g in range(2)),
+      str({k: v and (v.st_size, v.st_ino) for k, v in got.items()}))
+spent, relisted, listed_ahead = st("round_trips") - rt, st("relists") - rel, st("listings_ahead") - ahead
+check("the first directory listed for the lookups, the other three ahead (%d round trips, %d listings, %d ahead)"
+      % (spent, relisted, listed_ahead), spent == 4 and relisted == 1 and listed_ahead == 3)
+open(d + "/ll2/d3/new", "w").write("x")  # another client's, after the listing ahead
+nw = lstat(w + "/d3/new")
+check("a name another client made after a listing ahead is found at once", nw is not None and nw.st_size == 1)
 PY
 PASSED=$((PASSED + $(grep -c '^ok' "$WORK/py" || true)))
 FAILED=$((FAILED + $(grep -c '^FAIL' "$WORK/py" || true)))
