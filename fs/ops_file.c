@@ -207,6 +207,17 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
     fop_fail(o, rc);
     return;
   }
+  /* The name is another file's now (another client replaced it: a rename over it, a delete and a
+   * new file): the kernel's entry and what it holds of the old file (its size) are stale. ESTALE
+   * makes it look the name up again and open what it finds (relist.h: relist_gone). */
+  uint64_t id = __atomic_load_n(&o->in->srv_id, __ATOMIC_RELAXED);
+  if (st->ino && id && st->ino != id) {
+    file_close_quietly(f);
+    relist_gone(o->fs, o->in);
+    fuse_reply_err(o->req, ESTALE);
+    fop_free(o);
+    return;
+  }
   inode_set_open_attr(o->fs, o->in, st); /* the CREATE response carries size and times */
   struct fs_file *fh = adopt(o, o->in, f, o->flags & O_TRUNC);
   if (!fh) {

@@ -99,4 +99,30 @@ expect "cache=loose: our own append, on the server" "$(cat "$D/l")" "HELours"
 for i in 1 2 3 4 5 6 7 8; do
   expect "cache=loose: another client's append racing our close ($i): size" "$(stat -c %s "$L/r$i")" 22
 done
+
+# cache=strict: another client replaces a file the mount has read (its put renames a new file over
+# the name): the next open through the mount finds another file by that name (another file id)
+# and opens that one, whole: the kernel's entry and size were the old file's, and its old size
+# would cut the new bytes short.
+mount_into S
+printf 'hello\n' >"$D/h" && chown "$(stat -c %u "$D")" "$D/h"
+"$PYTHON" - "$S" "$SMB3" "$(smb_url h)" "$WORK/h2" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || bad "replaced: $(cat "$WORK/py")"
+import os, subprocess, sys
+sys.path.insert(0, os.environ["FSCHECK_DIR"])
+from fscheck import check
+m, smb3, url, other = sys.argv[1:]
+before = []
+for i in range(2):  # (the second open keeps the kernel's pages: the version it holds is known)
+    with open(m + "/h") as f:
+        before.append(f.read())
+check("a file read through the mount, twice", before == ["hello\n"] * 2, repr(before))
+open(other, "w").write("replaced by another client\n")
+subprocess.run([smb3, "-q", "put", other, url], check=True)
+with open(m + "/h") as f:
+    after = f.read()
+check("after another client replaced it: the new file, whole", after == "replaced by another client\n", repr(after))
+check("... and its size", os.stat(m + "/h").st_size == 27, str(os.stat(m + "/h").st_size))
+PY
+PASSED=$((PASSED + $(grep -c '^ok' "$WORK/py" || true)))
+FAILED=$((FAILED + $(grep -c '^FAIL' "$WORK/py" || true)))
 finish
