@@ -414,10 +414,14 @@ static void orphan_start(struct fs_ctx *fs, struct fs_inode *p, const char *name
 
 /* dir (a directory with no listing recent or in flight) takes the orphan listed ahead for it: one
  * in flight becomes its listing for lookups (NULL returned); a done one is returned, out of the
- * list, for the caller to use and free (orphan_free). The walk goes on: dir's next siblings are
- * listed ahead. */
-static struct relist_job *orphan_adopt(struct fs_ctx *fs, struct fs_inode *dir) {
+ * list, for the caller to use and free (orphan_free). walk: the walk goes on, dir's next siblings
+ * are listed ahead. */
+static struct relist_job *orphan_adopt(struct fs_ctx *fs, struct fs_inode *dir, int walk) {
   if (!atomic_load(&fs->norphans)) return NULL;
+  pthread_mutex_lock(&dir->lock); /* (most lookups: in a directory listed already) */
+  int bare = dir->st.is_dir && !dir->relist && !dircache_recent(fs, dir->dl);
+  pthread_mutex_unlock(&dir->lock);
+  if (!bare) return NULL;
   char *name = NULL;
   struct fs_inode *p = inode_parent(fs, dir, &name);
   if (!p) return NULL;
@@ -444,7 +448,7 @@ static struct relist_job *orphan_adopt(struct fs_ctx *fs, struct fs_inode *dir) 
   }
   pthread_mutex_unlock(&dir->lock);
   if (!attached) inode_put(fs, dir);
-  if (j) ahead_in(fs, p, name);
+  if (j && walk) ahead_in(fs, p, name);
   inode_put(fs, p);
   free(name);
   return attached ? NULL : j;
@@ -475,7 +479,7 @@ void relist_free(struct fs_ctx *fs) {
 int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int known_expired, relist_cb cb,
                   void *arg) {
   if (fs->actimeo <= 0) return 0;
-  struct relist_job *o = orphan_adopt(fs, dir);
+  struct relist_job *o = orphan_adopt(fs, dir, 1);
   if (o) {
     orphan_keep(fs, dir, o);
     orphan_free(fs, o);
@@ -544,7 +548,7 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
 
 int relist_join(struct fs_ctx *fs, struct fs_inode *dir, relist_done_cb done, void *arg) {
   if (fs->actimeo <= 0) return 0;
-  struct relist_job *o = orphan_adopt(fs, dir);
+  struct relist_job *o = orphan_adopt(fs, dir, 1);
   if (o) { /* listed ahead and done: served from here */
     if (!o->rc) relist_keep(fs, dir, o->v, o->nv, o->asked, o->gen);
     done(arg, o->rc, o->v, o->nv, o->asked, o->gen);
@@ -594,12 +598,20 @@ static void ahead_in(struct fs_ctx *fs, struct fs_inode *p, const char *after) {
   char *names[RELIST_AHEAD];
   pthread_mutex_lock(&p->lock);
   size_t n = dircache_recent(fs, p->dl) ? dircache_dirs_after(p->dl, after, names, RELIST_AHEAD) : 0;
+  /* A name with no inode is listed by path only while the listing still shows what the server has
+   * as far as this mount knows: not after the mount changed names there (rm -rf removed it) */
+  int fresh = dircache_fresh(fs, p->dl, &p->ns_moved);
   pthread_mutex_unlock(&p->lock);
   for (size_t i = 0; i < n; i++) {
-    struct fs_inode *c = inode_find_child(fs, p, names[i]); /* (table lock: never under p->lock) */
+    struct fs_inode *c = inode_find_child(fs, p, names[i]);   /* (table lock: never under p->lock) */
+    struct relist_job *o = c ? orphan_adopt(fs, c, 0) : NULL; /* (listed ahead before c was looked up) */
+    if (o) {
+      if (!o->rc) relist_keep(fs, c, o->v, o->nv, o->asked, o->gen);
+      orphan_free(fs, o);
+    }
     if (c)
-      ahead_start(fs, c);
-    else
+      ahead_start(fs, c); /* (not when that orphan is its listing now) */
+    else if (fresh)
       orphan_start(fs, p, names[i]);
     inode_put(fs, c);
     free(names[i]);
