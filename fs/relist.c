@@ -260,7 +260,8 @@ static void relisted(int rc, const struct smb3_dirent *e, size_t n, smb3_file *l
     pthread_mutex_lock(&fs->orphans_mu);
     int adopted = j->dir != NULL;
     if (!adopted) {
-      j->rc = rc ? rc : relist_dents(fs, e, n, &j->v, &j->nv);
+      /* (too big to keep on the chance: that directory is listed when the walk reaches it) */
+      j->rc = rc ? rc : n > RELIST_MAX ? SMB3_ENOMEM : relist_dents(fs, e, n, &j->v, &j->nv);
       j->done = 1;
     }
     pthread_mutex_unlock(&fs->orphans_mu);
@@ -352,12 +353,13 @@ static void orphan_free(struct fs_ctx *fs, struct relist_job *j) {
   free(j);
 }
 
-/* Make room: drop the done orphans no longer recent, or, when that is not enough, every done one. */
+/* Drop the done orphans no longer recent (nothing could use them), and when the list is full after
+ * that, every done one. */
 static void orphans_trim(struct fs_ctx *fs) {
   struct relist_job *drop = NULL;
   double now = fs_now();
   pthread_mutex_lock(&fs->orphans_mu);
-  for (int all = 0; all < 2 && fs->norphans >= RELIST_ORPHANS_MAX; all++)
+  for (int all = 0; all < 2 && (!all || fs->norphans >= RELIST_ORPHANS_MAX); all++)
     for (struct relist_job **pp = &fs->orphans; *pp;) {
       struct relist_job *j = *pp;
       if (j->done && (all || !recent(fs, j->asked, now))) {
@@ -380,7 +382,7 @@ static void orphans_trim(struct fs_ctx *fs) {
 /* List the directory name in p ahead (no inode of it here), unless it is listed so already, too
  * many orphans are kept, or RELIST_AHEAD_MAX listings ahead are in flight. */
 static void orphan_start(struct fs_ctx *fs, struct fs_inode *p, const char *name) {
-  if (atomic_load(&fs->norphans) >= RELIST_ORPHANS_MAX) orphans_trim(fs);
+  if (atomic_load(&fs->norphans)) orphans_trim(fs);
   struct relist_job *j = calloc(1, sizeof *j);
   if (!j || !(j->name = strdup(name))) {
     free(j);

@@ -80,7 +80,8 @@ int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struc
  * in flight for the mount. A directory the mount has no inode of yet (the kernel has not looked it
  * up) is listed by path as an orphan (only while the parent's listing may be served,
  * dircache_fresh: a name this mount removed has no inode either), kept by parent and name (at most
- * RELIST_ORPHANS_MAX, each holding its parent's inode) until its inode's first lookup or readdir adopts it:
+ * RELIST_ORPHANS_MAX, each holding its parent's inode and at most RELIST_MAX entries; dropped once
+ * no longer recent) until its inode's first lookup or readdir adopts it:
  * in flight, it becomes the inode's listing; done, it is kept there as any listing (and given to that
  * readdir). A readdir of such a directory waits for that listing (relist_join) and is served it if it may be
  * (dircache_fresh); a lookup in it waits for it as for any listing for lookups. Whatever is listed
