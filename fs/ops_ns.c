@@ -98,10 +98,30 @@ static void entry_owned(const struct smb3_stat *st, void *arg) {
   entry_linked(arg, st);
 }
 
+/* A lookup the server answered "no such file": the kernel keeps that for what is left of actimeo
+ * (a negative entry), as it keeps a name it found, and as the kernel's cifs client keeps a name it
+ * did not find (for a second): a program that tries the same missing name again and again (git's
+ * packed-refs, a shell's PATH) asks once. This mount's own create, mkdir, link or rename of the
+ * name replaces the kernel's entry; another client's new name shows once that time has passed. */
+static void lookup_absent(struct nsop *o) {
+  inode_known_forget(o->fs, o->parent); /* (as nsop_finish_smb: the server's word against ours) */
+  struct fuse_entry_param e;
+  memset(&e, 0, sizeof e); /* ino 0: a negative entry */
+  double left = o->fs->actimeo - (fs_now() - o->asked);
+  e.entry_timeout = left > 0 ? left : 0;
+  fuse_reply_entry(o->req, &e);
+  nsop_free(o);
+}
+
 static void entry_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
-  if (!o->adds && !o->made && !o->listed && (!rc || rc == SMB3_ENOENT)) /* a lookup's stat */
+  if (!o->adds && !o->made && !o->listed && (!rc || rc == SMB3_ENOENT)) { /* a lookup's stat */
     relist_saw(o->parent, o->name, rc ? NULL : st, o->asked);
+    if (rc) {
+      lookup_absent(o);
+      return;
+    }
+  }
   if (rc) {
     nsop_finish_smb(o, rc);
     return;

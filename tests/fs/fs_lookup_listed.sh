@@ -5,6 +5,8 @@
 # - every answer (size, file id, type) is the server's;
 # - a name the listing lacks is asked of the server: another client's new name shows at once, and
 #   so does one differing from a listed one only in case (the server compares names without case);
+# - a name the server said is not there is not asked again for actimeo (the kernel keeps that), but
+#   this mount's own new name shows at once, and an exclusive create or mkdir asks the server;
 # - names this mount makes or removes show at once; another client's removal once actimeo passed.
 source "$(dirname "$0")/lib.sh"
 D=$SMB3_TEST_SHARE_DIR
@@ -16,7 +18,7 @@ chown -R "$(stat -c %u "$D")" "$D/ll2"
 chown -R "$(stat -c %u "$D")" "$D/ll"
 mount_into M "actimeo=3"
 "$PYTHON" - "$M" "$D" "$SMB3" "$SMB3_TEST_URL" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "lookups from a listing: $(cat "$WORK/py")"; }
-import os, sys, time
+import errno, os, sys, time
 sys.path.insert(0, os.environ["FSCHECK_DIR"])
 from fscheck import check, lstat, mount_stats
 m, d, smb3, url = sys.argv[1:]
@@ -53,6 +55,39 @@ check("names not in the listing: ENOENT, asked of the server (%d round trips)" %
 open(d + "/ll/late", "w").write("late")
 late = lstat(ll + "/late")
 check("a name another client made after the listing is found at once", late is not None and late.st_size == 4)
+# a name the server said is not there: the kernel keeps that answer for actimeo (a negative entry,
+# as the kernel's cifs client keeps one for a second), so a program that tries it again and again
+# asks once; this mount's own create, mkdir, rename or link of it shows at once, and an exclusive
+# create or mkdir of another client's new name asks the server (the kernel looks it up again)
+rt = st("round_trips")
+again = [lstat(ll + "/nothere%d" % (i % 3)) for i in range(6)]
+check("missing names looked up again: ENOENT, no round trip (%d)" % (st("round_trips") - rt),
+      all(x is None for x in again) and st("round_trips") == rt)
+open(ll + "/nothere0", "w").write("made")
+os.mkdir(ll + "/nothere1")
+os.rename(ll + "/f19", ll + "/nothere2")
+check("this mount's own new names there: found at once",
+      lstat(ll + "/nothere0").st_size == 4 and os.path.isdir(ll + "/nothere1") and lstat(ll + "/nothere2").st_size == 19
+      and open(d + "/ll/nothere0").read() == "made" and lstat(ll + "/f19") is None)
+os.rename(ll + "/nothere2", ll + "/f19")
+neg = [lstat(ll + "/gone%d" % i) for i in range(3)]
+open(d + "/ll/gone0", "w").write("other")  # another client's, after this mount found no such name
+os.mkdir(d + "/ll/gone1")
+try:
+    os.close(os.open(ll + "/gone0", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    excl = "created"
+except OSError as e:
+    excl = e.errno
+try:
+    os.mkdir(ll + "/gone1")
+    mk = "made"
+except OSError as e:
+    mk = e.errno
+check("an exclusive create and a mkdir of another client's new names fail with EEXIST (%s, %s)" % (excl, mk),
+      all(x is None for x in neg) and excl == errno.EEXIST and mk == errno.EEXIST)
+g0 = lstat(ll + "/gone0")
+check("... and they are found then", g0 is not None and g0.st_size == 5 and os.path.isdir(ll + "/gone1"))
+open(d + "/ll/gone2", "w").write("other2")  # found once actimeo has passed (below)
 rt = st("round_trips")
 upper = lstat(ll + "/F03")
 check("a name differing from a listed one in case is asked of the server (%d round trips)" % (st("round_trips") - rt),
@@ -78,6 +113,8 @@ time.sleep(3.5)
 n1, f7 = lstat(ll + "/new1"), lstat(ll + "/f07")
 check("another client's new name is found after actimeo", n1 is not None and n1.st_size == 5)
 check("another client's removed name is gone after actimeo", f7 is None)
+g2 = lstat(ll + "/gone2")
+check("another client's new name this mount had found missing: found after actimeo", g2 is not None and g2.st_size == 6)
 check("the rest still the server's", all(lstat(ll + "/" + n).st_size == i for i, n in enumerate(names) if n not in ("f06", "f07")))
 # the directory this mount made, after actimeo: one listing renews what the mount knew of it, and
 # adds what the server has (another client's name); the names it lacks are then answered here again
