@@ -197,22 +197,17 @@ static void open_done(int rc, smb3_file *f, const struct smb3_stat *st, void *ar
   if (rc && (fs_dfs_retry(o->fs, &o->retry, rc, o->path, open_resume, o) ||
              fs_park_once(o->fs, &o->retry, rc, open_resume, o)))
     return;
-  if (rc == SMB3_ENOENT) { /* the kernel's entry is stale (relist.h) */
-    relist_gone(o->fs, o->in);
-    fuse_reply_err(o->req, ESTALE);
-    fop_free(o);
-    return;
-  }
-  if (rc) {
+  if (rc && rc != SMB3_ENOENT) {
     fop_fail(o, rc);
     return;
   }
-  /* The name is another file's now (another client replaced it: a rename over it, a delete and a
-   * new file): the kernel's entry and what it holds of the old file (its size) are stale. ESTALE
-   * makes it look the name up again and open what it finds (relist.h: relist_gone). */
+  /* No file by the name any more, or another file's now (another client replaced it: a rename over
+   * it, a delete and a new file): the kernel's entry and what it holds of the old file (its size)
+   * are stale. ESTALE makes it look the name up again and open what it finds (relist.h:
+   * relist_gone). */
   uint64_t id = __atomic_load_n(&o->in->srv_id, __ATOMIC_RELAXED);
-  if (st->ino && id && st->ino != id) {
-    file_close_quietly(f);
+  if (rc || (st->ino && id && st->ino != id)) {
+    if (!rc) file_close_quietly(f);
     relist_gone(o->fs, o->in);
     fuse_reply_err(o->req, ESTALE);
     fop_free(o);

@@ -456,12 +456,12 @@ static struct relist_job *orphan_adopt(struct fs_ctx *fs, struct fs_inode *dir, 
   return attached ? NULL : j;
 }
 
-/* A done orphan adopted by dir: its listing kept there, its subdirectories listed ahead. */
-static void orphan_keep(struct fs_ctx *fs, struct fs_inode *dir, struct relist_job *o) {
-  if (!o->rc) {
-    relist_keep(fs, dir, o->v, o->nv, o->asked, o->gen);
-    ahead_in(fs, dir, NULL);
-  }
+/* A done orphan adopted by dir: its listing kept there (below: and its subdirectories listed
+ * ahead, the walk going on in it). */
+static void orphan_keep(struct fs_ctx *fs, struct fs_inode *dir, struct relist_job *o, int below) {
+  if (o->rc) return;
+  relist_keep(fs, dir, o->v, o->nv, o->asked, o->gen);
+  if (below) ahead_in(fs, dir, NULL);
 }
 
 void relist_init(struct fs_ctx *fs) {
@@ -483,7 +483,7 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
   if (fs->actimeo <= 0) return 0;
   struct relist_job *o = orphan_adopt(fs, dir, 1);
   if (o) {
-    orphan_keep(fs, dir, o);
+    orphan_keep(fs, dir, o, 1);
     orphan_free(fs, o);
   }
   struct smb3_stat st;
@@ -551,8 +551,8 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
 int relist_join(struct fs_ctx *fs, struct fs_inode *dir, relist_done_cb done, void *arg) {
   if (fs->actimeo <= 0) return 0;
   struct relist_job *o = orphan_adopt(fs, dir, 1);
-  if (o) { /* listed ahead and done: served from here */
-    if (!o->rc) relist_keep(fs, dir, o->v, o->nv, o->asked, o->gen);
+  if (o) {                      /* listed ahead and done: served from here */
+    orphan_keep(fs, dir, o, 0); /* (its readdir lists ahead below once it has the entries) */
     done(arg, o->rc, o->v, o->nv, o->asked, o->gen);
     orphan_free(fs, o);
     return 1;
@@ -608,7 +608,7 @@ static void ahead_in(struct fs_ctx *fs, struct fs_inode *p, const char *after) {
     struct fs_inode *c = inode_find_child(fs, p, names[i]);   /* (table lock: never under p->lock) */
     struct relist_job *o = c ? orphan_adopt(fs, c, 0) : NULL; /* (listed ahead before c was looked up) */
     if (o) {
-      if (!o->rc) relist_keep(fs, c, o->v, o->nv, o->asked, o->gen);
+      orphan_keep(fs, c, o, 0);
       orphan_free(fs, o);
     }
     if (c)
