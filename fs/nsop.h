@@ -31,6 +31,7 @@ struct nsop {
   mode_t mode;  /* mknod: type and permission bits; mkdir: permission bits */
   dev_t rdev;   /* mknod: the device */
   double asked; /* entry operations: when the server was asked (inode_link) */
+  uint64_t gen; /* entry operations: the namespace's generation when the path was made (dircache_gen) */
   /* Asked again on a new connection if the one it was sent on is lost (see fs_park): */
   void (*start)(struct nsop *); /* (re)sends it; NULL: never asked again */
   struct fs_retry retry;        /* retry.conn: the connection start() used */

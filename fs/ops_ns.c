@@ -34,6 +34,7 @@ static struct nsop *entry_op(fuse_req_t req, fuse_ino_t parent, const char *name
   if (!o) return NULL;
   o->parent = inode_get(o->fs, parent);
   o->name = strdup(name);
+  o->gen = dircache_gen(o->fs); /* (before the path: a rename after it is seen by lookup_absent) */
   o->path = o->name ? inode_child_path(o->fs, o->parent, name) : NULL;
   if (!o->path) {
     nsop_finish_err(o, o->name ? ENOENT : ENOMEM);
@@ -102,9 +103,15 @@ static void entry_owned(const struct smb3_stat *st, void *arg) {
  * (a negative entry), as it keeps a name it found, and as the kernel's cifs client keeps a name it
  * did not find (for a second): a program that tries the same missing name again and again (git's
  * packed-refs, a shell's PATH) asks once. This mount's own create, mkdir, link or rename of the
- * name replaces the kernel's entry; another client's new name shows once that time has passed. */
+ * name replaces the kernel's entry; another client's new name shows once that time has passed.
+ * Not when this mount changed names in the directory, or renamed a directory, while the lookup was
+ * on its way (the path asked for may no longer be the directory's): then only this lookup fails. */
 static void lookup_absent(struct nsop *o) {
   inode_known_forget(o->fs, o->parent); /* (as nsop_finish_smb: the server's word against ours) */
+  if (!dircache_gen_fresh(o->fs, o->gen, &o->parent->ns_moved)) {
+    nsop_finish_err(o, ENOENT);
+    return;
+  }
   struct fuse_entry_param e;
   memset(&e, 0, sizeof e); /* ino 0: a negative entry */
   double left = o->fs->actimeo - (fs_now() - o->asked);
@@ -166,6 +173,7 @@ static void entry_linked(struct nsop *o, const struct smb3_stat *st) {
 static int entry_again(struct nsop *o) {
   if (!o->retry.again) return 0;
   free(o->path);
+  o->gen = dircache_gen(o->fs);
   if ((o->path = inode_child_path(o->fs, o->parent, o->name))) return 0;
   nsop_finish_err(o, ENOENT);
   return -1;
