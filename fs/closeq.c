@@ -34,6 +34,10 @@ struct closeq {
   int inflight;          /* batches sent, not completed ... */
   struct cq_batch *sent; /* ... these */
   int urgent;            /* a drain waits: send everything now */
+  int held;              /* opens ahead not yet taken or closed (closeq_hold) */
+  double wake;           /* when to run expire (0: no need) */
+  void (*drop_held)(struct fs_ctx *); /* closeq_on_held's */
+  void (*expire)(struct fs_ctx *);
   int stop;
   struct cq_wait *waiters;
 };
@@ -48,7 +52,7 @@ struct cq_batch {
 
 /* Waiters to run once nothing is queued or in flight (q->lock held). */
 static struct cq_wait *take_waiters(struct closeq *q) {
-  if (q->n || q->inflight) return NULL;
+  if (q->n || q->inflight || q->held) return NULL;
   struct cq_wait *w = q->waiters;
   q->waiters = NULL;
   q->urgent = 0;
@@ -133,13 +137,24 @@ static void *closeq_thread(void *arg) {
   struct closeq *q = fs->closeq;
   pthread_mutex_lock(&q->lock);
   for (;;) {
+    if (q->wake && fs_now() >= q->wake) { /* handles opened ahead that nobody took in time */
+      q->wake = 0;
+      pthread_mutex_unlock(&q->lock);
+      if (q->expire) q->expire(fs);
+      pthread_mutex_lock(&q->lock);
+      continue;
+    }
     if (!q->n) {
       if (q->stop) break;
-      pthread_cond_wait(&q->cond, &q->lock);
+      if (q->wake) {
+        struct timespec until = fs_timespec_of(q->wake);
+        pthread_cond_timedwait(&q->cond, &q->lock, &until);
+      } else
+        pthread_cond_wait(&q->cond, &q->lock);
       continue;
     }
     if (!q->stop && !q->urgent && q->n < SMB3_CLOSE_MANY_MAX && fs_now() < q->due) {
-      struct timespec until = fs_timespec_of(q->due);
+      struct timespec until = fs_timespec_of(q->wake && q->wake < q->due ? q->wake : q->due);
       pthread_cond_timedwait(&q->cond, &q->lock, &until);
       continue;
     }
@@ -240,8 +255,15 @@ int closeq_holds(struct fs_ctx *fs, struct fs_inode *in) {
 void closeq_drain(struct fs_ctx *fs, void (*then)(void *), void *arg) {
   struct closeq *q = fs->closeq;
   struct cq_wait *w = q ? malloc(sizeof *w) : NULL;
-  if (q) pthread_mutex_lock(&q->lock);
-  if (!q || (!q->n && !q->inflight) || !w) {
+  if (q) {
+    pthread_mutex_lock(&q->lock);
+    q->urgent |= !!q->held; /* no new open ahead while the ones there are closed */
+    void (*drop_held)(struct fs_ctx *) = q->drop_held;
+    pthread_mutex_unlock(&q->lock);
+    if (drop_held) drop_held(fs);
+    pthread_mutex_lock(&q->lock);
+  }
+  if (!q || (!q->n && !q->inflight && !q->held) || !w) {
     if (q) pthread_mutex_unlock(&q->lock);
     free(w);
     then(arg); /* (out of memory: go on; the server answers what it answers) */
@@ -252,6 +274,43 @@ void closeq_drain(struct fs_ctx *fs, void (*then)(void *), void *arg) {
   q->urgent = 1;
   pthread_cond_signal(&q->cond);
   pthread_mutex_unlock(&q->lock);
+}
+
+int closeq_hold(struct fs_ctx *fs) {
+  struct closeq *q = fs->closeq;
+  if (!q) return 0;
+  pthread_mutex_lock(&q->lock);
+  int ok = !q->urgent && !q->stop;
+  q->held += ok;
+  pthread_mutex_unlock(&q->lock);
+  return ok;
+}
+
+void closeq_on_held(struct fs_ctx *fs, void (*drop)(struct fs_ctx *), void (*expire)(struct fs_ctx *)) {
+  struct closeq *q = fs->closeq;
+  pthread_mutex_lock(&q->lock);
+  q->drop_held = drop;
+  q->expire = expire;
+  pthread_mutex_unlock(&q->lock);
+}
+
+void closeq_wake_at(struct fs_ctx *fs, double t) {
+  struct closeq *q = fs->closeq;
+  pthread_mutex_lock(&q->lock);
+  if (!q->wake || t < q->wake) {
+    q->wake = t;
+    pthread_cond_signal(&q->cond);
+  }
+  pthread_mutex_unlock(&q->lock);
+}
+
+void closeq_unhold(struct fs_ctx *fs) {
+  struct closeq *q = fs->closeq;
+  pthread_mutex_lock(&q->lock);
+  q->held--;
+  struct cq_wait *w = take_waiters(q);
+  pthread_mutex_unlock(&q->lock);
+  run_waiters(w);
 }
 
 int closeq_take(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_client *c, struct fs_file **fh,

@@ -57,6 +57,16 @@ int closeq_take(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_c
 /* smb3_set_close_riders' take (arg: the fs_ctx): the queued handles of c (up to max) go with the
  * compound c is about to send, as a batch in flight, and cost no round trip of their own. */
 int closeq_riders(void *arg, smb3_client *c, smb3_file **files, int max, smb3_done_cb *done, void **done_arg);
+/* An open ahead (openahead.h) begins: a drain waits for its closeq_unhold (when a program took its
+ * handle, or its CLOSE was answered). 0: none may begin (a drain waits, the queue stopped, or there
+ * is no queue). */
+int closeq_hold(struct fs_ctx *fs);
+void closeq_unhold(struct fs_ctx *fs);
+/* The holder's callbacks (openahead.c, a floor above): drop(fs) closes what is held, at the start of
+ * every drain; expire(fs), on the queue's thread at the time asked for with closeq_wake_at (fs_now()
+ * seconds) or soon after. */
+void closeq_on_held(struct fs_ctx *fs, void (*drop)(struct fs_ctx *), void (*expire)(struct fs_ctx *));
+void closeq_wake_at(struct fs_ctx *fs, double t);
 /* then(arg) once nothing queued before this call is still open: at once when the queue is
  * empty, else on the I/O thread. */
 void closeq_drain(struct fs_ctx *fs, void (*then)(void *arg), void *arg);

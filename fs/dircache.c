@@ -141,6 +141,18 @@ size_t dircache_dirs_after(const struct fs_dlist *d, const char *after, char **o
   return dirs_after(d, 1, after, out, got, k);     /* ls -R: by name */
 }
 
+size_t dircache_files_after(const struct fs_dlist *d, const char *after, char **out, size_t k) {
+  if (!d) return 0;
+  size_t i = 0, got = 0;
+  while (after && i < d->n && strcmp(d->v[i].name, after))
+    i++;
+  for (i += !!after; i < d->n && got < k; i++) { /* (after not there: none) */
+    if (d->v[i].st.is_dir || !(out[got] = strdup(d->v[i].name))) continue;
+    got++;
+  }
+  return got;
+}
+
 const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name) {
   if (!d) return NULL;
   struct fs_dent key = {.name = (char *)name}, *k = &key;

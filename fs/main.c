@@ -31,6 +31,7 @@
 #include "locks.h"
 #include "memtrim.h"
 #include "notifier.h"
+#include "openahead.h"
 #include "ops.h"
 #include "opts.h"
 #include "pending.h"
@@ -459,6 +460,8 @@ static int run(int argc, char **argv) {
   }
   if (closeq_start(&fs)) /* without it every handle is closed at once: slower, not wrong */
     fprintf(stderr, "smb3fs: cannot start the close thread (each file is closed on its own)\n");
+  else if (oa_start(&fs)) /* (needs the close queue: its drains wait for the handles opened ahead) */
+    fprintf(stderr, "smb3fs: out of memory for opens ahead (each file is opened when asked for)\n");
   smb3_set_close_riders(fs.c, closeq_riders, &fs); /* (the reconnect thread moves it to a new connection) */
   if (memtrim_start(&fs)) /* without it the daemon keeps its peak memory: not a reason to fail */
     fprintf(stderr, "smb3fs: cannot start the memory trim thread (memory stays at its peak)\n");
@@ -469,6 +472,7 @@ static int run(int argc, char **argv) {
   if (loop > 0) syslog(LOG_NOTICE, "stopped by signal %d (%s)", loop, strsignal(loop));
   if (loop < 0) syslog(LOG_ERR, "the FUSE session failed: %s", strerror(-loop));
   status = loop ? 1 : 0;
+  oa_stop(&fs);     /* no open comes any more: close what was opened ahead */
   closeq_stop(&fs); /* no release comes any more: send what waits */
   fuse_session_unmount(se);
   locks_stop(&fs);     /* before the reconnect thread: a waiting lock may wait for a reopen */
@@ -485,6 +489,7 @@ out:
   fs_dfs_free(&fs); /* (a start that failed half-way) */
   smb3_disconnect(fs.c);
   memtrim_stop(&fs); /* after the last callback: completions release budget */
+  oa_free(&fs);      /* (the disconnect ended every open ahead) */
   closeq_free(&fs);
   reconnect_free(&fs);
   relist_free(&fs); /* (its listings ended with the connection) */

@@ -42,7 +42,9 @@ struct fs_counters {
   atomic_uint_fast64_t
       creates_deferred;            /* creates answered at once, their CREATE sent with the data (pending.c) */
   atomic_uint_fast64_t open_reads; /* opens that read the file's first bytes in their compound */
-  atomic_uint_fast64_t getattrs_held; /* getattr answered from data and times held under a write lease */
+  atomic_uint_fast64_t opens_ahead;      /* small files opened ahead of a reader (openahead.c) */
+  atomic_uint_fast64_t opens_ahead_used; /* ... and taken by the reader's open */
+  atomic_uint_fast64_t getattrs_held;    /* getattr answered from data and times held under a write lease */
   atomic_uint_fast64_t
       setattrs_unchanged;              /* chown/chmod that change nothing, answered locally (ops_attr.c) */
   atomic_uint_fast64_t times_deferred; /* setattr of times sent with the write-back (wb_set_times) */
@@ -75,6 +77,7 @@ struct reconn;
 struct conn;
 struct memtrim;
 struct closeq;
+struct openahead;
 struct fs_dfs;
 struct fs_pending;
 
@@ -89,6 +92,7 @@ struct fs_ctx {
   struct budget mem;     /* read-ahead buffers and write-back extents of all files (budget.h) */
   struct memtrim *trim;  /* memtrim.c */
   struct closeq *closeq; /* closeq.c */
+  struct openahead *oa;  /* openahead.c */
   uid_t uid; /* uid=/gid=: every file's owner, or on a POSIX share those the server does not name */
   gid_t gid;
   int forceuid, forcegid; /* uid=/gid= even where the server names the owner (POSIX share) */

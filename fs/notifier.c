@@ -17,6 +17,7 @@
 #include "dirlease.h"
 #include "inode.h"
 #include "notifier.h"
+#include "openahead.h"
 #include "writeback.h"
 
 struct brk {
@@ -115,7 +116,7 @@ static void handle_break(struct fs_ctx *fs, const struct brk *b) {
     /* Handles the application closed and the queue still holds: closed before the acknowledgment
      * (a server that breaks the handle lease of an open for delete waits for it; the file would
      * stay delete-pending on such a handle, and its name unusable, until the queue sent it). */
-    if (closeq_holds(fs, in)) finish_and_wait(fs, in, 1);
+    if (oa_drop(fs, in) || closeq_holds(fs, in)) finish_and_wait(fs, in, 1);
     if (lost_read && fs->se) {
       fuse_lowlevel_notify_inval_inode(fs->se, in->nodeid, 0, 0);
       atomic_fetch_add(&fs->ctr.invalidations, 1);

@@ -19,6 +19,7 @@
 #include "inode.h"
 #include "locks.h"
 #include "memtrim.h"
+#include "openahead.h"
 #include "ops.h"
 #include "owner.h"
 #include "pending.h"
@@ -44,6 +45,7 @@ struct fop {
   size_t pre_len;
   int64_t pre_got;       /* what that READ gave (< 0: nothing) */
   struct fs_retry retry; /* open: sent once more after a lost connection */
+  int ahead_asked;       /* open: openahead.h was asked for its file */
 };
 
 /* With the kernel's write-back cache the kernel reads pages of a file opened write-only to fill
@@ -247,13 +249,40 @@ static void open_read_done(int rc, smb3_file *f, const struct smb3_stat *st, int
 static size_t open_read_len(struct fop *o, uint32_t want) {
   if ((o->flags & O_ACCMODE) == O_WRONLY || (o->flags & O_TRUNC) || !(want & SMB3_LEASE_READ)) return 0;
   pthread_mutex_lock(&o->in->lock);
-  /* not when the kernel will answer from its own pages (keep_cache) */
-  uint64_t size = o->in->st.is_dir || wb_dirty(o->in) || cache_pages_kept(o->fs, o->in) ? 0 : o->in->st.size;
+  size_t len = oa_read_len(o->fs, o->in);
   o->gen = o->in->data_gen;
   pthread_mutex_unlock(&o->in->lock);
-  size_t cap = FS_OPEN_READ_MAX < o->fs->rsize ? FS_OPEN_READ_MAX : o->fs->rsize;
-  if (!size || size >= cap) return 0;
-  return (size_t)size + 1;
+  return len;
+}
+
+/* The open waited for its file's CREATE sent ahead (openahead.h). */
+static void open_waited(void *arg, int rc, smb3_file *f, const struct smb3_stat *st, int64_t nread) {
+  struct fop *o = arg;
+  if (!rc && !f) { /* no good any more: its own open */
+    free(o->pre);
+    fs_mem_release(o->fs, o->pre_len);
+    o->pre = NULL;
+    open_go(0, o);
+    return;
+  }
+  open_read_done(rc, f, st, nread, o);
+}
+
+/* A read-only open that reads with its CREATE, the first time it is sent: taken from an open ahead
+ * when there is one (1: done, or waiting for it), else -1 (oa_opened once it is sent); 0: not such
+ * an open. */
+static int open_ahead(struct fop *o, smb3_client *c) {
+  if ((o->flags & O_ACCMODE) != O_RDONLY || (o->flags & O_TRUNC) || o->ahead_asked) return 0;
+  o->ahead_asked = 1;
+  struct oa_got g = {0};
+  struct fs_ctx *fs = o->fs;
+  struct fs_inode *in = o->in;
+  inode_ref(fs, in); /* (o may be gone once the open it waits for is answered) */
+  int got = oa_claim(fs, in, o->path, c, &o->pre, &o->pre_len, &o->gen, &g, open_waited, o);
+  if (got == 1) open_read_done(0, g.f, &g.st, g.got, o);
+  if (got) oa_opened(fs, in, 1);
+  inode_put(fs, in);
+  return got ? 1 : -1;
 }
 
 static void open_go(int err, void *arg) {
@@ -263,6 +292,11 @@ static void open_go(int err, void *arg) {
   struct fs_route r;
   o->retry.conn = fs_route_c(o->fs, o->path, &r);
   size_t len = o->pre ? o->pre_len : open_read_len(o, want);
+  int ahead = len && !o->pre ? open_ahead(o, r.c) : 0;
+  if (ahead > 0) {
+    fs_route_done(&r);
+    return;
+  }
   if (len && !o->pre) {
     budget_charge(&o->fs->mem, len); /* the reader waits for it: counted, never refused */
     if ((o->pre = malloc(len)))
@@ -270,10 +304,17 @@ static void open_go(int err, void *arg) {
     else
       fs_mem_release(o->fs, len);
   }
+  struct fs_ctx *fs = o->fs;
+  struct fs_inode *in = ahead < 0 ? o->in : NULL; /* (o may be gone once the open is answered) */
+  if (in) inode_ref(fs, in);
   int rc = o->pre ? smb3_open_read_async(r.c, r.path, o->flags, o->in->key, want, o->pre, o->pre_len,
                                          open_read_done, o)
                   : smb3_open_lease_async(r.c, r.path, o->flags, o->in->key, want, open_done, o);
   fs_route_done(&r);
+  if (in) { /* after it on the wire: the files after it in the listing, if the opens follow it */
+    if (!rc) oa_opened(fs, in, 0);
+    inode_put(fs, in);
+  }
   if (rc && !fs_park_once(o->fs, &o->retry, rc, open_resume, o)) fop_fail(o, rc);
 }
 

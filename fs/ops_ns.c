@@ -16,6 +16,7 @@
 #include "dirlease.h"
 #include "inode.h"
 #include "nsop.h"
+#include "openahead.h"
 #include "ops.h"
 #include "owner.h"
 #include "pending.h"
@@ -598,8 +599,9 @@ static void entry_remove(fuse_req_t req, fuse_ino_t parent, const char *name, in
   files_wait_releases(o->fs); /* a file closed just before: its handle is queued or closed (file.h) */
   o->victim = inode_find_child(o->fs, o->parent, name);
   o->rmdir = rmdir;
-  /* An unlink needs only the file's own handles closed: one that waits goes in its compound. */
-  if (!rmdir) {
+  /* An unlink needs only the file's own handles closed: one that waits goes in its compound (one
+   * opened ahead: the drain waits for its CLOSE). */
+  if (!rmdir && !(o->victim && oa_drop(o->fs, o->victim))) {
     struct fs_route r;
     smb3_client *c = fs_route_c(o->fs, o->path, &r);
     int took = closeq_take(o->fs, o->victim, o->path, c, &o->closing_fh, &o->closing);

@@ -8,6 +8,7 @@
 #include "conn.h"
 #include "dfs.h"
 #include "dirlease.h"
+#include "openahead.h"
 #include "stats.h"
 
 char *stats_json(struct fs_ctx *fs) {
@@ -42,7 +43,8 @@ char *stats_json(struct fs_ctx *fs) {
       "deferred\":%llu,"
       "\"setattrs_unchanged\":%llu,\"getattrs_held\":%llu,\"listings_kept\":%llu,"
       "\"lookups_listed\":%llu,\"relists\":%llu,\"listings_ahead\":%llu,\"dir_leases\":%llu,"
-      "\"dir_lease_breaks\":%llu,\"dir_leases_held\":%d}",
+      "\"dir_lease_breaks\":%llu,\"dir_leases_held\":%d,\"opens_ahead\":%llu,\"opens_ahead_used\":%llu,"
+      "\"opens_ahead_held\":%d}",
       lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], (unsigned long long)c->ra_hits,
       (unsigned long long)c->ra_misses, (unsigned long long)c->ra_wire_reads,
       (unsigned long long)c->direct_reads, (unsigned long long)c->ra_piped, (unsigned long long)c->wb_writes,
@@ -59,7 +61,8 @@ char *stats_json(struct fs_ctx *fs) {
       (unsigned long long)c->getattrs_held, (unsigned long long)c->listings_kept,
       (unsigned long long)c->lookups_listed, (unsigned long long)c->relists,
       (unsigned long long)c->listings_ahead, (unsigned long long)c->dir_leases,
-      (unsigned long long)c->dir_lease_breaks, dirlease_held());
+      (unsigned long long)c->dir_lease_breaks, dirlease_held(), (unsigned long long)c->opens_ahead,
+      (unsigned long long)c->opens_ahead_used, oa_held(fs));
   free(lib);
   return rc < 0 ? NULL : out;
 }

@@ -1,0 +1,385 @@
+/* openahead.c - small files opened ahead of a reader that follows the listing (openahead.h).
+ * One table of OA_SLOTS opens under one lock; the CREATEs' answers come on the I/O thread, the
+ * claims and the new opens ahead on the FUSE workers, drops on the notifier thread and on the
+ * workers (closeq_drain). */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "budget.h"
+#include "cache.h"
+#include "closeq.h"
+#include "conn.h"
+#include "dfs.h"
+#include "dircache.h"
+#include "file.h"
+#include "memtrim.h"
+#include "openahead.h"
+#include "util.h"
+
+struct oa_job {
+  struct fs_ctx *fs;
+  struct fs_inode *in; /* referenced */
+  char *path;
+  uint8_t *buf; /* NULL once a waiting open has it */
+  size_t len;
+  uint64_t gen;          /* in->data_gen when sent */
+  struct smb3_stat snap; /* in->st when sent */
+  int done;              /* answered: f, st, got */
+  int dropped;           /* to be closed when answered */
+  smb3_file *f;
+  struct smb3_stat st;
+  int64_t got;
+  double done_at;
+  oa_wait_cb wait; /* an open waits for the answer */
+  void *wait_arg;
+};
+
+struct openahead {
+  pthread_mutex_t lock;
+  struct oa_job *slot[OA_SLOTS];
+  int stop;
+  uint64_t last_dir; /* the directory and name of the last read-only open seen */
+  char *last_name;
+  int walking; /* ... which was in the listing's order */
+};
+
+size_t oa_read_len(const struct fs_ctx *fs, const struct fs_inode *in) {
+  if (!S_ISREG(in->st.mode) || in->st.is_dir || in->lnk > 0 || wb_dirty((struct fs_inode *)in) ||
+      cache_pages_kept(fs, in))
+    return 0;
+  size_t cap = 64u << 10;
+  if (fs->rsize < cap) cap = fs->rsize;
+  return in->st.size && in->st.size < cap ? (size_t)in->st.size + 1 : 0;
+}
+
+int oa_start(struct fs_ctx *fs) {
+  struct openahead *oa = calloc(1, sizeof *oa);
+  if (!oa) return -1;
+  pthread_mutex_init(&oa->lock, NULL);
+  fs->oa = oa;
+  closeq_on_held(fs, oa_drop_all, oa_expire);
+  return 0;
+}
+
+static void close_done(int rc, void *arg) {
+  (void)rc; /* nothing of the application's was in it */
+  closeq_unhold(arg);
+}
+
+/* The end of a job (its slot already emptied; oa->lock not held): its handle, if it still has
+ * one, closed; its hold given back (at once, or when that CLOSE is answered) unless an open took it. */
+static void job_end(struct oa_job *j) {
+  struct fs_ctx *fs = j->fs;
+  if (j->buf) {
+    free(j->buf);
+    fs_mem_release(fs, j->len);
+  }
+  inode_put(fs, j->in);
+  free(j->path);
+  smb3_file *f = j->f;
+  int held = !j->wait;
+  free(j);
+  if (!held)
+    file_close_quietly(f);
+  else if (!f || smb3_close_async(f, close_done, fs)) /* (the call frees f either way) */
+    closeq_unhold(fs);
+}
+
+/* Empty slot i and hand its job back: to end at once when answered, else when it is (oa->lock held). */
+static struct oa_job *take_slot(struct openahead *oa, int i) {
+  struct oa_job *j = oa->slot[i];
+  oa->slot[i] = NULL;
+  if (j->done) return j;
+  j->dropped = 1; /* answered later: ahead_done ends it */
+  return NULL;
+}
+
+void oa_stop(struct fs_ctx *fs) {
+  struct openahead *oa = fs->oa;
+  if (!oa) return;
+  pthread_mutex_lock(&oa->lock);
+  oa->stop = 1;
+  pthread_mutex_unlock(&oa->lock);
+  oa_drop_all(fs);
+}
+
+void oa_free(struct fs_ctx *fs) {
+  struct openahead *oa = fs->oa;
+  if (!oa) return;
+  fs->oa = NULL;
+  free(oa->last_name);
+  pthread_mutex_destroy(&oa->lock);
+  free(oa);
+}
+
+static int same_attr(const struct smb3_stat *a, const struct smb3_stat *b) {
+  return a->size == b->size && a->mode == b->mode && a->attributes == b->attributes &&
+         a->mtime.sec == b->mtime.sec && a->mtime.nsec == b->mtime.nsec && a->ctime.sec == b->ctime.sec &&
+         a->ctime.nsec == b->ctime.nsec;
+}
+
+/* Whether what job j got still holds for in (its lock held): no change of the mount's to the data
+ * or the attributes since it was sent, and the read lease it came with. */
+static int still_true(const struct oa_job *j, const struct fs_inode *in) {
+  return in->data_gen == j->gen && same_attr(&in->st, &j->snap) && !wb_dirty((struct fs_inode *)in) &&
+         (smb3_file_lease(j->f) & SMB3_LEASE_READ);
+}
+
+static void ahead_done(int rc, smb3_file *f, const struct smb3_stat *st, int64_t nread, void *arg) {
+  struct oa_job *j = arg;
+  struct fs_ctx *fs = j->fs;
+  struct openahead *oa = fs->oa;
+  pthread_mutex_lock(&oa->lock);
+  j->done = 1;
+  j->f = rc ? NULL : f;
+  if (!rc) j->st = *st;
+  j->got = nread;
+  j->done_at = fs_now();
+  oa_wait_cb wait = j->wait;
+  int end = rc || j->dropped || oa->stop || !(smb3_file_lease(f) & SMB3_LEASE_READ);
+  if (wait || end)
+    for (int i = 0; i < OA_SLOTS; i++)
+      if (oa->slot[i] == j) oa->slot[i] = NULL;
+  pthread_mutex_unlock(&oa->lock);
+  if (!wait) {
+    if (end)
+      job_end(j);
+    else
+      closeq_wake_at(fs, j->done_at + OA_HOLD);
+    return;
+  }
+  /* An open waits for this answer: it is that open's now, if it still holds. */
+  pthread_mutex_lock(&j->in->lock);
+  int ok = !rc && still_true(j, j->in);
+  pthread_mutex_unlock(&j->in->lock);
+  if (!rc && ok) atomic_fetch_add(&fs->ctr.opens_ahead_used, 1);
+  if (!rc && !ok) {
+    j->wait(j->wait_arg, 0, NULL, NULL, 0); /* open it as usual */
+    job_end(j);
+    return;
+  }
+  j->f = NULL;
+  j->wait(j->wait_arg, rc, rc ? NULL : f, st, nread);
+  job_end(j); /* (its hold was given back when the open took it) */
+}
+
+int oa_claim(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_client *c, uint8_t **buf,
+             size_t *len, uint64_t *gen, struct oa_got *g, oa_wait_cb cb, void *arg) {
+  struct openahead *oa = fs->oa;
+  if (!oa) return 0;
+  struct oa_job *j = NULL, *stale = NULL;
+  pthread_mutex_lock(&oa->lock);
+  int i = 0;
+  while (i < OA_SLOTS && !(oa->slot[i] && oa->slot[i]->in == in))
+    i++;
+  if (i == OA_SLOTS || (oa->slot[i]->wait)) { /* (a second open of it at once: sends its own) */
+    pthread_mutex_unlock(&oa->lock);
+    return 0;
+  }
+  j = oa->slot[i];
+  if (strcmp(j->path, path) || (j->done && smb3_file_client(j->f) != c)) {
+    stale = take_slot(oa, i);
+    pthread_mutex_unlock(&oa->lock);
+    if (stale) job_end(stale);
+    return 0;
+  }
+  if (!j->done) { /* on its way: this open waits for it */
+    *buf = j->buf;
+    *len = j->len;
+    *gen = j->gen;
+    j->wait = cb;
+    j->wait_arg = arg;
+    j->buf = NULL;
+    pthread_mutex_unlock(&oa->lock);
+    closeq_unhold(fs); /* the application's open now */
+    return 2;
+  }
+  oa->slot[i] = NULL;
+  pthread_mutex_unlock(&oa->lock);
+  pthread_mutex_lock(&in->lock);
+  int ok = still_true(j, in);
+  pthread_mutex_unlock(&in->lock);
+  if (!ok) {
+    job_end(j);
+    return 0;
+  }
+  *buf = j->buf;
+  *len = j->len;
+  *gen = j->gen;
+  g->f = j->f;
+  g->st = j->st;
+  g->got = j->got;
+  j->f = NULL;
+  j->buf = NULL;
+  atomic_fetch_add(&fs->ctr.opens_ahead_used, 1);
+  job_end(j);
+  return 1;
+}
+
+int oa_drop(struct fs_ctx *fs, struct fs_inode *in) {
+  struct openahead *oa = fs->oa;
+  if (!oa) return 0;
+  struct oa_job *end[OA_SLOTS];
+  int n = 0, had = 0;
+  pthread_mutex_lock(&oa->lock);
+  for (int i = 0; i < OA_SLOTS; i++)
+    if (oa->slot[i] && (!in || oa->slot[i]->in == in) && !oa->slot[i]->wait) {
+      had = 1;
+      if ((end[n] = take_slot(oa, i))) n++;
+    }
+  pthread_mutex_unlock(&oa->lock);
+  for (int i = 0; i < n; i++)
+    job_end(end[i]);
+  return had;
+}
+
+void oa_drop_all(struct fs_ctx *fs) {
+  (void)oa_drop(fs, NULL);
+}
+
+/* Take the answered jobs nobody took within OA_HOLD into end[] (oa->lock held); returns how many,
+ * *next: when the first of the others is due (0: none). */
+static int take_expired(struct openahead *oa, double now, struct oa_job **end, double *next) {
+  int n = 0;
+  *next = 0;
+  for (int i = 0; i < OA_SLOTS; i++) {
+    struct oa_job *j = oa->slot[i];
+    if (!j || !j->done || j->wait) continue;
+    if (now - j->done_at >= OA_HOLD)
+      end[n++] = take_slot(oa, i);
+    else if (!*next || j->done_at + OA_HOLD < *next)
+      *next = j->done_at + OA_HOLD;
+  }
+  return n;
+}
+
+void oa_expire(struct fs_ctx *fs) {
+  struct openahead *oa = fs->oa;
+  if (!oa) return;
+  struct oa_job *end[OA_SLOTS];
+  double next;
+  pthread_mutex_lock(&oa->lock);
+  int n = take_expired(oa, fs_now(), end, &next);
+  pthread_mutex_unlock(&oa->lock);
+  for (int i = 0; i < n; i++)
+    job_end(end[i]);
+  if (next) closeq_wake_at(fs, next);
+}
+
+int oa_held(struct fs_ctx *fs) {
+  struct openahead *oa = fs->oa;
+  int n = 0;
+  if (!oa) return 0;
+  pthread_mutex_lock(&oa->lock);
+  for (int i = 0; i < OA_SLOTS; i++)
+    n += oa->slot[i] && oa->slot[i]->done && !oa->slot[i]->wait;
+  pthread_mutex_unlock(&oa->lock);
+  return n;
+}
+
+/* Open the file called name in dir ahead, if it is one to open and a slot is free (oa->lock not
+ * held). 0: stop (no slot left, a drain waits, out of memory). */
+static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
+  struct openahead *oa = fs->oa;
+  struct fs_inode *in = inode_find_child(fs, dir, name);
+  if (!in) return 1;
+  struct oa_job *j = calloc(1, sizeof *j);
+  if (!j) {
+    inode_put(fs, in);
+    return 0;
+  }
+  j->fs = fs;
+  j->in = in;
+  pthread_mutex_lock(&in->lock);
+  j->len = in->nopen || in->opening || __atomic_load_n(&in->pending, __ATOMIC_ACQUIRE) ? 0 : oa_read_len(fs, in);
+  j->gen = in->data_gen;
+  j->snap = in->st;
+  pthread_mutex_unlock(&in->lock);
+  if (j->len && (!(j->path = inode_path(fs, in)) || !(j->buf = malloc(j->len)))) {
+    free(j->path);
+    inode_put(fs, in);
+    free(j);
+    return 0;
+  }
+  int free_at = -1, there = 0;
+  pthread_mutex_lock(&oa->lock);
+  for (int i = 0; i < OA_SLOTS; i++) {
+    if (!oa->slot[i] && free_at < 0) free_at = i;
+    if (oa->slot[i] && oa->slot[i]->in == in) there = 1;
+  }
+  int more = free_at >= 0 && !oa->stop;
+  int go = more && j->len && !there;
+  if (go) oa->slot[free_at] = j;
+  pthread_mutex_unlock(&oa->lock);
+  if (go && !closeq_hold(fs)) { /* a drain waits: none now */
+    pthread_mutex_lock(&oa->lock);
+    oa->slot[free_at] = NULL;
+    pthread_mutex_unlock(&oa->lock);
+    go = more = 0;
+  }
+  if (!go) {
+    free(j->buf);
+    free(j->path);
+    inode_put(fs, in);
+    free(j);
+    return more;
+  }
+  budget_charge(&fs->mem, j->len); /* (at most OA_SLOTS small files) */
+  struct fs_route r;
+  smb3_client *c = fs_route_c(fs, j->path, &r);
+  int rc = smb3_open_read_async(c, r.path, O_RDONLY, in->key, cache_lease_want(fs, O_RDONLY), j->buf, j->len,
+                                ahead_done, j);
+  fs_route_done(&r);
+  if (rc)
+    ahead_done(rc, NULL, NULL, rc, j); /* ends it */
+  else
+    atomic_fetch_add(&fs->ctr.opens_ahead, 1);
+  return !rc;
+}
+
+void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
+  struct openahead *oa = fs->oa;
+  if (!oa || !(cache_lease_want(fs, O_RDONLY) & SMB3_LEASE_READ)) return;
+  char *name = NULL;
+  struct fs_inode *dir = inode_parent(fs, in, &name);
+  if (!dir) return;
+  char *after[OA_SLOTS + 1];
+  size_t n = 0;
+  pthread_mutex_lock(&oa->lock);
+  struct oa_job *end[OA_SLOTS];
+  double next;
+  int nend = take_expired(oa, fs_now(), end, &next), busy = 0;
+  for (int i = 0; i < OA_SLOTS; i++)
+    busy += oa->slot[i] != NULL;
+  /* In the listing's order: the file after the last one opened, or, while a walk goes on, the
+   * first file of another directory (find and tar go down into it, or on to the next) */
+  int seq = taken;
+  if (!seq && ((oa->last_dir == dir->nodeid && oa->last_name) || oa->walking)) {
+    int same = oa->last_dir == dir->nodeid && oa->last_name;
+    pthread_mutex_lock(&dir->lock);
+    char *next = NULL;
+    seq = dircache_files_after(dir->dl, same ? oa->last_name : NULL, &next, 1) && !strcmp(next, name);
+    pthread_mutex_unlock(&dir->lock);
+    free(next);
+  }
+  oa->walking = seq;
+  oa->last_dir = dir->nodeid;
+  free(oa->last_name);
+  oa->last_name = name;
+  if (seq && busy < OA_SLOTS && !oa->stop) {
+    pthread_mutex_lock(&dir->lock);
+    n = dircache_files_after(dir->dl, name, after, OA_SLOTS);
+    pthread_mutex_unlock(&dir->lock);
+  }
+  pthread_mutex_unlock(&oa->lock);
+  for (int i = 0; i < nend; i++)
+    job_end(end[i]);
+  size_t i = 0;
+  while (i < n && ahead_one(fs, dir, after[i]))
+    free(after[i++]);
+  while (i < n)
+    free(after[i++]);
+  inode_put(fs, dir);
+}
