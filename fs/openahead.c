@@ -139,7 +139,7 @@ static void ahead_done(int rc, smb3_file *f, const struct smb3_stat *st, int64_t
   j->done_at = fs_now();
   oa_wait_cb wait = j->wait;
   int end = rc || j->dropped || oa->stop || !(smb3_file_lease(f) & SMB3_LEASE_READ);
-  if (wait || end)
+  if (end) /* (a waiting open took it out already) */
     for (int i = 0; i < OA_SLOTS; i++)
       if (oa->slot[i] == j) oa->slot[i] = NULL;
   pthread_mutex_unlock(&oa->lock);
@@ -147,7 +147,7 @@ static void ahead_done(int rc, smb3_file *f, const struct smb3_stat *st, int64_t
     if (end)
       job_end(j);
     else
-      closeq_wake_at(fs, j->done_at + OA_HOLD);
+      closeq_wake_at(fs, j->done_at + fs->actimeo);
     return;
   }
   /* An open waits for this answer: it is that open's now, if it still holds. */
@@ -185,7 +185,8 @@ int oa_claim(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_clie
     if (stale) job_end(stale);
     return 0;
   }
-  if (!j->done) { /* on its way: this open waits for it */
+  if (!j->done) { /* on its way: this open waits for it (the slot is free for the next) */
+    oa->slot[i] = NULL;
     *buf = j->buf;
     *len = j->len;
     *gen = j->gen;
@@ -239,18 +240,18 @@ void oa_drop_all(struct fs_ctx *fs) {
   (void)oa_drop(fs, NULL);
 }
 
-/* Take the answered jobs nobody took within OA_HOLD into end[] (oa->lock held); returns how many,
- * *next: when the first of the others is due (0: none). */
-static int take_expired(struct openahead *oa, double now, struct oa_job **end, double *next) {
+/* Take the answered jobs nobody took within hold seconds into end[] (oa->lock held); returns how
+ * many, *next: when the first of the others is due (0: none). */
+static int take_expired(struct openahead *oa, double now, double hold, struct oa_job **end, double *next) {
   int n = 0;
   *next = 0;
   for (int i = 0; i < OA_SLOTS; i++) {
     struct oa_job *j = oa->slot[i];
     if (!j || !j->done || j->wait) continue;
-    if (now - j->done_at >= OA_HOLD)
+    if (now - j->done_at >= hold)
       end[n++] = take_slot(oa, i);
-    else if (!*next || j->done_at + OA_HOLD < *next)
-      *next = j->done_at + OA_HOLD;
+    else if (!*next || j->done_at + hold < *next)
+      *next = j->done_at + hold;
   }
   return n;
 }
@@ -261,7 +262,7 @@ void oa_expire(struct fs_ctx *fs) {
   struct oa_job *end[OA_SLOTS];
   double next;
   pthread_mutex_lock(&oa->lock);
-  int n = take_expired(oa, fs_now(), end, &next);
+  int n = take_expired(oa, fs_now(), fs->actimeo, end, &next);
   pthread_mutex_unlock(&oa->lock);
   for (int i = 0; i < n; i++)
     job_end(end[i]);
@@ -293,7 +294,8 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) 
   j->fs = fs;
   j->in = in;
   pthread_mutex_lock(&in->lock);
-  j->len = in->nopen || in->opening || __atomic_load_n(&in->pending, __ATOMIC_ACQUIRE) ? 0 : oa_read_len(fs, in);
+  j->len =
+      in->nopen || in->opening || __atomic_load_n(&in->pending, __ATOMIC_ACQUIRE) ? 0 : oa_read_len(fs, in);
   j->gen = in->data_gen;
   j->snap = in->st;
   pthread_mutex_unlock(&in->lock);
@@ -341,7 +343,7 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) 
 
 void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   struct openahead *oa = fs->oa;
-  if (!oa || !(cache_lease_want(fs, O_RDONLY) & SMB3_LEASE_READ)) return;
+  if (!oa || fs->actimeo <= 0 || !(cache_lease_want(fs, O_RDONLY) & SMB3_LEASE_READ)) return;
   char *name = NULL;
   struct fs_inode *dir = inode_parent(fs, in, &name);
   if (!dir) return;
@@ -350,7 +352,7 @@ void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   pthread_mutex_lock(&oa->lock);
   struct oa_job *end[OA_SLOTS];
   double next;
-  int nend = take_expired(oa, fs_now(), end, &next), busy = 0;
+  int nend = take_expired(oa, fs_now(), fs->actimeo, end, &next), busy = 0;
   for (int i = 0; i < OA_SLOTS; i++)
     busy += oa->slot[i] != NULL;
   /* In the listing's order: the file after the last one opened, or, while a walk goes on, the

@@ -17,9 +17,10 @@
  * was opened at) since, and the name still leads to it. Otherwise the handle is closed and the
  * open is sent as usual.
  *
- * Handles nobody took are closed when the next file is opened after OA_HOLD seconds, when a drain
- * of the close queue (rename, rmdir, a removal of the file, a lease break: closeq_drain) needs
- * every handle the application closed or never opened closed first, and at unmount. The close
+ * Handles nobody took are closed actimeo seconds after their answer (the close queue's thread:
+ * closeq_wake_at), when a drain of the close queue (rename, rmdir, a removal of the file, a lease
+ * break: closeq_drain) needs every handle the application closed or never opened closed first, and
+ * at unmount. actimeo=0 and cache=none turn it off. The close
  * queue counts each open ahead from its sending until its CLOSE is answered (closeq_hold), so that
  * a drain waits for it, and no open ahead starts while a drain waits. */
 #ifndef SMB3FS_OPENAHEAD_H
@@ -27,8 +28,7 @@
 
 #include "inode.h"
 
-#define OA_SLOTS 8   /* opens ahead at once */
-#define OA_HOLD 1.0  /* seconds a handle opened ahead waits to be taken */
+#define OA_SLOTS 8 /* opens ahead at once */
 
 int oa_start(struct fs_ctx *fs); /* 0 or -errno */
 /* No more opens ahead; the handles held are closed (before the session ends). */
@@ -65,7 +65,7 @@ void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken);
 int oa_drop(struct fs_ctx *fs, struct fs_inode *in);
 /* Every handle opened ahead is closed (closeq_drain). */
 void oa_drop_all(struct fs_ctx *fs);
-/* Those nobody took within OA_HOLD seconds of their answer are closed (the close queue's thread,
+/* Those nobody took within actimeo seconds of their answer are closed (the close queue's thread,
  * closeq_wake_at). */
 void oa_expire(struct fs_ctx *fs);
 /* Handles opened ahead, answered, not taken yet (smb3 stats). */

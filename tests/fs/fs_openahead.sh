@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Small files opened ahead of a program that reads a directory's files in the listing's order
+# (find -exec cat, tar cf, grep -r): the next files' CREATE + READ go at once, and the program's
+# opens take them. What it reads must still be what its own open would have read:
+# - the bytes and sizes are the files', and the round trips are no more than one open each;
+# - another client's write, removal or rename of a file opened ahead shows to the next open of it
+#   (its open breaks the read lease, and the break closes the handle held here);
+# - this mount's own write to such a file shows;
+# - a rename or removal of the directory by this mount is not refused for the handles held;
+# - handles nobody takes are closed on the server within a moment (another client can then rename
+#   the directory: Samba refuses to rename a directory with files open below it).
+source "$(dirname "$0")/lib.sh"
+D=$SMB3_TEST_SHARE_DIR
+for d in oa oa3 oa4 oa7; do
+  mkdir "$D/$d" && for i in $(seq -w 0 29); do printf "%s:%s:%${i}s\n" "$d" "$i" "" >"$D/$d/f$i"; done
+  mkdir "$D/$d/sub" && echo sub >"$D/$d/sub/s"
+done
+chown -R "$(stat -c %u "$D")" "$D/oa" "$D/oa3" "$D/oa4" "$D/oa7"
+# (handles opened ahead wait actimeo to be taken: 10 s here, so that a slow machine keeps them for
+# the checks; the last checks use a mount with 1 s)
+mount_into M "actimeo=10"
+mount_into M2 "actimeo=0"
+mount_into M3 "actimeo=1"
+"$PYTHON" - "$M" "$M2" "$M3" "$D" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "opens ahead: $(cat "$WORK/py")"; }
+import os, sys, time
+sys.path.insert(0, os.environ["FSCHECK_DIR"])
+from fscheck import check, mount_stats
+m, m2, m3, d = sys.argv[1:]
+def st(k):
+    return mount_stats(m)[k]
+def read(p):
+    with open(p, "rb") as f:
+        return f.read()
+def want(dname, n):
+    return open(d + "/" + dname + "/" + n, "rb").read()
+def until(what, cond):  # what the daemon does on its own threads: wait for it, with a bound
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > 30:
+            return False
+        time.sleep(0.02)
+    return True
+
+# the listing's order, as the program sees it
+order = [n for n in os.listdir(m + "/oa") if n.startswith("f")]
+check("the directory lists its 30 files", len(order) == 30, str(order))
+rt, used0, br0 = st("round_trips"), st("opens_ahead_used"), st("lease_breaks")
+first = [read(m + "/oa/" + n) for n in order[:3]]
+check("the first files read as they are", first == [want("oa", n) for n in order[:3]])
+check("the 8 files after them were opened ahead",
+      until("held", lambda: st("opens_ahead_held") >= 8), str(st("opens_ahead_held")))
+# another client writes one of them (its open breaks our lease: the break closes the handles held),
+# then removes one and renames one (a removal breaks no read lease on Samba: a handle held then
+# would keep the file's old name for at most actimeo, as the names this mount keeps do); this mount
+# writes one
+c = order
+with open(m2 + "/oa/" + c[4], "wb") as f:
+    f.write(b"written by another client\n")
+check("the other client's write broke the lease of the handle held for it (%d breaks), and every handle held was closed (%d held)"
+      % (st("lease_breaks") - br0, st("opens_ahead_held")), st("lease_breaks") - br0 >= 1 and st("opens_ahead_held") == 0)
+os.unlink(m2 + "/oa/" + c[5])
+os.rename(m2 + "/oa/" + c[6], m2 + "/oa/renamed")
+with open(m + "/oa/" + c[7], "wb") as f:
+    f.write(b"written here\n")
+got3 = read(m + "/oa/" + c[3])
+got4 = read(m + "/oa/" + c[4])
+try:
+    read(m + "/oa/" + c[5]); got5 = "read"
+except FileNotFoundError:
+    got5 = "ENOENT"
+try:
+    read(m + "/oa/" + c[6]); got6 = "read"
+except FileNotFoundError:
+    got6 = "ENOENT"
+got7 = read(m + "/oa/" + c[7])
+rest = [read(m + "/oa/" + n) for n in c[8:]]
+check("a file opened ahead reads as it is", got3 == want("oa", c[3]))
+check("another client's write shows", got4 == b"written by another client\n", repr(got4))
+check("another client's removal and rename show", got5 == "ENOENT" and got6 == "ENOENT", got5 + " " + got6)
+check("this mount's own write shows", got7 == b"written here\n", repr(got7))
+check("the rest read as they are", rest == [want("oa", n) for n in c[8:]])
+check("the renamed one reads as it is", read(m + "/oa/renamed") == want("oa", "renamed"))
+used = st("opens_ahead_used") - used0
+check("the program's opens took files opened ahead (%d)" % used, used >= 15)
+
+# a fresh directory, read in order: one round trip per file at most (the listing aside)
+order3 = [n for n in os.listdir(m + "/oa3") if n.startswith("f")]
+rt = st("round_trips")
+ok3 = all(read(m + "/oa3/" + n) == want("oa3", n) for n in order3)
+spent = st("round_trips") - rt
+check("30 files read in the listing's order: %d round trips" % spent, ok3 and spent <= 30, str(spent))
+
+# handles held while this mount renames, then removes, the directory
+order4 = [n for n in os.listdir(m + "/oa4") if n.startswith("f")]
+[read(m + "/oa4/" + n) for n in order4[:3]]
+check("handles held before the rename", until("held", lambda: st("opens_ahead_held") >= 5))
+os.rename(m + "/oa4", m + "/oa5")
+check("the directory renamed by this mount with handles held below it",
+      os.path.isdir(d + "/oa5") and not os.path.exists(d + "/oa4"))
+check("its files read as they are after the rename",
+      all(read(m + "/oa5/" + n) == want("oa5", n) for n in order4[3:12]))
+check("handles held before the removal", until("held", lambda: st("opens_ahead_held") >= 5))
+for root, dirs, files in os.walk(m + "/oa5", topdown=False):
+    for n in files:
+        os.unlink(os.path.join(root, n))
+    for n in dirs:
+        os.rmdir(os.path.join(root, n))
+os.rmdir(m + "/oa5")
+check("the directory removed by this mount with handles held", not os.path.exists(d + "/oa5"))
+
+# handles nobody takes are closed within a moment (actimeo): then another client may rename the directory
+order7 = [n for n in os.listdir(m3 + "/oa7") if n.startswith("f")]
+[read(m3 + "/oa7/" + n) for n in order7[:2]]
+st3 = lambda: mount_stats(m3)["opens_ahead_held"]
+check("handles held", until("held", lambda: st3() >= 1))
+check("handles nobody took closed", until("closed", lambda: st3() == 0))
+try:
+    os.rename(m2 + "/oa7", m2 + "/oa8")
+    mv = "renamed"
+except OSError as e:
+    mv = os.strerror(e.errno)
+check("another client renames the directory then", mv == "renamed" and os.path.isdir(d + "/oa8"), mv)
+PY
+PASSED=$((PASSED + $(grep -c '^ok' "$WORK/py" || true)))
+FAILED=$((FAILED + $(grep -c '^FAIL' "$WORK/py" || true)))
+finish
