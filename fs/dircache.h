@@ -84,9 +84,10 @@ int dircache_absent(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_ui
  * count is returned (free each). ENOMEM: fewer. */
 size_t dircache_dirs_after(const struct fs_dlist *d, const char *after, char **out, size_t k);
 /* Up to k names of entries that are not directories in d (NULL: none), those right after the entry
- * called after (NULL: the first ones) in the listing's order (the order a tree walk meets them);
- * copies into out, the count is returned (free each). after not in d: none. */
-size_t dircache_files_after(const struct fs_dlist *d, const char *after, char **out, size_t k);
+ * called after (NULL: the first ones) in the listing's order (the order find and tar meet them), or
+ * sorted: by name (strcmp: git add, rsync, a shell's glob in the C locale); copies into out, the
+ * count is returned (free each). after not in d: none. */
+size_t dircache_files_after(const struct fs_dlist *d, int sorted, const char *after, char **out, size_t k);
 double dircache_asked(const struct fs_dlist *d);      /* when it was asked for (fs_now()) */
 uint64_t dircache_list_gen(const struct fs_dlist *d); /* fs->ns_gen when it was asked for */
 /* Never served or used again (something showed it wrong); it still names what it held. */

@@ -42,7 +42,8 @@ struct openahead {
   int stop;
   uint64_t last_dir; /* the directory and name of the last read-only open seen */
   char *last_name;
-  int walking; /* ... which was in the listing's order */
+  int walking; /* ... which was in the listing's order (or by name: sorted) */
+  int sorted;
 };
 
 size_t oa_read_len(const struct fs_ctx *fs, const struct fs_inode *in) {
@@ -361,10 +362,14 @@ void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   if (!seq && ((oa->last_dir == dir->nodeid && oa->last_name) || oa->walking)) {
     int same = oa->last_dir == dir->nodeid && oa->last_name;
     pthread_mutex_lock(&dir->lock);
-    char *next = NULL;
-    seq = dircache_files_after(dir->dl, same ? oa->last_name : NULL, &next, 1) && !strcmp(next, name);
+    for (int sorted = 0; sorted < 2 && !seq; sorted++) { /* the listing's order, or by name */
+      char *next = NULL;
+      seq =
+          dircache_files_after(dir->dl, sorted, same ? oa->last_name : NULL, &next, 1) && !strcmp(next, name);
+      if (seq) oa->sorted = sorted;
+      free(next);
+    }
     pthread_mutex_unlock(&dir->lock);
-    free(next);
   }
   oa->walking = seq;
   oa->last_dir = dir->nodeid;
@@ -372,7 +377,7 @@ void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   oa->last_name = name;
   if (seq && busy < OA_SLOTS && !oa->stop) {
     pthread_mutex_lock(&dir->lock);
-    n = dircache_files_after(dir->dl, name, after, OA_SLOTS);
+    n = dircache_files_after(dir->dl, oa->sorted, name, after, OA_SLOTS);
     pthread_mutex_unlock(&dir->lock);
   }
   pthread_mutex_unlock(&oa->lock);

@@ -1,11 +1,13 @@
 /* openahead.h - small files opened ahead of a program that reads a directory's files one after
- * another in the order the listing gave them (openahead.c).
+ * another in the order the listing gave them, or by name (openahead.c).
  *
  * find -exec cat, tar cf, grep -r, cp -r from the mount: each file costs an open whose compound
  * (CREATE + READ, ops_file.c) is one round trip, and the program waits for it before it asks for
  * the next file, so the link, smbd, the daemon and the kernel take turns and a file costs their
  * sum. When two read-only opens in a row are of a file and the next file after it in its
- * directory's last listing, the next OA_SLOTS small files in that order are opened the same way
+ * directory's last listing, in the listing's order (find, tar) or by name (git add, rsync, a glob),
+ * or while such a walk goes on, of the first file of another directory, the next OA_SLOTS small
+ * files in that order are opened the same way
  * at once (CREATE + READ, each asking for a read and handle lease with the inode's key), and the
  * program's own opens of them take the handle and the bytes instead of sending anything; an open
  * that comes while its file's CREATE is still on its way waits for that answer.

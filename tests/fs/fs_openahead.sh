@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Small files opened ahead of a program that reads a directory's files in the listing's order
-# (find -exec cat, tar cf, grep -r): the next files' CREATE + READ go at once, and the program's
-# opens take them. What it reads must still be what its own open would have read:
+# (find -exec cat, tar cf, grep -r) or by name (git add, rsync, cat *): the next files' CREATE + READ
+# go at once, and the program's opens take them. What it reads must still be what its own open would have read:
 # - the bytes and sizes are the files', and the round trips are no more than one open each;
 # - another client's write, removal or rename of a file opened ahead shows to the next open of it
 #   (its open breaks the read lease, and the break closes the handle held here);
@@ -11,11 +11,11 @@
 #   the directory: Samba refuses to rename a directory with files open below it).
 source "$(dirname "$0")/lib.sh"
 D=$SMB3_TEST_SHARE_DIR
-for d in oa oa3 oa4 oa7; do
+for d in oa oa3 oa4 oa7 oa9; do
   mkdir "$D/$d" && for i in $(seq -w 0 29); do printf "%s:%s:%${i}s\n" "$d" "$i" "" >"$D/$d/f$i"; done
   mkdir "$D/$d/sub" && echo sub >"$D/$d/sub/s"
 done
-chown -R "$(stat -c %u "$D")" "$D/oa" "$D/oa3" "$D/oa4" "$D/oa7"
+chown -R "$(stat -c %u "$D")" "$D/oa" "$D/oa3" "$D/oa4" "$D/oa7" "$D/oa9"
 # (handles opened ahead wait actimeo to be taken: 10 s here, so that a slow machine keeps them for
 # the checks; the last checks use a mount with 1 s)
 mount_into M "actimeo=10"
@@ -89,6 +89,12 @@ rt = st("round_trips")
 ok3 = all(read(m + "/oa3/" + n) == want("oa3", n) for n in order3)
 spent = st("round_trips") - rt
 check("30 files read in the listing's order: %d round trips" % spent, ok3 and spent <= 30, str(spent))
+# by name (git add, rsync, cat *)
+order9 = sorted(n for n in os.listdir(m + "/oa9") if n.startswith("f"))
+rt, used0 = st("round_trips"), st("opens_ahead_used")
+ok9 = all(read(m + "/oa9/" + n) == want("oa9", n) for n in order9)
+spent, used = st("round_trips") - rt, st("opens_ahead_used") - used0
+check("30 files read by name: %d round trips, %d opened ahead" % (spent, used), ok9 and spent <= 30 and used >= 25)
 
 # handles held while this mount renames, then removes, the directory
 order4 = [n for n in os.listdir(m + "/oa4") if n.startswith("f")]
