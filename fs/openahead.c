@@ -24,6 +24,7 @@ struct oa_job {
   char *path;
   uint8_t *buf; /* NULL once a waiting open has it */
   size_t len;
+  uint64_t dir;          /* the nodeid of the directory it was opened ahead in */
   uint64_t gen;          /* in->data_gen when sent */
   struct smb3_stat snap; /* in->st when sent */
   int done;              /* answered: f, st, got */
@@ -306,16 +307,28 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) 
     free(j);
     return 0;
   }
-  int free_at = -1, there = 0;
+  j->dir = dir->nodeid;
+  /* a free slot, or the one of the oldest answer nobody took in another directory (find: those of
+   * the directory it goes on with once it is through with the one it went down into) */
+  int free_at = -1, there = 0, old = -1;
+  struct oa_job *evicted = NULL;
   pthread_mutex_lock(&oa->lock);
   for (int i = 0; i < OA_SLOTS; i++) {
-    if (!oa->slot[i] && free_at < 0) free_at = i;
-    if (oa->slot[i] && oa->slot[i]->in == in) there = 1;
+    struct oa_job *s = oa->slot[i];
+    if (!s && free_at < 0) free_at = i;
+    if (!s) continue;
+    there |= s->in == in;
+    if (s->dir != j->dir && s->done && !s->wait && (old < 0 || s->done_at < oa->slot[old]->done_at)) old = i;
+  }
+  if (free_at < 0 && old >= 0 && j->len && !there) {
+    evicted = take_slot(oa, old);
+    free_at = old;
   }
   int more = free_at >= 0 && !oa->stop;
   int go = more && j->len && !there;
   if (go) oa->slot[free_at] = j;
   pthread_mutex_unlock(&oa->lock);
+  if (evicted) job_end(evicted);
   if (go && !closeq_hold(fs)) { /* a drain waits: none now */
     pthread_mutex_lock(&oa->lock);
     oa->slot[free_at] = NULL;
@@ -348,14 +361,12 @@ void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   char *name = NULL;
   struct fs_inode *dir = inode_parent(fs, in, &name);
   if (!dir) return;
-  char *after[OA_SLOTS + 1];
+  char *after[OA_WINDOW];
   size_t n = 0;
   pthread_mutex_lock(&oa->lock);
   struct oa_job *end[OA_SLOTS];
   double next;
-  int nend = take_expired(oa, fs_now(), fs->actimeo, end, &next), busy = 0;
-  for (int i = 0; i < OA_SLOTS; i++)
-    busy += oa->slot[i] != NULL;
+  int nend = take_expired(oa, fs_now(), fs->actimeo, end, &next);
   /* In the listing's order: the file after the last one opened, or, while a walk goes on, the
    * first file of another directory (find and tar go down into it, or on to the next) */
   int seq = taken;
@@ -375,9 +386,9 @@ void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   oa->last_dir = dir->nodeid;
   free(oa->last_name);
   oa->last_name = name;
-  if (seq && busy < OA_SLOTS && !oa->stop) {
+  if (seq && !oa->stop) {
     pthread_mutex_lock(&dir->lock);
-    n = dircache_files_after(dir->dl, oa->sorted, name, after, OA_SLOTS);
+    n = dircache_files_after(dir->dl, oa->sorted, name, after, OA_WINDOW);
     pthread_mutex_unlock(&dir->lock);
   }
   pthread_mutex_unlock(&oa->lock);

@@ -6,7 +6,7 @@
  * the next file, so the link, smbd, the daemon and the kernel take turns and a file costs their
  * sum. When two read-only opens in a row are of a file and the next file after it in its
  * directory's last listing, in the listing's order (find, tar) or by name (git add, rsync, a glob),
- * or while such a walk goes on, of the first file of another directory, the next OA_SLOTS small
+ * or while such a walk goes on, of the first file of another directory, the next OA_WINDOW small
  * files in that order are opened the same way
  * at once (CREATE + READ, each asking for a read and handle lease with the inode's key), and the
  * program's own opens of them take the handle and the bytes instead of sending anything; an open
@@ -30,7 +30,9 @@
 
 #include "inode.h"
 
-#define OA_SLOTS 8 /* opens ahead at once */
+#define OA_WINDOW 8 /* files opened ahead of a reader in its directory */
+#define OA_SLOTS 32 /* opens ahead at once, in every directory (find holds some of each level it went down)  \
+                     */
 
 int oa_start(struct fs_ctx *fs); /* 0 or -errno */
 /* No more opens ahead; the handles held are closed (before the session ends). */
