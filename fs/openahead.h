@@ -31,8 +31,9 @@
 #include "inode.h"
 
 #define OA_WINDOW 8 /* files opened ahead of a reader in its directory */
-#define OA_SLOTS 32 /* opens ahead at once, in every directory (find holds some of each level it went down)  \
-                     */
+#define OA_SLOTS                                                                                             \
+  32 /* opens ahead at once, in every directory (find holds some of each level it went down)                 \
+      */
 
 int oa_start(struct fs_ctx *fs); /* 0 or -errno */
 /* No more opens ahead; the handles held are closed (before the session ends). */

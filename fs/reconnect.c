@@ -36,6 +36,7 @@
 #include "inode.h"
 #include "locks.h"
 #include "notifier.h"
+#include "openahead.h"
 #include "reconnect.h"
 
 #define RETIRED_MAX 4
@@ -182,6 +183,7 @@ static void *reconnect_main(void *arg) {
        *    anything (a read that hits them after "the server is back" would return the old bytes). */
       itab_each(fs, forget_cache, fs);
       dircache_ns_changed(fs); /* no listing from the old connection is served again */
+      oa_drop_all(fs);         /* nor a file opened ahead on it (its handle goes with it) */
     }
     /* 3. Log on again, on an attempt thread. */
     struct attempt *a = attempt_new(&fs->o);
