@@ -30,10 +30,10 @@
 
 #include "inode.h"
 
-#define OA_WINDOW 8 /* files opened ahead of a reader in its directory */
-#define OA_SLOTS                                                                                             \
-  32 /* opens ahead at once, in every directory (find holds some of each level it went down)                 \
-      */
+/* Files opened ahead of a reader in its directory, and at once in every directory (find keeps some
+ * of each level it went down into). */
+#define OA_WINDOW 16
+#define OA_SLOTS 64
 
 int oa_start(struct fs_ctx *fs); /* 0 or -errno */
 /* No more opens ahead; the handles held are closed (before the session ends). */
