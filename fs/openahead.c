@@ -44,6 +44,7 @@ struct openahead {
   uint64_t last_dir; /* the directory and name of the last read-only open seen */
   char *last_name;
   int walking; /* ... which was in the listing's order (or by name: sorted) */
+  int window;  /* files to keep opened ahead of it: OA_WINDOW_MIN, doubled by each open that took one */
   int sorted;
 };
 
@@ -60,6 +61,7 @@ int oa_start(struct fs_ctx *fs) {
   struct openahead *oa = calloc(1, sizeof *oa);
   if (!oa) return -1;
   pthread_mutex_init(&oa->lock, NULL);
+  oa->window = OA_WINDOW_MIN;
   fs->oa = oa;
   closeq_on_held(fs, oa_drop_all, oa_expire);
   return 0;
@@ -382,13 +384,16 @@ void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
     }
     pthread_mutex_unlock(&dir->lock);
   }
+  if (!seq || (!taken && !oa->walking))
+    oa->window = OA_WINDOW_MIN; /* (a walk begins: a guess until it goes on) */
+  if (taken) oa->window = oa->window * 2 > OA_WINDOW ? OA_WINDOW : oa->window * 2;
   oa->walking = seq;
   oa->last_dir = dir->nodeid;
   free(oa->last_name);
   oa->last_name = name;
   if (seq && !oa->stop) {
     pthread_mutex_lock(&dir->lock);
-    n = dircache_files_after(dir->dl, oa->sorted, name, after, OA_WINDOW);
+    n = dircache_files_after(dir->dl, oa->sorted, name, after, (size_t)oa->window);
     pthread_mutex_unlock(&dir->lock);
   }
   pthread_mutex_unlock(&oa->lock);
