@@ -52,7 +52,7 @@ size_t oa_read_len(const struct fs_ctx *fs, const struct fs_inode *in) {
   if (!S_ISREG(in->st.mode) || in->st.is_dir || in->lnk > 0 || wb_dirty((struct fs_inode *)in) ||
       cache_pages_kept(fs, in))
     return 0;
-  size_t cap = 64u << 10;
+  size_t cap = OA_READ_MAX;
   if (fs->rsize < cap) cap = fs->rsize;
   return in->st.size && in->st.size < cap ? (size_t)in->st.size + 1 : 0;
 }
@@ -238,6 +238,17 @@ int oa_drop(struct fs_ctx *fs, struct fs_inode *in) {
   for (int i = 0; i < n; i++)
     job_end(end[i]);
   return had;
+}
+
+int oa_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path) {
+  struct openahead *oa = fs->oa;
+  int clash = 0;
+  if (!oa || !path) return 0;
+  pthread_mutex_lock(&oa->lock);
+  for (int i = 0; i < OA_SLOTS && !clash; i++)
+    clash = oa->slot[i] && oa->slot[i]->in == in && strcmp(oa->slot[i]->path, path);
+  pthread_mutex_unlock(&oa->lock);
+  return clash;
 }
 
 void oa_drop_all(struct fs_ctx *fs) {

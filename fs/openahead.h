@@ -43,9 +43,13 @@ void oa_stop(struct fs_ctx *fs);
 void oa_free(struct fs_ctx *fs); /* after the disconnect */
 
 /* How many bytes an open of in for reading reads with its CREATE: the size and one byte more (to
- * see the end) for a regular file smaller than min(64 KiB, rsize) that has no data of ours waiting
- * and whose pages the kernel does not keep; 0: none (in->lock held). */
+ * see the end) for a regular file smaller than min(OA_READ_MAX, rsize) that has no data of ours
+ * waiting and whose pages the kernel does not keep; 0: none (in->lock held). */
+#define OA_READ_MAX (64u << 10)
 size_t oa_read_len(const struct fs_ctx *fs, const struct fs_inode *in);
+/* 1 when a handle of in was opened ahead by another name than path (a hard link): a lease key
+ * belongs to one name, so an open of in by path drains the close queue first (as closeq_conflict). */
+int oa_conflict(struct fs_ctx *fs, struct fs_inode *in, const char *path);
 
 /* What a handle opened ahead gives the open that takes it (the caller owns f). */
 struct oa_got {

@@ -244,8 +244,8 @@ static void open_read_done(int rc, smb3_file *f, const struct smb3_stat *st, int
 
 /* A small file opened for reading is read with its open (CREATE + READ, one round trip): a program
  * that reads a tree of small files then costs one round trip per file for its data. Up to the
- * size the attributes said, plus one byte to see the end; only with a read lease (cache.c). */
-#define FS_OPEN_READ_MAX (64u << 10)
+ * size the attributes said, plus one byte to see the end (oa_read_len); only with a read lease
+ * (cache.c). */
 static size_t open_read_len(struct fop *o, uint32_t want) {
   if ((o->flags & O_ACCMODE) == O_WRONLY || (o->flags & O_TRUNC) || !(want & SMB3_LEASE_READ)) return 0;
   pthread_mutex_lock(&o->in->lock);
@@ -347,7 +347,8 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   /* O_TRUNC reaches us with FUSE_CAP_ATOMIC_O_TRUNC and is done by the CREATE (OVERWRITE). */
   o->asked = fi->flags & O_ACCMODE;
   o->flags = server_flags(o->fs, fi->flags & (O_ACCMODE | O_TRUNC));
-  if (closeq_conflict(o->fs, o->in, o->path, (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
+  if (closeq_conflict(o->fs, o->in, o->path, (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) ||
+      oa_conflict(o->fs, o->in, o->path))
     closeq_drain(o->fs, open_drained, o);
   else
     open_drained(o);

@@ -11,11 +11,11 @@
 #   the directory: Samba refuses to rename a directory with files open below it).
 source "$(dirname "$0")/lib.sh"
 D=$SMB3_TEST_SHARE_DIR
-for d in oa oa3 oa4 oa7 oa9; do
+for d in oa oa3 oa4 oa7 oa9 oa10; do
   mkdir "$D/$d" && for i in $(seq -w 0 29); do printf "%s:%s:%${i}s\n" "$d" "$i" "" >"$D/$d/f$i"; done
   mkdir "$D/$d/sub" && echo sub >"$D/$d/sub/s"
 done
-chown -R "$(stat -c %u "$D")" "$D/oa" "$D/oa3" "$D/oa4" "$D/oa7" "$D/oa9"
+chown -R "$(stat -c %u "$D")" "$D/oa" "$D/oa3" "$D/oa4" "$D/oa7" "$D/oa9" "$D/oa10"
 # (handles opened ahead wait actimeo to be taken: 10 s here, so that a slow machine keeps them for
 # the checks; the last checks use a mount with 1 s)
 mount_into M "actimeo=10"
@@ -95,6 +95,19 @@ rt, used0 = st("round_trips"), st("opens_ahead_used")
 ok9 = all(read(m + "/oa9/" + n) == want("oa9", n) for n in order9)
 spent, used = st("round_trips") - rt, st("opens_ahead_used") - used0
 check("30 files read by name: %d round trips, %d opened ahead" % (spent, used), ok9 and spent <= 30 and used >= 25)
+
+# another name of a file opened ahead (a hard link): its open by that name works (a lease key
+# belongs to one name on the server: the handle opened ahead is closed first), reads the same bytes
+order10 = [n for n in os.listdir(m + "/oa10") if n.startswith("f")]
+[read(m + "/oa10/" + n) for n in order10[:3]]
+check("handles held before the link", until("held", lambda: st("opens_ahead_held") >= 8))
+os.link(d + "/oa10/" + order10[5], d + "/oa10/link")  # on the server's disk: nothing is broken
+try:
+    viaLink = read(m + "/oa10/link")
+except OSError as e:
+    viaLink = os.strerror(e.errno)
+check("a hard link of a file opened ahead opens and reads", viaLink == want("oa10", order10[5]), repr(viaLink))
+check("the file itself too", read(m + "/oa10/" + order10[5]) == want("oa10", order10[5]))
 
 # handles held while this mount renames, then removes, the directory
 order4 = [n for n in os.listdir(m + "/oa4") if n.startswith("f")]
