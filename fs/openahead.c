@@ -368,14 +368,25 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) 
   return !rc;
 }
 
-void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
+struct oa_plan {
+  struct fs_inode *dir; /* referenced */
+  size_t n;
+  char *names[OA_WINDOW];
+};
+
+struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   struct openahead *oa = fs->oa;
-  if (!oa || fs->actimeo <= 0 || !(cache_lease_want(fs, O_RDONLY) & SMB3_LEASE_READ)) return;
+  if (!oa || fs->actimeo <= 0 || !(cache_lease_want(fs, O_RDONLY) & SMB3_LEASE_READ)) return NULL;
   char *name = NULL;
   struct fs_inode *dir = inode_parent(fs, in, &name);
-  if (!dir) return;
-  char *after[OA_WINDOW];
-  size_t n = 0;
+  if (!dir) return NULL;
+  struct oa_plan *p = calloc(1, sizeof *p);
+  if (!p) {
+    free(name);
+    inode_put(fs, dir);
+    return NULL;
+  }
+  p->dir = dir;
   pthread_mutex_lock(&oa->lock);
   struct oa_job *end[OA_SLOTS];
   double next;
@@ -387,11 +398,10 @@ void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
     int same = oa->last_dir == dir->nodeid && oa->last_name;
     pthread_mutex_lock(&dir->lock);
     for (int sorted = 0; sorted < 2 && !seq; sorted++) { /* the listing's order, or by name */
-      char *next = NULL;
-      seq =
-          dircache_files_after(dir->dl, sorted, same ? oa->last_name : NULL, &next, 1) && !strcmp(next, name);
+      char *nx = NULL;
+      seq = dircache_files_after(dir->dl, sorted, same ? oa->last_name : NULL, &nx, 1) && !strcmp(nx, name);
       if (seq) oa->sorted = sorted;
-      free(next);
+      free(nx);
     }
     pthread_mutex_unlock(&dir->lock);
   }
@@ -404,16 +414,22 @@ void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   oa->last_name = name;
   if (seq && !oa->stop) {
     pthread_mutex_lock(&dir->lock);
-    n = dircache_files_after(dir->dl, oa->sorted, name, after, (size_t)oa->window);
+    p->n = dircache_files_after(dir->dl, oa->sorted, name, p->names, (size_t)oa->window);
     pthread_mutex_unlock(&dir->lock);
   }
   pthread_mutex_unlock(&oa->lock);
   for (int i = 0; i < nend; i++)
     job_end(end[i]);
+  return p;
+}
+
+void oa_go(struct fs_ctx *fs, struct oa_plan *p, int send) {
+  if (!p) return;
   size_t i = 0;
-  while (i < n && ahead_one(fs, dir, after[i]))
-    free(after[i++]);
-  while (i < n)
-    free(after[i++]);
-  inode_put(fs, dir);
+  while (send && i < p->n && ahead_one(fs, p->dir, p->names[i]))
+    free(p->names[i++]);
+  while (i < p->n)
+    free(p->names[i++]);
+  inode_put(fs, p->dir);
+  free(p);
 }

@@ -68,9 +68,14 @@ typedef void (*oa_wait_cb)(void *arg, int rc, smb3_file *f, const struct smb3_st
  * set before cb can run. */
 int oa_claim(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_client *c, uint8_t **buf,
              size_t *len, uint64_t *gen, struct oa_got *g, oa_wait_cb cb, void *arg);
-/* After a read-only open of in that reads with its CREATE was sent or taken (taken: 1 when
- * oa_claim gave it): opens the files after it ahead when the opens follow the listing. */
-void oa_opened(struct fs_ctx *fs, struct fs_inode *in, int taken);
+/* A read-only open of in that reads with its CREATE, taken from an open ahead (taken: oa_claim gave
+ * it) or about to be sent: noted, before it is answered (the program's next open may come as soon as
+ * it is), as the last one of a walk if the opens follow the listing, and then the files to open
+ * ahead of it (NULL: none). oa_go(plan, send) opens them (send: 0 when the open could not be sent),
+ * after the open's own compound is on the wire, and frees the plan. */
+struct oa_plan;
+struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken);
+void oa_go(struct fs_ctx *fs, struct oa_plan *plan, int send);
 /* in's handle opened ahead (if any) is closed, or closed when its CREATE is answered: 1 when there
  * was one (a closeq_drain then waits for its CLOSE). */
 int oa_drop(struct fs_ctx *fs, struct fs_inode *in);

@@ -269,8 +269,8 @@ static void open_waited(void *arg, int rc, smb3_file *f, const struct smb3_stat 
 }
 
 /* A read-only open that reads with its CREATE, the first time it is sent: taken from an open ahead
- * when there is one (1: done, or waiting for it), else -1 (oa_opened once it is sent); 0: not such
- * an open. */
+ * when there is one (1: done, or waiting for it), else -1 (noted with oa_note, its files ahead sent after
+ * it); 0: not such an open. */
 static int open_ahead(struct fop *o, smb3_client *c) {
   if ((o->flags & O_ACCMODE) != O_RDONLY || (o->flags & O_TRUNC) || o->ahead_asked) return 0;
   o->ahead_asked = 1;
@@ -279,8 +279,11 @@ static int open_ahead(struct fop *o, smb3_client *c) {
   struct fs_inode *in = o->in;
   inode_ref(fs, in); /* (o may be gone once the open it waits for is answered) */
   int got = oa_claim(fs, in, o->path, c, &o->pre, &o->pre_len, &o->gen, &g, open_waited, o);
-  if (got == 1) open_read_done(0, g.f, &g.st, g.got, o);
-  if (got) oa_opened(fs, in, 1);
+  if (got) { /* (noted before the reply: the program's next open may come at once) */
+    struct oa_plan *plan = oa_note(fs, in, 1);
+    if (got == 1) open_read_done(0, g.f, &g.st, g.got, o);
+    oa_go(fs, plan, 1);
+  }
   inode_put(fs, in);
   return got ? 1 : -1;
 }
@@ -304,17 +307,15 @@ static void open_go(int err, void *arg) {
     else
       fs_mem_release(o->fs, len);
   }
+  /* noted before it is sent (its answer may come, and the program's next open, before this thread
+   * goes on), its files ahead sent after it */
   struct fs_ctx *fs = o->fs;
-  struct fs_inode *in = ahead < 0 ? o->in : NULL; /* (o may be gone once the open is answered) */
-  if (in) inode_ref(fs, in);
+  struct oa_plan *plan = ahead < 0 ? oa_note(fs, o->in, 0) : NULL;
   int rc = o->pre ? smb3_open_read_async(r.c, r.path, o->flags, o->in->key, want, o->pre, o->pre_len,
                                          open_read_done, o)
                   : smb3_open_lease_async(r.c, r.path, o->flags, o->in->key, want, open_done, o);
   fs_route_done(&r);
-  if (in) { /* after it on the wire: the files after it in the listing, if the opens follow it */
-    if (!rc) oa_opened(fs, in, 0);
-    inode_put(fs, in);
-  }
+  oa_go(fs, plan, !rc);
   if (rc && !fs_park_once(o->fs, &o->retry, rc, open_resume, o)) fop_fail(o, rc);
 }
 
