@@ -118,10 +118,10 @@ void oa_free(struct fs_ctx *fs) {
   free(oa);
 }
 
+/* The version (fs_same_version: size, mtime) and the ctime, mode and attribute bits of a and b agree. */
 static int same_attr(const struct smb3_stat *a, const struct smb3_stat *b) {
-  return a->size == b->size && a->mode == b->mode && a->attributes == b->attributes &&
-         a->mtime.sec == b->mtime.sec && a->mtime.nsec == b->mtime.nsec && a->ctime.sec == b->ctime.sec &&
-         a->ctime.nsec == b->ctime.nsec;
+  return fs_same_version(a->size, a->mtime, b) && a->mode == b->mode && a->attributes == b->attributes &&
+         a->ctime.sec == b->ctime.sec && a->ctime.nsec == b->ctime.nsec;
 }
 
 /* Whether what job j got still holds for in (its lock held): no change of the mount's to the data
