@@ -174,6 +174,22 @@ static void reopened(int rc, smb3_file *f, const struct smb3_stat *st, void *arg
   file_put(fh);
 }
 
+struct fs_file *files_find_open(struct fs_ctx *fs, struct fs_inode *in) {
+  struct fs_file *got = NULL;
+  pthread_mutex_lock(&fs->files_lock);
+  for (struct fs_file *fh = fs->files; fh && !got; fh = fh->file_next) {
+    if (fh->in != in) continue;
+    pthread_mutex_lock(&in->lock); /* (the order files_reopen_prepare takes them in) */
+    if (!fh->released && fh->refs > 0 && fh->f) {
+      fh->refs++;
+      got = fh;
+    }
+    pthread_mutex_unlock(&in->lock);
+  }
+  pthread_mutex_unlock(&fs->files_lock);
+  return got;
+}
+
 struct reopen_list {
   size_t n;
   struct fs_file *fh[];

@@ -108,6 +108,9 @@ void files_release_done(struct fs_file *fh);
 /* On the worker serving a request: wait until every RELEASE read before that request has reached
  * its CLOSE. */
 void files_wait_releases(struct fs_ctx *fs);
+/* An open file of in that has a handle and is not being released (referenced: file_put it), or
+ * NULL: what names the file when its path does not any more (another client renamed it away). */
+struct fs_file *files_find_open(struct fs_ctx *fs, struct fs_inode *in);
 /* CLOSE f without waiting for (or reporting) the answer; f is freed either way. */
 void file_close_quietly(smb3_file *f);
 

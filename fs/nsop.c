@@ -30,6 +30,7 @@ void nsop_free(struct nsop *o) {
   } else if (o->closing_fh) {
     file_put(o->closing_fh);
   }
+  if (o->fh_found) file_put(o->fh_found);
   inode_put(o->fs, o->in);
   inode_put(o->fs, o->parent);
   inode_put(o->fs, o->newparent);

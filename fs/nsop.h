@@ -13,6 +13,7 @@ struct nsop {
   struct fs_inode *in, *parent, *newparent, *victim;
   char *name, *newname, *path, *dest, *path2, *hidden; /* path2: the hidden name's path */
   struct fs_file *fh;
+  struct fs_file *fh_found; /* getattr: an open of the file found here (files_find_open), put at the end */
   /* unlink: the victim's handle taken from the close queue (closeq_take), to be closed in the
    * removal's compound (NULL once handed over), and its open, put when the operation ends */
   smb3_file *closing;

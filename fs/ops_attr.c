@@ -58,10 +58,23 @@ static void reply_attr_cb(void *arg, int rc) {
     reply_attr_of(o);
 }
 
+static void stat_inode(struct nsop *o);
+
+/* The file's name is gone (another client renamed it away, or removed it under POSIX rules) but it
+ * is open here: the kernel's stat of an open file (fstat) comes without it, and one of its opens
+ * still names it. 1: asked through that. */
+static int by_open(struct nsop *o) {
+  if (o->fh || o->fh_found || !(o->fh_found = files_find_open(o->fs, o->in))) return 0;
+  o->fh = o->fh_found;
+  stat_inode(o);
+  return 1;
+}
+
 static void attr_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
   if (rc == SMB3_ENOENT && !o->fh) { /* the kernel's entry is stale (relist.h) */
     relist_gone(o->fs, o->in);
+    if (by_open(o)) return; /* (a stat by the name, within the entry's time, is answered too) */
     nsop_finish_err(o, ESTALE);
     return;
   }
@@ -83,6 +96,7 @@ static void stat_inode(struct nsop *o) {
   }
   free(o->path);
   o->path = inode_path(o->fs, o->in);
+  if (!o->path && by_open(o)) return;
   if (!o->path) {
     nsop_finish_err(o, ESTALE);
     return;

@@ -334,6 +334,23 @@ static int readonly_refused(const struct pathop *op, const struct smb3_chain *ch
   return 0;
 }
 
+/* An open that asked for a lease, refused with STATUS_INVALID_PARAMETER: a server that ties a lease
+ * key to one file refuses it for a name that leads elsewhere, or nowhere (Samba, while an open with
+ * that key holds a file another client renamed away, or removed under POSIX rules: lease_match). The
+ * key is the file's as this client knew it, so the name no longer leads there; the same CREATE
+ * without a lease says where it leads (another file, or none: OBJECT_NAME_NOT_FOUND), once. */
+static int lease_refused(const struct pathop *op, const struct smb3_chain *ch) {
+  return op->kind == OP_OPEN && op->ca.oplock == SMB2_OPLOCK_LEVEL_LEASE && op->first_is_create && ch &&
+         ch->n && ch->msgs[0].status == NT_STATUS_INVALID_PARAMETER;
+}
+
+static void lease_retry(struct pathop *op) {
+  op->lk_again = 0;
+  op->ca.oplock = SMB2_OPLOCK_LEVEL_NONE;
+  op->ca.lease.version = 0;
+  op->ca.lease.state = 0;
+}
+
 static void readonly_retry(struct pathop *op) {
   op->ro_again = 0;
   op->ro_retried = 1;
@@ -592,6 +609,7 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
     op->wr_got = finish_written(ch); /* nor do the WRITE and SET_INFO after it */
   if (!rc) rc = first_failure(op, ch);
   op->ro_again = rc && readonly_refused(op, ch);
+  op->lk_again = rc && lease_refused(op, ch);
   op->dp_again = rc == SMB3_ENOENT && name_pending(op, ch);
   if (rc && ch && op->kind == OP_MKREPARSE && ch->msgs[0].status == NT_STATUS_SUCCESS)
     (void)smb3_unlink_async(op->c, op->path, ignore_done, NULL); /* the plain file it left, best effort */
@@ -625,6 +643,12 @@ int pathop_run_sync(struct pathop *op) {
   int rc = client_sync_check(op->c, op->what); /* (client_steps_first checks too; this names the operation) */
   if (!rc) rc = client_steps_first(op->c, op->steps, op->n, op->first_is_create, &ch);
   rc = pathop_finish(op, rc ? NULL : ch, rc);
+  if (op->lk_again) {
+    lease_retry(op);
+    ch = NULL;
+    rc = client_steps_first(op->c, op->steps, op->n, op->first_is_create, &ch);
+    rc = pathop_finish(op, rc ? NULL : ch, rc);
+  }
   while (op->dp_again || dp_orphan(op, rc)) { /* (the caller's thread: it may sleep) */
     if (op->dp_again) {
       uint64_t ns = dp_delay(op);
@@ -668,6 +692,10 @@ static void async_done(struct smb3_chain *ch, int rc, void *arg) {
     if (!smb3_close_async(f, dp_orphan_closed, op)) return;
     dp_run_again(op);
     return;
+  }
+  if (op->lk_again) {
+    lease_retry(op);
+    if (!client_steps_async(op->c, op->steps, op->n, op->first_is_create, async_done, op)) return;
   }
   if (op->ro_again) {
     readonly_retry(op);

@@ -79,8 +79,9 @@ struct pathop {
   int no_attrs;   /* OP_CLOSE: the server sent none (cb.stat gets NULL) */
   int ro_again;   /* OP_UNLINK / OP_RMDIR: refused as read-only; run once more (readonly_retry) */
   int ro_retried;
-  int dp_again;       /* a CREATE that makes the name found it delete-pending: run again later */
-  int dp_tries;       /* ... so many times so far */
+  int lk_again; /* OP_OPEN: the server refused the lease key (lease_refused); run once more without a lease */
+  int dp_again; /* a CREATE that makes the name found it delete-pending: run again later */
+  int dp_tries; /* ... so many times so far */
   uint64_t dp_waited; /* ns waited for it */
   int dp_rc;          /* the result to report if it cannot run again */
   int dp_checked;     /* an open after such waits found a file: asked once more (dp_orphan) */

@@ -11,6 +11,8 @@
 #   number at once) does not make the old name show the new file.
 # - A name another program really holds open stays delete-pending: the create fails with ENOENT
 #   after a bounded wait (no hang), and works once that program closed it.
+# - A file renamed away by another client while it is open here: its old name opens what is there
+#   now (ENOENT, or the new file), though the server still ties the lease key used for it to it.
 source "$(dirname "$0")/lib.sh"
 D=$SMB3_TEST_SHARE_DIR
 mount_into A "actimeo=60"
@@ -67,4 +69,19 @@ exec 3<&-
 if printf x 2>"$WORK/err" >"$B/k"; then ok "once it is closed, the name can be made again"
 else bad "once it is closed, the name can be made again: $(cat "$WORK/err")"; fi
 expect "k on the server" "$(cat "$D/k")" "x"
+# A file another client renames away while it is open here: the server still ties this mount's lease
+# key for it to the file, under its new name (Samba refuses that key for the old name with
+# INVALID_PARAMETER); an open of the old name says ENOENT, or opens the file put there since.
+printf r1 >"$B/r1"; printf r2 >"$B/r2"
+expect "A sees r1" "$(cat "$A/r1")" "r1"
+expect "A sees r2" "$(cat "$A/r2")" "r2"
+exec 3<"$A/r1" 4<"$A/r2"
+check "another client renames r1 and r2 away while they are open here" mv "$B/r1" "$B/r1.moved"
+check "... and r2" mv "$B/r2" "$B/r2.moved"
+printf new >"$B/r2"
+err=$(cat "$A/r1" 2>&1 >/dev/null)
+case $err in *"No such file"*) ok "an open here of the old name: ENOENT" ;; *) bad "an open here of the old name: '$err'" ;; esac
+expect "an open here of the old name another client made again: the new file" "$(cat "$A/r2" 2>&1)" "new"
+expect "the open one still reads" "$(cat <&3)" "r1"
+exec 3<&- 4<&-
 finish
