@@ -141,13 +141,19 @@ size_t dircache_dirs_after(const struct fs_dlist *d, const char *after, char **o
   return dirs_after(d, 1, after, out, got, k);     /* ls -R: by name */
 }
 
-size_t dircache_files_after(const struct fs_dlist *d, int sorted, const char *after, char **out, size_t k) {
+size_t dircache_files_after(const struct fs_dlist *d, int sorted, const char *after, char **out, size_t k,
+                            char **dir_at) {
+  if (dir_at) *dir_at = NULL;
   if (!d) return 0;
   size_t i = 0, got = 0;
   while (after && i < d->n && strcmp(nth(d, sorted, i)->name, after))
     i++;
   for (i += !!after; i < d->n && got < k; i++) { /* (after not there: none) */
     const struct fs_dent *e = nth(d, sorted, i);
+    if (e->st.is_dir && dir_at) {
+      *dir_at = strdup(e->name);
+      break;
+    }
     if (e->st.is_dir || !(out[got] = strdup(e->name))) continue;
     got++;
   }

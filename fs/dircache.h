@@ -86,8 +86,11 @@ size_t dircache_dirs_after(const struct fs_dlist *d, const char *after, char **o
 /* Up to k names of entries that are not directories in d (NULL: none), those right after the entry
  * called after (NULL: the first ones) in the listing's order (the order find and tar meet them), or
  * sorted: by name (strcmp: git add, rsync, a shell's glob in the C locale); copies into out, the
- * count is returned (free each). after not in d: none. */
-size_t dircache_files_after(const struct fs_dlist *d, int sorted, const char *after, char **out, size_t k);
+ * count is returned (free each). after not in d: none. With dir_at, a directory met before k files
+ * ends it (a walk that goes down into each directory where it meets it: find, tar), and *dir_at is
+ * its name (malloc'd; NULL: none met, or ENOMEM). */
+size_t dircache_files_after(const struct fs_dlist *d, int sorted, const char *after, char **out, size_t k,
+                            char **dir_at);
 double dircache_asked(const struct fs_dlist *d);      /* when it was asked for (fs_now()) */
 uint64_t dircache_list_gen(const struct fs_dlist *d); /* fs->ns_gen when it was asked for */
 /* Never served or used again (something showed it wrong); it still names what it held. */

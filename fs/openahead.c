@@ -41,8 +41,9 @@ struct openahead {
   pthread_mutex_t lock;
   struct oa_job *slot[OA_SLOTS];
   int stop;
-  uint64_t last_dir; /* the directory and name of the last read-only open seen */
+  struct fs_inode *last_dir; /* the directory (referenced) and name of the last read-only open seen */
   char *last_name;
+  int top;     /* the depth of the highest directory the walk went through (opens ahead go no higher) */
   int walking; /* ... which was in the listing's order (or by name: sorted) */
   int window;  /* files to keep opened ahead of it: OA_WINDOW_MIN, doubled by each open that took one */
   int sorted;
@@ -114,6 +115,7 @@ void oa_free(struct fs_ctx *fs) {
   if (!oa) return;
   fs->oa = NULL;
   free(oa->last_name);
+  if (oa->last_dir) inode_put(fs, oa->last_dir);
   pthread_mutex_destroy(&oa->lock);
   free(oa);
 }
@@ -369,10 +371,84 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) 
 }
 
 struct oa_plan {
-  struct fs_inode *dir; /* referenced */
   size_t n;
+  struct fs_inode *dir[OA_WINDOW]; /* referenced */
   char *names[OA_WINDOW];
 };
+
+static void plan_clear(struct fs_ctx *fs, struct oa_plan *p) {
+  for (size_t i = 0; i < p->n; i++) {
+    inode_put(fs, p->dir[i]);
+    free(p->names[i]);
+  }
+  p->n = 0;
+}
+
+/* How many directories up from in the share's root is (0: the root). */
+static int depth_of(struct fs_ctx *fs, struct fs_inode *in) {
+  int d = 0;
+  inode_ref(fs, in);
+  for (struct fs_inode *up; (up = inode_parent(fs, in, NULL)); d++) {
+    inode_put(fs, in);
+    in = up;
+  }
+  inode_put(fs, in);
+  return d;
+}
+
+/* The directories a walk looks through for the next files, at most. */
+#define OA_WALK_DIRS 16
+
+/* Into p, up to k files that come after name (NULL: from the first) in dir, at depth depth: by name
+ * (sorted), dir's own; in the listing's order, as find and tar walk a tree: down into each
+ * directory met in the listing (if it is listed too: else the walk ends there), and once through
+ * with a directory, on in its parent's listing after it, if that is not above depth top. */
+static void walk_after(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int sorted, int depth,
+                       int top, struct oa_plan *p, size_t k) {
+  char *after = NULL;
+  if (name && !(after = strdup(name))) return;
+  struct fs_inode *cur = dir;
+  inode_ref(fs, cur);
+  for (int seen = 0; cur && p->n < k && seen < OA_WALK_DIRS; seen++) {
+    char *sub = NULL;
+    pthread_mutex_lock(&cur->lock);
+    int listed = cur->dl && (!after || dircache_find(cur->dl, after)); /* (not there: the walk ends) */
+    size_t got =
+        listed ? dircache_files_after(cur->dl, sorted, after, p->names + p->n, k - p->n, sorted ? NULL : &sub)
+               : 0;
+    pthread_mutex_unlock(&cur->lock);
+    for (size_t i = 0; i < got; i++) {
+      inode_ref(fs, cur);
+      p->dir[p->n++] = cur;
+    }
+    free(after);
+    after = NULL;
+    struct fs_inode *next = NULL;
+    if (sub && p->n < k) { /* down into it, if it is listed */
+      if ((next = inode_find_child(fs, cur, sub))) {
+        pthread_mutex_lock(&next->lock);
+        int ok = next->dl != NULL;
+        pthread_mutex_unlock(&next->lock);
+        if (!ok) { /* (tar lists it when it gets there) */
+          inode_put(fs, next);
+          next = NULL;
+        }
+      }
+      depth++;
+    } else if (!sub && listed && !sorted && depth > top) { /* through with it: on in its parent */
+      if ((next = inode_parent(fs, cur, &after)) && !after) {
+        inode_put(fs, next);
+        next = NULL;
+      }
+      depth--;
+    }
+    free(sub);
+    inode_put(fs, cur);
+    cur = next;
+  }
+  free(after);
+  if (cur) inode_put(fs, cur);
+}
 
 struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   struct openahead *oa = fs->oa;
@@ -386,38 +462,59 @@ struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
     inode_put(fs, dir);
     return NULL;
   }
-  p->dir = dir;
+  int depth = depth_of(fs, dir);
   pthread_mutex_lock(&oa->lock);
   struct oa_job *end[OA_SLOTS];
   double next;
   int nend = take_expired(oa, fs_now(), fs->actimeo, end, &next);
-  /* In the listing's order: the file after the last one opened, or, while a walk goes on, the
-   * first file of another directory (find and tar go down into it, or on to the next) */
+  struct fs_inode *last = oa->last_dir;
+  char *last_name = oa->last_name;
+  int walking = oa->walking, sorted = oa->sorted;
+  oa->last_dir = NULL; /* (the last open's, the caller's now: it is this one's once decided) */
+  oa->last_name = NULL;
+  pthread_mutex_unlock(&oa->lock);
+  /* The next file of the walk the last open was in: in the listing's order, the file after it,
+   * down into the directories the listing has (find, tar: walk_after); or the file after it in its
+   * directory by name (git add, rsync, a glob); or, while a walk goes on, the first file of another
+   * directory */
   int seq = taken;
-  if (!seq && ((oa->last_dir == dir->nodeid && oa->last_name) || oa->walking)) {
-    int same = oa->last_dir == dir->nodeid && oa->last_name;
-    pthread_mutex_lock(&dir->lock);
-    for (int sorted = 0; sorted < 2 && !seq; sorted++) { /* the listing's order, or by name */
+  if (!seq && last && last_name) {
+    for (int s = 0; s < 2 && !seq && (last == dir || walking); s++) {
       char *nx = NULL;
-      seq = dircache_files_after(dir->dl, sorted, same ? oa->last_name : NULL, &nx, 1) && !strcmp(nx, name);
-      if (seq) oa->sorted = sorted;
+      pthread_mutex_lock(&dir->lock);
+      seq =
+          dircache_files_after(dir->dl, s, last == dir ? last_name : NULL, &nx, 1, NULL) && !strcmp(nx, name);
+      pthread_mutex_unlock(&dir->lock);
+      if (seq) sorted = s;
       free(nx);
     }
-    pthread_mutex_unlock(&dir->lock);
+    if (!seq) {
+      struct oa_plan w = {0};
+      walk_after(fs, last, last_name, 0, depth_of(fs, last), -1, &w, 1);
+      seq = w.n && w.dir[0] == dir && !strcmp(w.names[0], name);
+      if (seq) sorted = 0;
+      plan_clear(fs, &w);
+    }
   }
+  free(last_name);
+  if (last) inode_put(fs, last);
+  pthread_mutex_lock(&oa->lock);
   if (!seq || (!taken && !oa->walking))
     oa->window = OA_WINDOW_MIN; /* (a walk begins: a guess until it goes on) */
   if (taken) oa->window = oa->window * 2 > OA_WINDOW ? OA_WINDOW : oa->window * 2;
+  if (!seq || !oa->walking || depth < oa->top) oa->top = depth;
   oa->walking = seq;
-  oa->last_dir = dir->nodeid;
+  oa->sorted = sorted;
+  struct fs_inode *was = oa->last_dir; /* (another open's, noted meanwhile) */
   free(oa->last_name);
+  oa->last_dir = dir;
   oa->last_name = name;
-  if (seq && !oa->stop) {
-    pthread_mutex_lock(&dir->lock);
-    p->n = dircache_files_after(dir->dl, oa->sorted, name, p->names, (size_t)oa->window);
-    pthread_mutex_unlock(&dir->lock);
-  }
+  inode_ref(fs, dir);
+  int k = seq && !oa->stop ? oa->window : 0, top = oa->top;
   pthread_mutex_unlock(&oa->lock);
+  if (was) inode_put(fs, was);
+  if (k) walk_after(fs, dir, name, sorted, depth, top, p, (size_t)k);
+  inode_put(fs, dir);
   for (int i = 0; i < nend; i++)
     job_end(end[i]);
   return p;
@@ -425,11 +522,8 @@ struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
 
 void oa_go(struct fs_ctx *fs, struct oa_plan *p, int send) {
   if (!p) return;
-  size_t i = 0;
-  while (send && i < p->n && ahead_one(fs, p->dir, p->names[i]))
-    free(p->names[i++]);
-  while (i < p->n)
-    free(p->names[i++]);
-  inode_put(fs, p->dir);
+  for (size_t i = 0; send && i < p->n && ahead_one(fs, p->dir[i], p->names[i]); i++)
+    ;
+  plan_clear(fs, p);
   free(p);
 }

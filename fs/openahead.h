@@ -6,8 +6,11 @@
  * the next file, so the link, smbd, the daemon and the kernel take turns and a file costs their
  * sum. When two read-only opens in a row are of a file and the next file after it in its
  * directory's last listing, in the listing's order (find, tar) or by name (git add, rsync, a glob),
- * or while such a walk goes on, of the first file of another directory, the next small files in
- * that order (4, then up to 16 while the program's opens take them) are opened the same way
+ * or while such a walk goes on, of the first file of another directory, or of the next file in
+ * find's order (the listing's, going down into each directory where it meets it, and on in the parent
+ * after it), the next small files in that order (4, then up to 64 while the program's opens take
+ * them; in the listing's order they go on into subdirectories that were listed too, and up as far as
+ * the walk has been) are opened the same way
  * at once (CREATE + READ, each asking for a read and handle lease with the inode's key), and the
  * program's own opens of them take the handle and the bytes instead of sending anything; an open
  * that comes while its file's CREATE is still on its way waits for that answer.
@@ -30,12 +33,13 @@
 
 #include "inode.h"
 
-/* Files opened ahead of a reader in its directory: OA_WINDOW_MIN when its walk begins, twice as many
- * after each open that took one, up to OA_WINDOW; and at once in every directory (find keeps some of
- * each level it went down into). */
+/* Files opened ahead of a reader's walk: OA_WINDOW_MIN when it begins, twice as many after each
+ * open that took one, up to OA_WINDOW (the opens in flight bound a walk's rate: 64 a round trip, 6
+ * files a millisecond on a 10 ms link); OA_SLOTS at once in all (find keeps some of each level it went
+ * down into). */
 #define OA_WINDOW_MIN 4
-#define OA_WINDOW 16
-#define OA_SLOTS 64
+#define OA_WINDOW 64
+#define OA_SLOTS 128
 
 int oa_start(struct fs_ctx *fs); /* 0 or -errno */
 /* No more opens ahead; the handles held are closed (before the session ends). */

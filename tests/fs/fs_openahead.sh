@@ -3,6 +3,7 @@
 # (find -exec cat, tar cf, grep -r) or by name (git add, rsync, cat *): the next files' CREATE + READ
 # go at once, and the program's opens take them. What it reads must still be what its own open would have read:
 # - the bytes and sizes are the files', and the round trips are no more than one open each;
+# - a tree read in find's order has its files opened ahead across its directories;
 # - another client's write, removal or rename of a file opened ahead shows to the next open of it
 #   (its open breaks the read lease, and the break closes the handle held here);
 # - this mount's own write to such a file shows;
@@ -15,7 +16,12 @@ for d in oa oa3 oa4 oa7 oa9 oa10; do
   mkdir "$D/$d" && for i in $(seq -w 0 29); do printf "%s:%s:%${i}s\n" "$d" "$i" "" >"$D/$d/f$i"; done
   mkdir "$D/$d/sub" && echo sub >"$D/$d/sub/s"
 done
-chown -R "$(stat -c %u "$D")" "$D/oa" "$D/oa3" "$D/oa4" "$D/oa7" "$D/oa9" "$D/oa10"
+# a tree walked as find and tar walk it: files and directories in turn
+mkdir "$D/oaw" && for i in 0 1 2 3; do
+  for j in 0 1 2; do printf "oaw:%s%s:%${i}${j}s\n" "$i" "$j" "" >"$D/oaw/a$i$j"; done
+  mkdir "$D/oaw/d$i" && for j in $(seq -w 0 7); do printf "d%s:%s:%${j}s\n" "$i" "$j" "" >"$D/oaw/d$i/b$j"; done
+done
+chown -R "$(stat -c %u "$D")" "$D/oa" "$D/oa3" "$D/oa4" "$D/oa7" "$D/oa9" "$D/oa10" "$D/oaw"
 # (handles opened ahead wait actimeo to be taken: 10 s here, so that a slow machine keeps them for
 # the checks; the last checks use a mount with 1 s)
 mount_into M "actimeo=10"
@@ -96,6 +102,22 @@ check("30 files read in the listing's order: %s" % n3, ok3 and n3["open_reads"] 
 ok9, n9 = walk("oa9", sorted(n for n in os.listdir(m + "/oa9") if n.startswith("f")))
 check("30 files read by name: %s" % n9, ok9 and n9["open_reads"] == 30 and n9["opens_ahead_used"] >= 25
       and n9["opens_ahead"] == n9["opens_ahead_used"])
+
+# a tree read in find's order (the listing's, going down into each directory where the listing has
+# it): once the walk began, the first file of each directory, and the files after it in its parent, are
+# opened ahead too
+def preorder(p):
+    for e in os.scandir(p):
+        if e.is_dir(follow_symlinks=False):
+            yield from preorder(e.path)
+        else:
+            yield e.path
+paths = list(preorder(m + "/oaw"))
+c0 = {k: st(k) for k in ("opens_ahead", "opens_ahead_used")}
+okw = all(read(p) == open(d + p[len(m):], "rb").read() for p in paths)
+nw = {k: st(k) - v for k, v in c0.items()}
+check("a tree of %d files read in find's order: %s" % (len(paths), nw), okw and len(paths) == 44 and
+      nw["opens_ahead_used"] >= len(paths) - 3 and nw["opens_ahead"] - nw["opens_ahead_used"] <= 2)
 
 # another name of a file opened ahead (a hard link): its open by that name works (a lease key
 # belongs to one name on the server: the handle opened ahead is closed first), reads the same bytes
