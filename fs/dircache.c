@@ -116,16 +116,19 @@ static const struct fs_dent *nth(const struct fs_dlist *d, int sorted, size_t i)
   return sorted ? d->ord[i] : &d->v[i];
 }
 
+/* Where the entry called name is in d's order (sorted: by name; d->ord points into d->v), or d->n. */
+static size_t position(const struct fs_dlist *d, int sorted, const char *name) {
+  struct fs_dent key = {.name = (char *)name}, *k = &key;
+  struct fs_dent **e = bsearch(&k, d->ord, d->n, sizeof *d->ord, by_name);
+  if (!e) return d->n;
+  return sorted ? (size_t)(e - d->ord) : (size_t)(*e - d->v);
+}
+
 /* The directories after `after` in the listing's order or by name: into out (got there), up to k in
  * all and k / 2 + 1 of this order. */
 static size_t dirs_after(const struct fs_dlist *d, int sorted, const char *after, char **out, size_t got,
                          size_t k) {
-  size_t i = 0;
-  if (after) {
-    while (i < d->n && strcmp(nth(d, sorted, i)->name, after))
-      i++;
-    i++; /* (not there: none) */
-  }
+  size_t i = after ? position(d, sorted, after) + 1 : 0; /* (not there: none) */
   for (size_t took = 0; i < d->n && got < k && took < k / 2 + 1; i++) {
     const struct fs_dent *e = nth(d, sorted, i);
     if (!e->st.is_dir || has(out, got, e->name)) continue;
@@ -145,9 +148,7 @@ size_t dircache_files_after(const struct fs_dlist *d, int sorted, const char *af
                             char **dir_at) {
   if (dir_at) *dir_at = NULL;
   if (!d) return 0;
-  size_t i = 0, got = 0;
-  while (after && i < d->n && strcmp(nth(d, sorted, i)->name, after))
-    i++;
+  size_t i = after ? position(d, sorted, after) : 0, got = 0;
   for (i += !!after; i < d->n && got < k; i++) { /* (after not there: none) */
     const struct fs_dent *e = nth(d, sorted, i);
     if (e->st.is_dir && dir_at) {

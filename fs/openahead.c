@@ -463,6 +463,7 @@ struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
     return NULL;
   }
   int depth = depth_of(fs, dir);
+  char *at = strdup(name); /* (name is the walk's once noted: another open may free it) */
   pthread_mutex_lock(&oa->lock);
   struct oa_job *end[OA_SLOTS];
   double next;
@@ -510,10 +511,11 @@ struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   oa->last_dir = dir;
   oa->last_name = name;
   inode_ref(fs, dir);
-  int k = seq && !oa->stop ? oa->window : 0, top = oa->top;
+  int k = seq && !oa->stop && at ? oa->window : 0, top = oa->top;
   pthread_mutex_unlock(&oa->lock);
   if (was) inode_put(fs, was);
-  if (k) walk_after(fs, dir, name, sorted, depth, top, p, (size_t)k);
+  if (k) walk_after(fs, dir, at, sorted, depth, top, p, (size_t)k);
+  free(at);
   inode_put(fs, dir);
   for (int i = 0; i < nend; i++)
     job_end(end[i]);

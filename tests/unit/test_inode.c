@@ -1,7 +1,8 @@
 /* test_inode.c - the inode table (fs/inode.c) with the kept listings it reads (fs/dircache.c):
  * when the kernel forgets a file whose attributes this mount knows to differ from its directory's
  * kept listing (it wrote or set them since), the listing is spoiled, so that its old entry is not
- * served for the name again (a directory lease is not broken by the mount's own changes). */
+ * served for the name again (a directory lease is not broken by the mount's own changes); and the
+ * orders a walk of the listing follows (openahead.c, relist.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -103,12 +104,67 @@ static void test_name_not_listed_keeps_listing(void **state) {
   assert_true(recent_after_forget(*state, "c", 12, 1, 1000, 7, 3000));
 }
 
+/* The orders a walk follows in a kept listing (dircache_files_after, dircache_dirs_after): the
+ * listing's (find, tar) and by name (git add, ls -R), from the first entry or after a name. */
+static void test_listing_orders(void **state) {
+  struct world *w = *state;
+  struct smb3_stat dir = {.ino = 30, .is_dir = 1, .mode = S_IFDIR | 0755, .nlink = 2};
+  struct fs_dent v[6] = {
+      {"f", file_st(20, 1, 1)}, {"c", file_st(21, 1, 1)}, {"s", dir}, {"a", file_st(22, 1, 1)}, {"t", dir},
+      {"b", file_st(23, 1, 1)}};
+  struct fs_dlist *d = dircache_new(&w->fs, v, 6, fs_now(), dircache_gen(&w->fs));
+  assert_non_null(d);
+  char *out[8], *sub = NULL;
+  /* the listing's order, from the first, directories skipped */
+  assert_int_equal(dircache_files_after(d, 0, NULL, out, 8, NULL), 4);
+  assert_string_equal(out[0], "f");
+  assert_string_equal(out[1], "c");
+  assert_string_equal(out[2], "a");
+  assert_string_equal(out[3], "b");
+  for (int i = 0; i < 4; i++)
+    free(out[i]);
+  /* ... after c, stopping at the directory met (a walk goes down into it) */
+  assert_int_equal(dircache_files_after(d, 0, "c", out, 8, &sub), 0);
+  assert_non_null(sub);
+  assert_string_equal(sub, "s");
+  free(sub);
+  assert_int_equal(dircache_files_after(d, 0, "s", out, 8, &sub), 1);
+  assert_string_equal(out[0], "a");
+  assert_string_equal(sub, "t");
+  free(out[0]);
+  free(sub);
+  assert_int_equal(dircache_files_after(d, 0, "b", out, 8, &sub), 0); /* the last: none, no directory */
+  assert_null(sub);
+  /* by name, after b, at most 2 */
+  assert_int_equal(dircache_files_after(d, 1, "b", out, 2, NULL), 2);
+  assert_string_equal(out[0], "c");
+  assert_string_equal(out[1], "f");
+  free(out[0]);
+  free(out[1]);
+  /* a name not in the listing: none */
+  assert_int_equal(dircache_files_after(d, 0, "x", out, 8, &sub), 0);
+  assert_null(sub);
+  /* the directories after a, in the listing's order then by name */
+  assert_int_equal(dircache_dirs_after(d, "a", out, 4), 2);
+  assert_string_equal(out[0], "t");
+  assert_string_equal(out[1], "s");
+  free(out[0]);
+  free(out[1]);
+  assert_int_equal(dircache_dirs_after(d, NULL, out, 4), 2);
+  assert_string_equal(out[0], "s");
+  assert_string_equal(out[1], "t");
+  free(out[0]);
+  free(out[1]);
+  dircache_free(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_unchanged_file_keeps_listing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_written_file_spoils_listing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_times_set_spoil_listing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_name_not_listed_keeps_listing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_listing_orders, setup, teardown),
   };
   return cmocka_run_group_tests_name("inode", tests, NULL, NULL);
 }
