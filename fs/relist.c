@@ -13,7 +13,6 @@
 /* Seconds a directory that proved too big to list, or could not be listed, is not listed for
  * misses. */
 #define RELIST_QUIET 30.0
-#define ATTR_REPARSE_POINT 0x400u /* MS-FSCC 2.6 */
 /* Listing read-ahead of a tree walk: directories listed ahead per readdir, and in flight at most. */
 #define RELIST_AHEAD 4
 #define RELIST_AHEAD_MAX 8
@@ -67,8 +66,8 @@ static int same_time(struct timespec_smb3 a, struct timespec_smb3 b) {
  * opened, unlinked, data held back). */
 static int same_file(struct fs_inode *in, const struct smb3_stat *e) {
   const struct smb3_stat *s = &in->st;
-  return e->ino && !(e->attributes & ATTR_REPARSE_POINT) && !in->nopen && !in->opening && !in->unlinked &&
-         !wb_dirty(in) && s->ino == e->ino && s->is_dir == e->is_dir && s->posix == e->posix;
+  return dircache_stands_for_stat(e) && !in->nopen && !in->opening && !in->unlinked && !wb_dirty(in) &&
+         s->ino == e->ino && s->is_dir == e->is_dir && s->posix == e->posix;
 }
 
 /* Whether in (its lock held) is what the listing's entry e says, with nothing of this mount's that
@@ -86,13 +85,6 @@ static int confirms(struct fs_inode *in, const struct smb3_stat *e) {
  * clock (inode_dir_changed), which no listing matches. (Not on a POSIX share: confirms.) */
 static int same_dir(struct fs_inode *in, const struct smb3_stat *e) {
   return same_file(in, e) && e->is_dir && !e->posix;
-}
-
-/* Whether a listing's entry may stand for a stat of a name the mount has no inode of, as readdirplus
- * gives it: not for an entry without a file id or for a reparse point (a symlink file is read by
- * the lookup, as after a stat). */
-static int stands_for_stat(const struct smb3_stat *e) {
-  return e->ino && !(e->attributes & ATTR_REPARSE_POINT);
 }
 
 /* What the directory's kept listing says about name: RL_YES (*st, *asked filled: the inode it
@@ -118,7 +110,7 @@ static int answer(struct fs_ctx *fs, struct fs_inode *dir, const char *name, str
   if (r == RL_NO) return RL_NO;                          /* (most lookups: no table lock for them) */
   struct fs_inode *in = inode_find_child(fs, dir, name); /* (table lock: never under dir->lock) */
   if (!in) {
-    if (r == RL_ASK && fresh && stands_for_stat(&e)) {
+    if (r == RL_ASK && fresh && dircache_stands_for_stat(&e)) {
       *st = e;
       return RL_YES;
     }
@@ -584,6 +576,7 @@ static void ahead_start(struct fs_ctx *fs, struct fs_inode *c) {
     j->fs = fs;
     j->dir = c;
     j->ahead = 1;
+    j->walk = 1; /* (its first subdirectories listed ahead in turn once it is in: find goes down there) */
     c->relist = j;
   } else if (go) {
     atomic_fetch_sub(&fs->ahead_inflight, 1);

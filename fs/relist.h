@@ -71,7 +71,9 @@ int relist_dents(struct fs_ctx *fs, const struct smb3_dirent *e, size_t n, struc
  * in the parent's recent listing (half in its order: find, du; half by name: ls -R) are listed now,
  * as for lookups (fs_inode.relist; kept on their inodes).
  * relist_ahead_below: dir's listing is at hand (its entries given to the kernel): after a walk's
- * readdir, its first RELIST_AHEAD subdirectories are listed too (find descends there next).
+ * readdir, its first RELIST_AHEAD subdirectories are listed too (find descends there next). A
+ * directory listed ahead lists its own first RELIST_AHEAD subdirectories ahead in turn once its
+ * listing is in (one level: those have no inode yet, and go no deeper until the walk reaches them).
  * A walk of lookups goes the same way (git status, git add: every name of the index in order,
  * with no readdir): when the first lookup in a directory lists it because its parent was listed
  * for lookups (a walk), the parent's next RELIST_AHEAD directories after it are listed ahead, and

@@ -197,10 +197,12 @@ print("%d kept listings" % st("listings_kept"))
 PY
 
 # ---- a change in one directory leaves another directory's kept listing served; a tree walk's next
-# directories are listed ahead (relist.h) and served, but never one older than a change of ours ----
-mkdir -p "$D/wk/t/a/a1" "$D/wk/t/b" "$D/wk/t/c" "$D/wk/t/d" "$D/wk/o"
+# directories are listed ahead (relist.h), and the first ones below those, and served, but never one
+# older than a change of ours ----
+mkdir -p "$D/wk/t/a/a1" "$D/wk/t/b" "$D/wk/t/c" "$D/wk/t/d" "$D/wk/o" "$D/wk2/v/u/s"
+echo f >"$D/wk2/v/u/s/f"
 for x in a b c d; do echo "$x" >"$D/wk/t/$x/f"; done
-chown -R "$(stat -c %u "$D")" "$D/wk"
+chown -R "$(stat -c %u "$D")" "$D/wk" "$D/wk2"
 mount_into MW "actimeo=5" # (its own mount: room for a loaded machine between the steps)
 "$PYTHON" - "$MW" "$D" "$SMB3" <<'PY' >"$WORK/py" 2>&1 && ok "listings per directory, and ahead of a walk: $(tail -1 "$WORK/py")" || bad "listings per directory / ahead: $(cat "$WORK/py")"
 import json, os, subprocess, sys, time
@@ -259,6 +261,15 @@ assert st("listings_kept") == kept + 3, "served from the listings ahead: %d of 3
 assert sorted(os.listdir(wk + "/t/b")) == ["f", "made"], os.listdir(wk + "/t/b")
 for x in "abcd":
     assert open(wk + "/t/%s/f" % x).read() == x + "\n"
+# a walk down a chain (wk2, then v): v's subdirectory u is listed ahead, and once u's listing is in,
+# u's own subdirectory s too (find goes down there next): served before the program read u
+ahead = st("listings_ahead")
+assert os.listdir(m + "/wk2") == ["v"] and os.listdir(m + "/wk2/v") == ["u"]
+settle(ahead + 2)
+kept = st("listings_kept")
+assert os.listdir(m + "/wk2/v/u/s") == ["f"]
+assert st("listings_kept") == kept + 1, "u/s not served from its listing ahead"
+assert os.listdir(m + "/wk2/v/u") == ["s"] and st("listings_kept") == kept + 2, "u not served from its listing ahead"
 print("%d listed ahead, %d served again" % (st("listings_ahead"), st("listings_kept")))
 PY
 
