@@ -69,6 +69,12 @@ void dircache_set_leased(struct fs_dlist *d, int on);
 /* When what d says was last known true: now while it is leased (and less than DIRCACHE_LEASED_MAX
  * old), else when it was asked for. */
 double dircache_vouched(const struct fs_dlist *d);
+/* Whether a listing's entry may stand for a stat of a name the mount has no inode of, as readdirplus
+ * gives it: not for an entry without a file id or for a reparse point (FILE_ATTRIBUTE_REPARSE_POINT,
+ * MS-FSCC 2.6: a symlink file is read by the lookup, as after a stat). */
+static inline int dircache_stands_for_stat(const struct smb3_stat *e) {
+  return e->ino && !(e->attributes & 0x400u);
+}
 /* The entry called name (exactly: strcmp), or NULL; valid while d is. No I/O. */
 const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name);
 size_t dircache_count(const struct fs_dlist *d); /* entries (0 for NULL) */

@@ -303,7 +303,8 @@ static void set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_s
 
 /* keep_links: st has no link count (a listing's entry, a CREATE's answer; but on a POSIX share) */
 static struct fs_inode *link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
-                                 const struct smb3_stat *st, uint64_t gen, double asked, int keep_links) {
+                                 const struct smb3_stat *st, uint64_t gen, double asked, int keep_links,
+                                 int kernel) {
   struct inode_table *t = fs->it;
   pthread_mutex_lock(&t->lock);
   struct fs_inode *old = fs->wb_cache && st->ino && !st->is_dir ? find_id(t, st->ino) : NULL;
@@ -348,25 +349,30 @@ static struct fs_inode *link_gen(struct fs_ctx *fs, struct fs_inode *parent, con
   int fresh_kernel_inode = 0;
   if (in) {
     fresh_kernel_inode = in->nlookup == 0;
-    in->nlookup++;
+    in->nlookup += kernel;
     in->refs++;
   }
   pthread_mutex_unlock(&t->lock);
   if (in) {
     set_attr(fs, in, st, keep_links);
-    if (fs->wb_cache) kernel_view_update(in, st, fresh_kernel_inode, asked);
+    if (fs->wb_cache && kernel) kernel_view_update(in, st, fresh_kernel_inode, asked);
   }
   return in;
 }
 
 struct fs_inode *inode_link_gen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                                 const struct smb3_stat *st, uint64_t gen, double asked) {
-  return link_gen(fs, parent, name, st, gen, asked, 0);
+  return link_gen(fs, parent, name, st, gen, asked, 0, 1);
 }
 
 struct fs_inode *inode_link_listed(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                                    const struct smb3_stat *st, double asked) {
-  return link_gen(fs, parent, name, st, 0, asked, 1);
+  return link_gen(fs, parent, name, st, 0, asked, 1, 1);
+}
+
+struct fs_inode *inode_link_unseen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                   const struct smb3_stat *st, double asked) {
+  return link_gen(fs, parent, name, st, 0, asked, 1, 0);
 }
 
 void inode_set_id(struct fs_ctx *fs, struct fs_inode *in, uint64_t id) {

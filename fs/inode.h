@@ -136,6 +136,11 @@ struct fs_inode *inode_link(struct fs_ctx *fs, struct fs_inode *parent, const ch
  * same file (known by this name or another: a hard link) keeps the count it has. */
 struct fs_inode *inode_link_listed(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
                                    const struct smb3_stat *st, double asked);
+/* inode_link_listed for an entry the kernel has not seen (openahead.c: a file of a listing kept here,
+ * opened before the program's readdir gives the kernel its names): counts no kernel lookup, lives
+ * while referenced; the kernel's first lookup of it finds it (by id) and counts then. */
+struct fs_inode *inode_link_unseen(struct fs_ctx *fs, struct fs_inode *parent, const char *name,
+                                   const struct smb3_stat *st, double asked);
 /* inode_link_listed for an entry of a listing served again (dircache.h): a file the kernel already has
  * under that name keeps the attributes its inode has (they may be newer than the listing). */
 struct fs_inode *inode_link_kept(struct fs_ctx *fs, struct fs_inode *parent, const char *name,

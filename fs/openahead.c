@@ -297,11 +297,29 @@ int oa_held(struct fs_ctx *fs) {
   return n;
 }
 
+/* The inode of the file called name in dir's kept listing, made from its entry, when the kernel has
+ * not seen the name yet (tar and cp -r list a directory when they get there, then open its first
+ * file at once: the walk reached it first); NULL: not such a file. */
+static struct fs_inode *unseen(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
+  struct smb3_stat st;
+  double asked = 0;
+  pthread_mutex_lock(&dir->lock);
+  const struct fs_dent *e = dircache_find(dir->dl, name);
+  int ok = e && dircache_stands_for_stat(&e->st) && !e->st.is_dir && S_ISREG(e->st.mode);
+  if (ok) {
+    st = e->st;
+    asked = dircache_asked(dir->dl);
+  }
+  pthread_mutex_unlock(&dir->lock);
+  return ok ? inode_link_unseen(fs, dir, name, &st, asked) : NULL; /* (table lock: not under dir->lock) */
+}
+
 /* Open the file called name in dir ahead, if it is one to open and a slot is free (oa->lock not
  * held). 0: stop (no slot left, a drain waits, out of memory). */
 static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
   struct openahead *oa = fs->oa;
   struct fs_inode *in = inode_find_child(fs, dir, name);
+  if (!in) in = unseen(fs, dir, name);
   if (!in) return 1;
   struct oa_job *j = calloc(1, sizeof *j);
   if (!j) {

@@ -3,7 +3,8 @@
 # (find -exec cat, tar cf, grep -r) or by name (git add, rsync, cat *): the next files' CREATE + READ
 # go at once, and the program's opens take them. What it reads must still be what its own open would have read:
 # - the bytes and sizes are the files', and the round trips are no more than one open each;
-# - a tree read in find's order has its files opened ahead across its directories;
+# - a tree read in tar's and find's order has its files opened ahead across its directories, the first
+#   file of each directory too;
 # - another client's write, removal or rename of a file opened ahead shows to the next open of it
 #   (its open breaks the read lease, and the break closes the handle held here);
 # - this mount's own write to such a file shows;
@@ -27,11 +28,12 @@ chown -R "$(stat -c %u "$D")" "$D/oa" "$D/oa3" "$D/oa4" "$D/oa7" "$D/oa9" "$D/oa
 mount_into M "actimeo=10"
 mount_into M2 "actimeo=0"
 mount_into M3 "actimeo=1"
-"$PYTHON" - "$M" "$M2" "$M3" "$D" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "opens ahead: $(cat "$WORK/py")"; }
+mount_into M4 "actimeo=10"
+"$PYTHON" - "$M" "$M2" "$M3" "$D" "$M4" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "opens ahead: $(cat "$WORK/py")"; }
 import os, sys, time
 sys.path.insert(0, os.environ["FSCHECK_DIR"])
 from fscheck import check, mount_stats
-m, m2, m3, d = sys.argv[1:]
+m, m2, m3, d, m4 = sys.argv[1:]
 def st(k):
     return mount_stats(m)[k]
 def read(p):
@@ -103,20 +105,30 @@ ok9, n9 = walk("oa9", sorted(n for n in os.listdir(m + "/oa9") if n.startswith("
 check("30 files read by name: %s" % n9, ok9 and n9["open_reads"] == 30 and n9["opens_ahead_used"] >= 25
       and n9["opens_ahead"] == n9["opens_ahead_used"])
 
-# a tree read in find's order (the listing's, going down into each directory where the listing has
-# it): once the walk began, the first file of each directory, and the files after it in its parent, are
-# opened ahead too
+# a tree read as tar and find read it, on a mount of its own: each directory listed when the walk gets
+# there (the listing's order, going down into each directory where the listing has it); once the walk
+# began (its first two files), the first file of each directory (the kernel has not seen its name yet:
+# its directory's listing ahead has it), and the files after it in its parent, are opened ahead too,
+# but for the first file back in a directory above the one the walk began in
 def preorder(p):
     for e in os.scandir(p):
         if e.is_dir(follow_symlinks=False):
             yield from preorder(e.path)
         else:
             yield e.path
-paths = list(preorder(m + "/oaw"))
-c0 = {k: st(k) for k in ("opens_ahead", "opens_ahead_used")}
-okw = all(read(p) == open(d + p[len(m):], "rb").read() for p in paths)
-nw = {k: st(k) - v for k, v in c0.items()}
-check("a tree of %d files read in find's order: %s" % (len(paths), nw), okw and len(paths) == 44 and
+st4 = lambda k: mount_stats(m4)[k]
+os.listdir(m4)  # (a walk from the top: the listings of oaw's directories go ahead of it)
+l0 = st4("listings_ahead")
+os.listdir(m4 + "/oaw")
+check("the tree's 4 directories listed ahead", until("listed", lambda: st4("listings_ahead") - l0 >= 4))
+c0 = {k: st4(k) for k in ("opens_ahead", "opens_ahead_used")}
+paths = []
+okw = True
+for p in preorder(m4 + "/oaw"):
+    paths.append(p)
+    okw = okw and read(p) == open(d + p[len(m4):], "rb").read()
+nw = {k: st4(k) - v for k, v in c0.items()}
+check("a tree of %d files read in tar's order: %s" % (len(paths), nw), okw and len(paths) == 44 and
       nw["opens_ahead_used"] >= len(paths) - 3 and nw["opens_ahead"] - nw["opens_ahead_used"] <= 2)
 
 # another name of a file opened ahead (a hard link): its open by that name works (a lease key

@@ -158,6 +158,33 @@ static void test_listing_orders(void **state) {
   dircache_free(d);
 }
 
+/* An inode made for a file the kernel has not seen (inode_link_unseen: openahead.c) counts no kernel
+ * lookup: it goes with its last reference, and the kernel's first lookup of the name finds it and
+ * counts then. */
+static void test_unseen_inode(void **state) {
+  struct world *w = *state;
+  struct smb3_stat st = file_st(40, 7, 1000);
+  struct fs_inode *u = inode_link_unseen(&w->fs, w->dir, "u", &st, fs_now());
+  assert_non_null(u);
+  assert_int_equal(u->nlookup, 0);
+  struct fs_inode *k = inode_link_listed(&w->fs, w->dir, "u", &st, fs_now());
+  assert_ptr_equal(k, u);
+  assert_int_equal(k->nlookup, 1);
+  fuse_ino_t id = k->nodeid;
+  inode_put(&w->fs, k);
+  inode_put(&w->fs, u);
+  struct fs_inode *f = inode_find_child(&w->fs, w->dir, "u");
+  assert_ptr_equal(f, u); /* the kernel's lookup keeps it */
+  inode_put(&w->fs, f);
+  inode_forget(&w->fs, id, 1);
+  assert_null(inode_find_child(&w->fs, w->dir, "u"));
+  struct smb3_stat st2 = file_st(41, 7, 1000);
+  struct fs_inode *v = inode_link_unseen(&w->fs, w->dir, "v", &st2, fs_now());
+  assert_non_null(v);
+  inode_put(&w->fs, v); /* nobody looked it up: gone */
+  assert_null(inode_find_child(&w->fs, w->dir, "v"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_unchanged_file_keeps_listing, setup, teardown),
@@ -165,6 +192,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_times_set_spoil_listing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_name_not_listed_keeps_listing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_listing_orders, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unseen_inode, setup, teardown),
   };
   return cmocka_run_group_tests_name("inode", tests, NULL, NULL);
 }
