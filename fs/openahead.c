@@ -304,7 +304,8 @@ static struct fs_inode *unseen(struct fs_ctx *fs, struct fs_inode *dir, const ch
   struct smb3_stat st;
   double asked = 0;
   pthread_mutex_lock(&dir->lock);
-  const struct fs_dent *e = dircache_find(dir->dl, name);
+  /* (only from a listing that may be served: as readdirplus would give the entry) */
+  const struct fs_dent *e = dircache_fresh(fs, dir->dl, &dir->ns_moved) ? dircache_find(dir->dl, name) : NULL;
   int ok = e && dircache_stands_for_stat(&e->st) && !e->st.is_dir && S_ISREG(e->st.mode);
   if (ok) {
     st = e->st;
