@@ -56,6 +56,7 @@ struct fs_inode {
   int nopen;                         /* open files */
   int nclosing;                      /* of them, released: their CLOSE sent or waiting in closeq.c */
   int opening;                       /* opens of this inode in flight (ops_file.c) */
+  uint64_t oa_opened;                /* atomic: openahead.c's count of the program's opens at its last */
   int unlinked;                      /* renamed to a hidden name and delete-pending (ops_ns.c) */
   uint32_t lease;                    /* SMB3_LEASE_* currently held by the key */
   uint8_t key[16];                   /* lease key, shared by every open of this inode */

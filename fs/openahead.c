@@ -47,6 +47,7 @@ struct openahead {
   int walking; /* ... which was in the listing's order (or by name: sorted) */
   int window;  /* files to keep opened ahead of it: OA_WINDOW_MIN, doubled by each open that took one */
   int sorted;
+  uint64_t opens; /* atomic: the program's opens so far (oa_opening) */
 };
 
 size_t oa_read_len(const struct fs_ctx *fs, const struct fs_inode *in) {
@@ -316,8 +317,10 @@ static struct fs_inode *unseen(struct fs_ctx *fs, struct fs_inode *dir, const ch
 }
 
 /* Open the file called name in dir ahead, if it is one to open and a slot is free (oa->lock not
- * held). 0: stop (no slot left, a drain waits, out of memory). */
-static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) {
+ * held), and the program has not opened it since its plan was made (seen: oa->opens then; a plan
+ * sent late, after the program took, read and closed the files it names, would open them again for
+ * nothing). 0: stop (no slot left, a drain waits, out of memory). */
+static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name, uint64_t seen) {
   struct openahead *oa = fs->oa;
   struct fs_inode *in = inode_find_child(fs, dir, name);
   if (!in) in = unseen(fs, dir, name);
@@ -359,7 +362,9 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) 
     free_at = old;
   }
   int more = free_at >= 0 && !oa->stop;
-  int go = more && j->len && !there;
+  /* (under oa->lock: oa_opening's store comes before that open's oa_claim, which takes the lock) */
+  int passed = __atomic_load_n(&in->oa_opened, __ATOMIC_ACQUIRE) > seen;
+  int go = more && j->len && !there && !passed;
   if (go) oa->slot[free_at] = j;
   pthread_mutex_unlock(&oa->lock);
   if (evicted) job_end(evicted);
@@ -390,6 +395,7 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name) 
 }
 
 struct oa_plan {
+  uint64_t seen; /* oa->opens when it was made */
   size_t n;
   struct fs_inode *dir[OA_WINDOW]; /* referenced */
   char *names[OA_WINDOW];
@@ -469,6 +475,13 @@ static void walk_after(struct fs_ctx *fs, struct fs_inode *dir, const char *name
   if (cur) inode_put(fs, cur);
 }
 
+void oa_opening(struct fs_ctx *fs, struct fs_inode *in) {
+  struct openahead *oa = fs->oa;
+  if (!oa) return;
+  uint64_t n = __atomic_add_fetch(&oa->opens, 1, __ATOMIC_ACQ_REL);
+  __atomic_store_n(&in->oa_opened, n, __ATOMIC_RELEASE);
+}
+
 struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
   struct openahead *oa = fs->oa;
   if (!oa || fs->actimeo <= 0 || !(cache_lease_want(fs, O_RDONLY) & SMB3_LEASE_READ)) return NULL;
@@ -481,6 +494,7 @@ struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
     inode_put(fs, dir);
     return NULL;
   }
+  p->seen = __atomic_load_n(&oa->opens, __ATOMIC_ACQUIRE);
   int depth = depth_of(fs, dir);
   char *at = strdup(name); /* (name is the walk's once noted: another open may free it) */
   pthread_mutex_lock(&oa->lock);
@@ -543,7 +557,7 @@ struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
 
 void oa_go(struct fs_ctx *fs, struct oa_plan *p, int send) {
   if (!p) return;
-  for (size_t i = 0; send && i < p->n && ahead_one(fs, p->dir[i], p->names[i]); i++)
+  for (size_t i = 0; send && i < p->n && ahead_one(fs, p->dir[i], p->names[i], p->seen); i++)
     ;
   plan_clear(fs, p);
   free(p);

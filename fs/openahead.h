@@ -78,6 +78,9 @@ int oa_claim(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_clie
  * ahead of it (NULL: none). oa_go(plan, send) opens them (send: 0 when the open could not be sent),
  * after the open's own compound is on the wire, and frees the plan. */
 struct oa_plan;
+/* The program opens in (ll_open, before oa_claim): an open ahead of in that a plan made before this
+ * sends no more (the program went past it: its handle would wait for nothing). */
+void oa_opening(struct fs_ctx *fs, struct fs_inode *in);
 struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken);
 void oa_go(struct fs_ctx *fs, struct oa_plan *plan, int send);
 /* in's handle opened ahead (if any) is closed, or closed when its CREATE is answered: 1 when there

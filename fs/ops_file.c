@@ -345,6 +345,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   o->in->opening++; /* as good as open for kernel_view_stale() */
   o->opening = 1;
   pthread_mutex_unlock(&o->in->lock);
+  oa_opening(o->fs, o->in);
   /* O_TRUNC reaches us with FUSE_CAP_ATOMIC_O_TRUNC and is done by the CREATE (OVERWRITE). */
   o->asked = fi->flags & O_ACCMODE;
   o->flags = server_flags(o->fs, fi->flags & (O_ACCMODE | O_TRUNC));
