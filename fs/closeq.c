@@ -304,6 +304,15 @@ void closeq_wake_at(struct fs_ctx *fs, double t) {
   pthread_mutex_unlock(&q->lock);
 }
 
+int closeq_draining(struct fs_ctx *fs) {
+  struct closeq *q = fs->closeq;
+  if (!q) return 1;
+  pthread_mutex_lock(&q->lock);
+  int d = q->urgent || q->stop;
+  pthread_mutex_unlock(&q->lock);
+  return d;
+}
+
 void closeq_unhold(struct fs_ctx *fs) {
   struct closeq *q = fs->closeq;
   pthread_mutex_lock(&q->lock);

@@ -61,6 +61,8 @@ int closeq_riders(void *arg, smb3_client *c, smb3_file **files, int max, smb3_do
  * handle, or its CLOSE was answered). 0: none may begin (a drain waits, the queue stopped, or there
  * is no queue). */
 int closeq_hold(struct fs_ctx *fs);
+/* 1 while a drain waits (or the queue stopped): what is held is being dropped (closeq_hold says 0). */
+int closeq_draining(struct fs_ctx *fs);
 void closeq_unhold(struct fs_ctx *fs);
 /* The holder's callbacks (openahead.c, a floor above): drop(fs) closes what is held, at the start of
  * every drain; expire(fs), on the queue's thread at the time asked for with closeq_wake_at (fs_now()

@@ -172,6 +172,20 @@ static void ahead_done(int rc, smb3_file *f, const struct smb3_stat *st, int64_t
   job_end(j); /* (its hold was given back when the open took it) */
 }
 
+/* Its CREATE could not be sent (the connection closing, out of memory): nothing came of it; an open
+ * that waits for it is sent as usual. */
+static void ahead_unsent(struct oa_job *j) {
+  struct openahead *oa = j->fs->oa;
+  pthread_mutex_lock(&oa->lock);
+  for (int i = 0; i < OA_SLOTS; i++)
+    if (oa->slot[i] == j) oa->slot[i] = NULL;
+  j->done = 1;
+  oa_wait_cb wait = j->wait;
+  pthread_mutex_unlock(&oa->lock);
+  if (wait) wait(j->wait_arg, 0, NULL, NULL, 0);
+  job_end(j);
+}
+
 int oa_claim(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_client *c, uint8_t **buf,
              size_t *len, uint64_t *gen, struct oa_got *g, oa_wait_cb cb, void *arg) {
   struct openahead *oa = fs->oa;
@@ -345,6 +359,18 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name, 
     return 0;
   }
   j->dir = dir->nodeid;
+  /* held (a drain waits for it) and charged before a slot shows it: from then on a program's open
+   * may take it (oa_claim: its buffer, its hold) before it is even sent */
+  if (j->len && !closeq_hold(fs)) { /* a drain waits: none now */
+    free(j->buf);
+    free(j->path);
+    inode_put(fs, in);
+    free(j);
+    return 0;
+  }
+  if (j->len) budget_charge(&fs->mem, j->len); /* (at most OA_SLOTS small files) */
+  uint8_t *buf = j->buf;
+  size_t len = j->len;
   /* a free slot, or the one of the oldest answer nobody took in another directory (find: those of
    * the directory it goes on with once it is through with the one it went down into) */
   int free_at = -1, there = 0, old = -1;
@@ -368,27 +394,31 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name, 
   if (go) oa->slot[free_at] = j;
   pthread_mutex_unlock(&oa->lock);
   if (evicted) job_end(evicted);
-  if (go && !closeq_hold(fs)) { /* a drain waits: none now */
+  if (go && closeq_draining(fs)) { /* a drain began, whose sweep (oa_drop_all) may have come first */
     pthread_mutex_lock(&oa->lock);
-    oa->slot[free_at] = NULL;
+    int mine = oa->slot[free_at] == j && !j->wait; /* (else an open took it, or the sweep: it goes) */
+    if (mine) oa->slot[free_at] = NULL;
     pthread_mutex_unlock(&oa->lock);
-    go = more = 0;
+    if (mine) go = more = 0;
   }
   if (!go) {
+    if (len) {
+      closeq_unhold(fs);
+      fs_mem_release(fs, len);
+    }
     free(j->buf);
     free(j->path);
     inode_put(fs, in);
     free(j);
     return more;
   }
-  budget_charge(&fs->mem, j->len); /* (at most OA_SLOTS small files) */
   struct fs_route r;
   smb3_client *c = fs_route_c(fs, j->path, &r);
-  int rc = smb3_open_read_async(c, r.path, O_RDONLY, in->key, cache_lease_want(fs, O_RDONLY), j->buf, j->len,
+  int rc = smb3_open_read_async(c, r.path, O_RDONLY, in->key, cache_lease_want(fs, O_RDONLY), buf, len,
                                 ahead_done, j);
   fs_route_done(&r);
   if (rc)
-    ahead_done(rc, NULL, NULL, rc, j); /* ends it */
+    ahead_unsent(j);
   else
     atomic_fetch_add(&fs->ctr.opens_ahead, 1);
   return !rc;
