@@ -383,13 +383,13 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name, 
     there |= s->in == in;
     if (s->dir != j->dir && s->done && !s->wait && (old < 0 || s->done_at < oa->slot[old]->done_at)) old = i;
   }
-  if (free_at < 0 && old >= 0 && j->len && !there) {
+  /* (under oa->lock: oa_opening's store comes before that open's oa_claim, which takes the lock) */
+  int passed = __atomic_load_n(&in->oa_opened, __ATOMIC_ACQUIRE) > seen;
+  if (free_at < 0 && old >= 0 && j->len && !there && !passed) {
     evicted = take_slot(oa, old);
     free_at = old;
   }
   int more = free_at >= 0 && !oa->stop;
-  /* (under oa->lock: oa_opening's store comes before that open's oa_claim, which takes the lock) */
-  int passed = __atomic_load_n(&in->oa_opened, __ATOMIC_ACQUIRE) > seen;
   int go = more && j->len && !there && !passed;
   if (go) oa->slot[free_at] = j;
   pthread_mutex_unlock(&oa->lock);
