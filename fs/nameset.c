@@ -1,5 +1,5 @@
-/* nameset.c - see nameset.h. Chained hash of ASCII-folded names; the table doubles past 1 name
- * per bucket. */
+/* nameset.c - see nameset.h. Chained hash of names as spelt, hashed ASCII-folded (the spellings of
+ * one name for the server share a bucket); the table doubles past 1 name per bucket. */
 #include "nameset.h"
 
 #include <stdint.h>
@@ -8,8 +8,8 @@
 
 struct nm {
   struct nm *next;
-  uint64_t h;
-  char name[]; /* folded */
+  uint64_t h;  /* of the folded name */
+  char name[]; /* as spelt */
 };
 
 struct nameset {
@@ -34,10 +34,10 @@ static uint64_t hash(const char *s) {
   return h;
 }
 
-static int same(const char *folded, const char *s) {
-  for (; *s && *folded; s++, folded++)
-    if (*folded != fold((unsigned char)*s)) return 0;
-  return *s == *folded;
+static int same_folded(const char *a, const char *b) {
+  for (; *a && *b; a++, b++)
+    if (fold((unsigned char)*a) != fold((unsigned char)*b)) return 0;
+  return *a == *b;
 }
 
 struct nameset *nameset_new(void) {
@@ -63,9 +63,10 @@ void nameset_free(struct nameset *s) {
   free(s);
 }
 
-static struct nm **find(const struct nameset *s, const char *name, uint64_t h) {
+/* The entry spelt as name (exact) or one equal to it without ASCII case. */
+static struct nm **find(const struct nameset *s, const char *name, uint64_t h, int exact) {
   struct nm **pp = &s->b[h % s->nb];
-  while (*pp && !((*pp)->h == h && same((*pp)->name, name)))
+  while (*pp && !((*pp)->h == h && (exact ? !strcmp((*pp)->name, name) : same_folded((*pp)->name, name))))
     pp = &(*pp)->next;
   return pp;
 }
@@ -88,14 +89,13 @@ static int grow(struct nameset *s) {
 
 int nameset_add(struct nameset *s, const char *name) {
   uint64_t h = hash(name);
-  if (*find(s, name, h)) return 0;
+  if (*find(s, name, h, 1)) return 0;
   if (s->n >= s->nb && grow(s)) return -1;
   size_t len = strlen(name);
   struct nm *e = malloc(sizeof *e + len + 1);
   if (!e) return -1;
   e->h = h;
-  for (size_t i = 0; i <= len; i++)
-    e->name[i] = (char)fold((unsigned char)name[i]);
+  memcpy(e->name, name, len + 1);
   struct nm **pp = &s->b[h % s->nb];
   e->next = *pp;
   *pp = e;
@@ -104,7 +104,7 @@ int nameset_add(struct nameset *s, const char *name) {
 }
 
 void nameset_del(struct nameset *s, const char *name) {
-  struct nm **pp = find(s, name, hash(name));
+  struct nm **pp = find(s, name, hash(name), 1);
   if (!*pp) return;
   struct nm *e = *pp;
   *pp = e->next;
@@ -114,7 +114,7 @@ void nameset_del(struct nameset *s, const char *name) {
 
 int nameset_may_have(const struct nameset *s, const char *name) {
   if (!ascii(name)) return 1;
-  return *find(s, name, hash(name)) != NULL;
+  return *find(s, name, hash(name), 0) != NULL;
 }
 
 size_t nameset_count(const struct nameset *s) {

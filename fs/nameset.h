@@ -1,6 +1,7 @@
-/* nameset.h - pure: the names of one directory, compared as the server compares them (without
- * case). A directory whose every name the mount knows (one it made itself) answers lookups of
- * other names without asking the server (inode.c: inode_known). libc only. */
+/* nameset.h - pure: the names of one directory as spelt, looked up as a server that compares names
+ * without case would (a POSIX share compares them with case: the set only ever says "may be there"
+ * more often). A directory whose every name the mount knows (one it made itself) answers lookups
+ * of other names without asking the server (inode.c: inode_known). libc only. */
 #ifndef SMB3FS_NAMESET_H
 #define SMB3FS_NAMESET_H
 
@@ -10,8 +11,11 @@ struct nameset;
 struct nameset *nameset_new(void);
 void nameset_free(struct nameset *s);
 /* 0, or -1 on ENOMEM (the set is then no longer complete: the caller drops it). Adding a name
- * already there (in any case) is a no-op. */
+ * already there, spelt the same, is a no-op; another spelling is another entry (on a POSIX share,
+ * "A" and "a" are two files: removing one leaves the other). */
 int nameset_add(struct nameset *s, const char *name);
+/* The entry spelt as name goes (one spelt otherwise stays: the set may then say "may be there" of
+ * a name the server no longer has, and the lookup asks it). */
 void nameset_del(struct nameset *s, const char *name);
 /* 1 when a name equal to `name` without ASCII case is in the set, or when name has a byte the
  * set cannot compare the way the server does (non-ASCII: the server folds Unicode case), so that

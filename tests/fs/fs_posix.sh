@@ -266,6 +266,18 @@ else
   expect "abc and Abc: one file (case-insensitive server)" "$(cat "$M2/abc")" "upper"
   expect "one file on disk" "$(ls "$D" | grep -ci '^abc$')" "1"
 fi
+# ... in a directory this mount made, whose names it knows (a lookup of another name is answered
+# without the server while actimeo lasts), renewed once that expired by a listing that showed both
+# spellings (another client made them): removing one spelling tells nothing of the other
+if [ "$POSIX" = 1 ]; then
+  mount_into MC "actimeo=1"
+  mkdir "$MC/cs" && echo lower >"$D/cs/abc" && echo upper >"$D/cs/Abc" && chown "$(stat -c %u:%g "$D/cs")" "$D/cs/abc" "$D/cs/Abc"
+  sleep 1.2 # (actimeo: what this mount knew of the directory's names expires)
+  expect "both spellings, listed" "$(cat "$MC/cs/abc" "$MC/cs/Abc" | tr '\n' ' ')" "lower upper "
+  check "rm Abc in a directory this mount made" rm "$MC/cs/Abc"
+  echo 2 >/proc/sys/vm/drop_caches # (the kernel forgets the name: its next use is a lookup)
+  expect "abc stays, at once through this mount" "$(cat "$MC/cs/abc" 2>&1)" "lower"
+fi
 
 # ---- hard links ----
 echo h >"$M/h1"

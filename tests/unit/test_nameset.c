@@ -1,6 +1,7 @@
 /* test_nameset.c - a directory's names as the server compares them (fs/nameset.c): found in any
- * ASCII case, gone when deleted, non-ASCII names never reported absent, many names (the table
- * grows), and the count. */
+ * ASCII case, gone when deleted as spelt (two spellings are two files on a POSIX share: removing
+ * one leaves the other), non-ASCII names never reported absent, many names (the table grows), and
+ * the count. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,12 +23,31 @@ static void test_case_blind(void **state) {
   assert_int_equal(nameset_may_have(s, "MAKEFILE"), 1);
   assert_int_equal(nameset_may_have(s, "Makefil"), 0);
   assert_int_equal(nameset_may_have(s, "Makefiles"), 0);
-  assert_int_equal(nameset_add(s, "makeFILE"), 0); /* the same name for the server */
+  assert_int_equal(nameset_add(s, "Makefile"), 0); /* the same spelling: no-op */
   assert_int_equal(nameset_count(s), 1);
-  nameset_del(s, "MAKEfile");
+  nameset_del(s, "Makefile");
   assert_int_equal(nameset_may_have(s, "Makefile"), 0);
   assert_int_equal(nameset_count(s), 0);
   nameset_del(s, "absent"); /* no-op */
+  nameset_free(s);
+}
+
+static void test_case_pairs(void **state) {
+  (void)state;
+  struct nameset *s = nameset_new();
+  assert_non_null(s);
+  /* one file for a Windows share, two on a POSIX share (xt_CONNMARK.h, xt_connmark.h) */
+  assert_int_equal(nameset_add(s, "xt_CONNMARK.h"), 0);
+  assert_int_equal(nameset_add(s, "xt_connmark.h"), 0);
+  assert_int_equal(nameset_count(s), 2);
+  nameset_del(s, "xt_CONNMARK.h"); /* POSIX: the other is still there */
+  assert_int_equal(nameset_may_have(s, "xt_connmark.h"), 1);
+  assert_int_equal(nameset_may_have(s, "XT_CONNMARK.H"), 1);
+  nameset_del(s, "Xt_Connmark.h"); /* another spelling: nothing removed (the server is asked) */
+  assert_int_equal(nameset_may_have(s, "xt_connmark.h"), 1);
+  nameset_del(s, "xt_connmark.h");
+  assert_int_equal(nameset_may_have(s, "xt_connmark.h"), 0);
+  assert_int_equal(nameset_count(s), 0);
   nameset_free(s);
 }
 
@@ -54,7 +74,7 @@ static void test_many_names(void **state) {
   }
   assert_int_equal(nameset_count(s), 5000);
   for (int i = 0; i < 5000; i += 2) {
-    snprintf(n, sizeof n, "file%d.C", i);
+    snprintf(n, sizeof n, "File%d.c", i);
     nameset_del(s, n);
   }
   assert_int_equal(nameset_count(s), 2500);
@@ -69,6 +89,7 @@ static void test_many_names(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_case_blind),
+      cmocka_unit_test(test_case_pairs),
       cmocka_unit_test(test_non_ascii_asks_the_server),
       cmocka_unit_test(test_many_names),
   };
