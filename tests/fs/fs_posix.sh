@@ -273,9 +273,10 @@ if [ "$POSIX" = 1 ]; then
   mount_into MC "actimeo=1"
   mkdir "$MC/cs" && echo lower >"$D/cs/abc" && echo upper >"$D/cs/Abc" && chown "$(stat -c %u:%g "$D/cs")" "$D/cs/abc" "$D/cs/Abc"
   sleep 1.2 # (actimeo: what this mount knew of the directory's names expires)
-  expect "both spellings, listed" "$(cat "$MC/cs/abc" "$MC/cs/Abc" | tr '\n' ' ')" "lower upper "
+  # (Abc's lookup lists the directory; abc is not looked up before the rm: its first use afterwards
+  # is the kernel's lookup, which the mount answers)
+  expect "Abc, listed" "$(cat "$MC/cs/Abc")" "upper"
   check "rm Abc in a directory this mount made" rm "$MC/cs/Abc"
-  echo 2 >/proc/sys/vm/drop_caches # (the kernel forgets the name: its next use is a lookup)
   expect "abc stays, at once through this mount" "$(cat "$MC/cs/abc" 2>&1)" "lower"
 fi
 
