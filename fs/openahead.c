@@ -93,6 +93,14 @@ static void job_end(struct oa_job *j) {
     closeq_unhold(fs);
 }
 
+/* A job made but neither held nor charged yet: what it has, freed. */
+static void job_discard(struct oa_job *j) {
+  free(j->buf);
+  free(j->path);
+  inode_put(j->fs, j->in);
+  free(j);
+}
+
 /* Empty slot i and hand its job back: to end at once when answered, else when it is (oa->lock held). */
 static struct oa_job *take_slot(struct openahead *oa, int i) {
   struct oa_job *j = oa->slot[i];
@@ -134,6 +142,12 @@ static int still_true(const struct oa_job *j, const struct fs_inode *in) {
          (smb3_file_lease(j->f) & SMB3_LEASE_READ);
 }
 
+/* j out of the slot that shows it, if one still does (oa->lock held). */
+static void slot_clear(struct openahead *oa, const struct oa_job *j) {
+  for (int i = 0; i < OA_SLOTS; i++)
+    if (oa->slot[i] == j) oa->slot[i] = NULL;
+}
+
 static void ahead_done(int rc, smb3_file *f, const struct smb3_stat *st, int64_t nread, void *arg) {
   struct oa_job *j = arg;
   struct fs_ctx *fs = j->fs;
@@ -146,9 +160,7 @@ static void ahead_done(int rc, smb3_file *f, const struct smb3_stat *st, int64_t
   j->done_at = fs_now();
   oa_wait_cb wait = j->wait;
   int end = rc || j->dropped || oa->stop || !(smb3_file_lease(f) & SMB3_LEASE_READ);
-  if (end) /* (a waiting open took it out already) */
-    for (int i = 0; i < OA_SLOTS; i++)
-      if (oa->slot[i] == j) oa->slot[i] = NULL;
+  if (end) slot_clear(oa, j); /* (a waiting open took it out already) */
   pthread_mutex_unlock(&oa->lock);
   if (!wait) {
     if (end)
@@ -177,8 +189,7 @@ static void ahead_done(int rc, smb3_file *f, const struct smb3_stat *st, int64_t
 static void ahead_unsent(struct oa_job *j) {
   struct openahead *oa = j->fs->oa;
   pthread_mutex_lock(&oa->lock);
-  for (int i = 0; i < OA_SLOTS; i++)
-    if (oa->slot[i] == j) oa->slot[i] = NULL;
+  slot_clear(oa, j);
   j->done = 1;
   oa_wait_cb wait = j->wait;
   pthread_mutex_unlock(&oa->lock);
@@ -352,23 +363,22 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name, 
   j->gen = in->data_gen;
   j->snap = in->st;
   pthread_mutex_unlock(&in->lock);
-  if (j->len && (!(j->path = inode_path(fs, in)) || !(j->buf = malloc(j->len)))) {
-    free(j->path);
-    inode_put(fs, in);
-    free(j);
+  if (!j->len) { /* open, being made, or nothing to read with the open: the next file */
+    job_discard(j);
+    return 1;
+  }
+  if (!(j->path = inode_path(fs, in)) || !(j->buf = malloc(j->len))) {
+    job_discard(j);
     return 0;
   }
   j->dir = dir->nodeid;
   /* held (a drain waits for it) and charged before a slot shows it: from then on a program's open
    * may take it (oa_claim: its buffer, its hold) before it is even sent */
-  if (j->len && !closeq_hold(fs)) { /* a drain waits: none now */
-    free(j->buf);
-    free(j->path);
-    inode_put(fs, in);
-    free(j);
+  if (!closeq_hold(fs)) { /* a drain waits: none now */
+    job_discard(j);
     return 0;
   }
-  if (j->len) budget_charge(&fs->mem, j->len); /* (at most OA_SLOTS small files) */
+  budget_charge(&fs->mem, j->len); /* (at most OA_SLOTS small files) */
   uint8_t *buf = j->buf;
   size_t len = j->len;
   /* a free slot, or the one of the oldest answer nobody took in another directory (find: those of
@@ -385,12 +395,12 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name, 
   }
   /* (under oa->lock: oa_opening's store comes before that open's oa_claim, which takes the lock) */
   int passed = __atomic_load_n(&in->oa_opened, __ATOMIC_ACQUIRE) > seen;
-  if (free_at < 0 && old >= 0 && j->len && !there && !passed) {
+  if (free_at < 0 && old >= 0 && !there && !passed) {
     evicted = take_slot(oa, old);
     free_at = old;
   }
   int more = free_at >= 0 && !oa->stop;
-  int go = more && j->len && !there && !passed;
+  int go = more && !there && !passed;
   if (go) oa->slot[free_at] = j;
   pthread_mutex_unlock(&oa->lock);
   if (evicted) job_end(evicted);
@@ -402,14 +412,7 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name, 
     if (mine) go = more = 0;
   }
   if (!go) {
-    if (len) {
-      closeq_unhold(fs);
-      fs_mem_release(fs, len);
-    }
-    free(j->buf);
-    free(j->path);
-    inode_put(fs, in);
-    free(j);
+    job_end(j); /* (its buffer given back, its hold too: nothing was sent) */
     return more;
   }
   struct fs_route r;
