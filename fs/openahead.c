@@ -3,6 +3,7 @@
  * claims and the new opens ahead on the FUSE workers, drops on the notifier thread and on the
  * workers (closeq_drain). */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -557,7 +558,8 @@ struct oa_plan *oa_note(struct fs_ctx *fs, struct fs_inode *in, int taken) {
     }
     if (!seq) {
       struct oa_plan w = {0};
-      walk_after(fs, last, last_name, 0, depth_of(fs, last), -1, &w, 1);
+      /* (no top, -1: its depth only has to stay above that, and the share's root ends the walk) */
+      walk_after(fs, last, last_name, 0, INT_MAX / 2, -1, &w, 1);
       seq = w.n && w.dir[0] == dir && !strcmp(w.names[0], name);
       if (seq) sorted = 0;
       plan_clear(fs, &w);
