@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "budget.h"
 #include "cache.h"
@@ -49,6 +50,11 @@ struct openahead {
   int window;  /* files to keep opened ahead of it: OA_WINDOW_MIN, doubled by each open that took one */
   int sorted;
   uint64_t opens; /* atomic: the program's opens so far (oa_opening) */
+  /* Tests only (fs_openahead.sh): microseconds the worker waits before it looks at each file of its
+   * plan, and again between showing the job in its slot and sending it, as a worker slowed by a
+   * loaded machine does (SMB3FS_TEST_AHEAD_DELAY_US, at most 0.1 s): plans then go out after the
+   * program has opened the files they name, and its opens take jobs not yet sent, every time. */
+  unsigned test_delay_us;
 };
 
 size_t oa_read_len(const struct fs_ctx *fs, const struct fs_inode *in) {
@@ -65,6 +71,9 @@ int oa_start(struct fs_ctx *fs) {
   if (!oa) return -1;
   pthread_mutex_init(&oa->lock, NULL);
   oa->window = OA_WINDOW_MIN;
+  const char *delay = getenv("SMB3FS_TEST_AHEAD_DELAY_US");
+  unsigned long us = delay ? strtoul(delay, NULL, 10) : 0;
+  oa->test_delay_us = us > 100000 ? 100000 : (unsigned)us;
   fs->oa = oa;
   closeq_on_held(fs, oa_drop_all, oa_expire);
   return 0;
@@ -348,6 +357,7 @@ static struct fs_inode *unseen(struct fs_ctx *fs, struct fs_inode *dir, const ch
  * nothing). 0: stop (no slot left, a drain waits, out of memory). */
 static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name, uint64_t seen) {
   struct openahead *oa = fs->oa;
+  if (oa->test_delay_us) usleep(oa->test_delay_us);
   struct fs_inode *in = inode_find_child(fs, dir, name);
   if (!in) in = unseen(fs, dir, name);
   if (!in) return 1;
@@ -416,6 +426,7 @@ static int ahead_one(struct fs_ctx *fs, struct fs_inode *dir, const char *name, 
     job_end(j); /* (its buffer given back, its hold too: nothing was sent) */
     return more;
   }
+  if (oa->test_delay_us) usleep(oa->test_delay_us);
   struct fs_route r;
   smb3_client *c = fs_route_c(fs, j->path, &r);
   int rc = smb3_open_read_async(c, r.path, O_RDONLY, in->key, cache_lease_want(fs, O_RDONLY), buf, len,
