@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct nm {
   struct nm *next;
@@ -34,12 +35,6 @@ static uint64_t hash(const char *s) {
   return h;
 }
 
-static int same_folded(const char *a, const char *b) {
-  for (; *a && *b; a++, b++)
-    if (fold((unsigned char)*a) != fold((unsigned char)*b)) return 0;
-  return *a == *b;
-}
-
 struct nameset *nameset_new(void) {
   struct nameset *s = calloc(1, sizeof *s);
   if (!s) return NULL;
@@ -63,10 +58,11 @@ void nameset_free(struct nameset *s) {
   free(s);
 }
 
-/* The entry spelt as name (exact) or one equal to it without ASCII case. */
+/* The entry spelt as name (exact) or one equal to it without ASCII case (strcasecmp: the daemon
+ * never leaves the C locale, as fold() and the hash). */
 static struct nm **find(const struct nameset *s, const char *name, uint64_t h, int exact) {
   struct nm **pp = &s->b[h % s->nb];
-  while (*pp && !((*pp)->h == h && (exact ? !strcmp((*pp)->name, name) : same_folded((*pp)->name, name))))
+  while (*pp && !((*pp)->h == h && (exact ? strcmp((*pp)->name, name) : strcasecmp((*pp)->name, name)) == 0))
     pp = &(*pp)->next;
   return pp;
 }
