@@ -67,8 +67,38 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-}${UBSAN_OPTIONS:+:}log_path=$WORK/ubsan"
 # The daemons' standard error and syslog messages (a daemon that ends by itself says why there),
 # shown when the test fails.
 export SMB3FS_STDERR=$WORK/daemon.log
+# A daemon that dies by a signal no sanitizer reports (SIGKILL; SIGABRT, SIGILL unless ASan is told
+# to handle them) leaves no message. So, as root, the kernel keeps every signal sent on the machine
+# while the test runs (but the routine ones: SIGCHLD, SIGCONT, SIGSTOP/SIGTSTP, SIGURG, SIGWINCH,
+# glibc's thread signals), in a tracefs instance of its own, shown when the test fails: which
+# process sent what to whom. Diagnosis only: without tracefs the test runs the same.
+export ASAN_OPTIONS="$ASAN_OPTIONS:handle_abort=1:handle_sigill=1"
+SIGTRACE=/sys/kernel/tracing/instances/smb3fs-test-$$
+{
+  [ -d /sys/kernel/tracing/instances ] || mount -t tracefs nodev /sys/kernel/tracing
+  mkdir "$SIGTRACE" && echo 64 >"$SIGTRACE/buffer_size_kb" &&
+    echo 'sig != 17 && sig != 18 && sig != 19 && sig != 20 && sig != 23 && sig != 28 && sig != 32 && sig != 33' \
+      >"$SIGTRACE/events/signal/signal_generate/filter" &&
+    echo 1 >"$SIGTRACE/events/signal/signal_generate/enable"
+} 2>/dev/null || { rmdir "$SIGTRACE"; SIGTRACE=; } 2>/dev/null
+declare -A DAEMON=() # mount point -> the pid of the daemon serving it, taken when mounted
 cleanup() {
   local m rc=$?
+  # only the test's own shell: bash runs the EXIT trap in a subshell killed by a signal before it
+  # has reset its traps (a background job signalled as soon as it is forked), which would unmount
+  # the test's mounts under it
+  [ "$BASHPID" = "$$" ] || return "$rc"
+  if [ "$rc" -ne 0 ]; then
+    for m in "${MOUNTS[@]}"; do
+      [ -n "${DAEMON[$m]:-}" ] && ! kill -0 "${DAEMON[$m]}" 2>/dev/null &&
+        echo "the daemon of $m (pid ${DAEMON[$m]}) had ended before the unmount"
+    done
+    [ -n "$SIGTRACE" ] && echo "signals sent while the test ran (tracefs):" && grep -v '^#' "$SIGTRACE/trace"
+  fi
+  if [ -n "$SIGTRACE" ]; then
+    echo 0 >"$SIGTRACE/events/signal/signal_generate/enable"
+    rmdir "$SIGTRACE"
+  fi 2>/dev/null
   for m in "${MOUNTS[@]}"; do fs_umount "$m"; done
   if [ "$rc" -ne 0 ] && [ -s "$WORK/daemon.log" ]; then
     echo "the smb3fs daemons' messages:"; cat "$WORK/daemon.log"
@@ -95,6 +125,7 @@ mount_into() {
     echo "FATAL: mount of $SRC on $m failed" >&2
     exit 1
   fi
+  DAEMON[$m]=$(daemon_pids "$m")
   printf -v "$var" '%s' "$m"
 }
 # stats MOUNT KEY: one counter of `smb3 stats MOUNT`
