@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "nameset.h"
+
 struct fs_dlist {
   struct fs_dent *v;
   struct fs_dent **ord; /* v by name (strcmp): dircache_find */
@@ -168,12 +170,6 @@ const struct fs_dent *dircache_find(const struct fs_dlist *d, const char *name) 
   return e ? *e : NULL;
 }
 
-static int ascii(const char *s) {
-  for (; *s; s++)
-    if ((unsigned char)*s >= 0x80) return 0;
-  return 1;
-}
-
 /* A name the server may find under another name: a mangled 8.3 name (with '~'), or one ending in a
  * dot or a space (Windows drops them). */
 static int aliased(const char *s) {
@@ -183,11 +179,11 @@ static int aliased(const char *s) {
 
 int dircache_absent(struct fs_ctx *fs, const struct fs_dlist *d, const atomic_uint_fast64_t *moved,
                     const char *name) {
-  if (!d || !d->leased || !dircache_recent(fs, d) || !dircache_gen_fresh(fs, d->gen, moved) || !ascii(name) ||
-      aliased(name))
+  if (!d || !d->leased || !dircache_recent(fs, d) || !dircache_gen_fresh(fs, d->gen, moved) ||
+      !nameset_ascii(name) || aliased(name))
     return 0;
   for (size_t i = 0; i < d->n; i++) /* (the server compares names without case) */
-    if (!ascii(d->v[i].name) || !strcasecmp(d->v[i].name, name)) return 0;
+    if (!nameset_ascii(d->v[i].name) || !strcasecmp(d->v[i].name, name)) return 0;
   return 1;
 }
 

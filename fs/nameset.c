@@ -22,7 +22,7 @@ static int fold(int c) {
   return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
 }
 
-static int ascii(const char *s) {
+int nameset_ascii(const char *s) {
   for (; *s; s++)
     if ((unsigned char)*s >= 0x80) return 0;
   return 1;
@@ -109,7 +109,7 @@ void nameset_del(struct nameset *s, const char *name) {
 }
 
 int nameset_may_have(const struct nameset *s, const char *name) {
-  if (!ascii(name)) return 1;
+  if (!nameset_ascii(name)) return 1;
   return *find(s, name, hash(name), 0) != NULL;
 }
 

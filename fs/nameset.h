@@ -22,5 +22,8 @@ void nameset_del(struct nameset *s, const char *name);
  * the caller asks the server; 0 when it is certainly absent. */
 int nameset_may_have(const struct nameset *s, const char *name);
 size_t nameset_count(const struct nameset *s);
+/* 1 when every byte of s is ASCII: a name whose case the server folds as ASCII does (and
+ * strcasecmp in the C locale), which the mount can then compare as the server would */
+int nameset_ascii(const char *s);
 
 #endif
