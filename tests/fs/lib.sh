@@ -12,6 +12,7 @@ PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 WORK=$(mktemp -d /tmp/smb3fs-test.XXXXXX)
 FSCHECK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # fscheck.py: the Python parts' helpers
 export FSCHECK_DIR
+source "$FSCHECK_DIR/../harness/proc.sh" # alive PID
 MOUNTS=()
 
 ok() { PASSED=$((PASSED + 1)); printf 'ok   %s\n' "$*"; }
@@ -54,7 +55,7 @@ fs_umount() {
   fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
   for pid in $(daemon_pids "$m"); do
     # let it exit by itself after the unmount; only then force it
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
   done
   rmdir "$m" 2>/dev/null || true
@@ -90,7 +91,7 @@ cleanup() {
   [ "$BASHPID" = "$$" ] || return "$rc"
   if [ "$rc" -ne 0 ]; then
     for m in "${MOUNTS[@]}"; do
-      [ -n "${DAEMON[$m]:-}" ] && ! kill -0 "${DAEMON[$m]}" 2>/dev/null &&
+      [ -n "${DAEMON[$m]:-}" ] && ! alive "${DAEMON[$m]}" &&
         echo "the daemon of $m (pid ${DAEMON[$m]}) had ended before the unmount"
     done
     [ -n "$SIGTRACE" ] && echo "signals sent while the test ran (tracefs):" && grep -v '^#' "$SIGTRACE/trace"
