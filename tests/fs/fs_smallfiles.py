@@ -278,12 +278,18 @@ def later_write(name, other):
 later_write("two", False)
 later_write("three", True)
 # Times set by path (tar's utimensat of each directory at the end, touch, rsync): the SET_INFO and
-# the attributes the reply needs in one compound (CREATE + SET_INFO + QUERY_INFO + CLOSE).
+# the attributes the reply needs in one compound (CREATE + SET_INFO + QUERY_INFO + CLOSE). On a
+# directory made just before, named relative to an open directory: the kernel then looks up no
+# name whose cached entry may expire meanwhile (its LOOKUP would cost round trips of its own).
+cfd = os.open(cpd, os.O_RDONLY | os.O_DIRECTORY)
+os.mkdir("ud", dir_fd=cfd)
 r0 = stats()["round_trips"]
 r1 = stats()["round_trips"]  # what asking costs by itself
-os.utime(cpd, ns=(MTIME * 10**9, (MTIME + 7) * 10**9))
+os.utime("ud", ns=(MTIME * 10**9, (MTIME + 7) * 10**9), dir_fd=cfd)
 spent = stats()["round_trips"] - r1 - (r1 - r0)
 report("utime of a directory by path: round trips", spent, 4 if label == "nocompound" else 1)
 report("... the time through the mount and on the server's disk",
-       (int(os.stat(cpd).st_mtime), int(os.stat(os.path.join(share, "small", "cp")).st_mtime)), (MTIME + 7, MTIME + 7))
+       (int(os.stat("ud", dir_fd=cfd).st_mtime), int(os.stat(os.path.join(share, "small", "cp", "ud")).st_mtime)),
+       (MTIME + 7, MTIME + 7))
+os.close(cfd)
 sys.exit(1 if report.failed else 0)
