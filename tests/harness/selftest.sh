@@ -15,6 +15,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SELF=$HERE/$(basename "${BASH_SOURCE[0]}")
 WITH_SMBD=$HERE/with-smbd
+source "$HERE/proc.sh" # alive PID
 
 # ---------------------------------------------------------------------------
 # Result bookkeeping (shared with the inner invocations through the environment).
@@ -564,11 +565,12 @@ for sig in TERM INT KILL; do
 		done
 	fi
 	assert_cleaned "SIG$sig" "$d"
+	# (the sleeper is not our child: once its harness is gone it is a zombie until reaped)
 	for ((i = 0; i < 50; i++)); do
-		kill -0 "$sp" 2>/dev/null || break
+		alive "$sp" || break
 		sleep 0.1
 	done
-	if kill -0 "$sp" 2>/dev/null; then
+	if alive "$sp"; then
 		ko "SIG$sig: COMMAND was stopped" "pid $sp still running"
 		kill -KILL "$sp" 2>/dev/null || true
 	else
