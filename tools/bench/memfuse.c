@@ -1,6 +1,6 @@
 /* memfuse.c - the benchmark's floor: a FUSE file system with no network behind it.
  *
- *   smb3-memfuse MOUNTPOINT [-f] [--file NAME=BYTES]...
+ *   smb3-memfuse MOUNTPOINT [-f] [--direct] [--file NAME=BYTES]...
  *
  * It serves the files named by --file (their bytes a fixed pattern, answered from one buffer that
  * stays in memory, so no read waits for anything) and accepts new files whose data it drops (only
@@ -71,10 +71,14 @@ static void reply_entry(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
     fuse_reply_entry(req, &e);
 }
 
+static int direct_all; /* --direct */
+
 /* As smb3fs under cache=strict with a read lease (fs/cache.c, cache_open_mode): a write-only open
- * writes with direct I/O, every other open goes through the page cache, which a fresh mount has empty. */
+ * writes with direct I/O, every other open goes through the page cache, which a fresh mount has empty.
+ * --direct: every open with direct I/O, as smb3fs's for a big file opened read-only, so that each
+ * read(2) is a FUSE request. */
 static void open_mode(struct fuse_file_info *fi) {
-  fi->direct_io = (fi->flags & O_ACCMODE) == O_WRONLY;
+  fi->direct_io = direct_all || (fi->flags & O_ACCMODE) == O_WRONLY;
   fi->keep_cache = 0;
 }
 
@@ -273,17 +277,19 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-f") == 0)
       foreground = 1;
+    else if (strcmp(argv[i], "--direct") == 0)
+      direct_all = 1;
     else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc) {
       if (add_file(argv[++i])) return 2;
     } else if (argv[i][0] != '-' && !mnt)
       mnt = argv[i];
     else {
-      fprintf(stderr, "usage: smb3-memfuse MOUNTPOINT [-f] [--file NAME=BYTES]...\n");
+      fprintf(stderr, "usage: smb3-memfuse MOUNTPOINT [-f] [--direct] [--file NAME=BYTES]...\n");
       return 2;
     }
   }
   if (!mnt) {
-    fprintf(stderr, "usage: smb3-memfuse MOUNTPOINT [-f] [--file NAME=BYTES]...\n");
+    fprintf(stderr, "usage: smb3-memfuse MOUNTPOINT [-f] [--direct] [--file NAME=BYTES]...\n");
     return 2;
   }
   pattern = malloc(2 * MF_PATTERN);

@@ -110,11 +110,14 @@ IO_LABEL = {"smb3-cat": "smb3 cat >/dev/null", "smb3-get": "smb3 get", "smb3-put
 # default (temporary name + rename), smb3 put --inplace and smbclient put; run at the largest rsize/wsize
 # only (they compare ways of overwriting, not wire sizes), compared with smbclient-put-over
 OVER_TOOLS = ("smb3-put-over", "smb3-put-inplace", "smbclient-put-over")
-MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone", "smb3", "floor"]
+MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone", "smb3", "floor", "floor-direct"]
 # "floor": no network, the part of a mount's time that is FUSE and the page cache: smb3-memfuse
 # (tools/bench/memfuse.c), a FUSE file system serving the same file names from one buffer in memory with
 # smb3fs's FUSE settings (request size, read-ahead, workers), dropping what is written; the read and write
 # tests only. A mount's "vs floor" is how close it comes to what any FUSE mount can do on this machine.
+# "floor-direct": the same with direct I/O for every open (smb3-memfuse --direct), the read tests only: what
+# a FUSE request costs when every read(2) is one, as for smb3fs's direct reads of a big file (fs/cache.c)
+FLOOR_TOOLS = ("floor", "floor-direct")
 # "smb3": no mount, the reference the mounts are held to: smb3 cat of the same file > /dev/null for the read
 # tests, smb3 put of a local file (/dev/shm) of the same size for the write tests; interleaved with the mounts
 # (a data test only)
@@ -1185,10 +1188,12 @@ class Bench:
             if nocache:
                 cmd[-1] += ",actimeo=0"
             root = mnt
-        elif tool == "floor":
+        elif tool in FLOOR_TOOLS:
             files = sorted({mount_test_size(t, self.a.mount_size[link]) for t in MOUNT_TESTS[:2]
                             for link in self.a.mount_links})
             cmd = [self.a.memfuse, mnt, "-f"] + [x for n in files for x in ("--file", f"{self.remote_name(n)}={n}")]
+            if tool == "floor-direct":
+                cmd.append("--direct")
             root = mnt
         elif tool == "smbnetfs":
             home = os.path.join(self.ws, "smbnetfs-home")
@@ -1220,7 +1225,7 @@ class Bench:
             if self.is_mounted(mnt):
                 try:
                     st = os.stat(root)
-                    if tool == "floor":  # the kernel read-ahead smb3fs sets for itself (FS_KERNEL_RA, 1 MiB)
+                    if tool in FLOOR_TOOLS:  # the kernel read-ahead smb3fs sets for itself (FS_KERNEL_RA, 1 MiB)
                         with open(f"/sys/class/bdi/{os.major(st.st_dev)}:{os.minor(st.st_dev)}/read_ahead_kb", "w") as f:
                             f.write("1024\n")
                     self.mounts.append((mnt, p))
@@ -1312,9 +1317,11 @@ class Bench:
     def mount_one(self, tool, test, link, port, size):
         if tool == "smb3":
             return self.mount_ref_one(test, port, size)
-        if tool == "floor" and (not test.startswith(("read", "write")) or test == "read-written-1M"
-                                or link != "loopback"):
+        if tool in FLOOR_TOOLS and (not test.startswith(("read", "write")) or test == "read-written-1M"
+                                    or link != "loopback"):
             return dict(error="n/a: the floor is for the read and write tests on loopback only")
+        if tool == "floor-direct" and not test.startswith("read"):
+            return dict(error="n/a: floor-direct is for the read tests only (writes: the floor row, direct already)")
         mnt = tempfile.mkdtemp(prefix=f"mnt-{tool}-", dir=self.ws)
         wname = f"mountwrite-{tool}.bin"
         self.unlink_remote(wname)
@@ -1408,9 +1415,8 @@ class Bench:
             self.say(msg)
             self.md += ["## FUSE mounts (issue 5)", "", f"**Skipped**: {msg}", ""]
             return
-        missing = [t for t in tools if t not in SMB3FS_TOOLS + ("smb3", "floor") and not shutil.which(t)]
-        if "floor" in tools and not os.path.exists(a.memfuse):
-            missing.append("floor")
+        missing = [t for t in tools if t not in SMB3FS_TOOLS + ("smb3",) + FLOOR_TOOLS and not shutil.which(t)]
+        missing += [t for t in FLOOR_TOOLS if t in tools and not os.path.exists(a.memfuse)]
         links = a.mount_links
         sizes = {link: a.mount_size[link] for link in links}
         self.say(f"tools {','.join(tools)}; links {','.join(links)}; tests {','.join(a.mount_tests)}; reps {a.reps}; "
@@ -1429,9 +1435,10 @@ class Bench:
                 self.say(f"  {link} rep {rep + 1}/{a.reps} (load {loadavg()})")
                 for test in a.mount_tests:
                     for tool in order:
-                        if tool in ("smb3", "floor") and not test.startswith(("read", "write")):
+                        if tool in ("smb3",) + FLOOR_TOOLS and not test.startswith(("read", "write")):
                             continue
-                        if tool == "floor" and link != "loopback":
+                        if tool in FLOOR_TOOLS and (link != "loopback" or tool == "floor-direct"
+                                                    and not test.startswith("read")):
                             continue
                         if tool in missing:
                             s = dict(error=f"{tool} not installed (scripts/install-deps.sh bench)")
@@ -1455,6 +1462,7 @@ class Bench:
                                 + " (path HOST:PORT/share)",
                     "rclone": "--vfs-cache-mode off" + (" --attr-timeout 0s --dir-cache-time 0s" if nc else ""),
                     "floor": "smb3-memfuse: no network, FUSE and the page cache only (the floor)",
+                    "floor-direct": "smb3-memfuse --direct: no network, a FUSE request per read(2) (direct I/O)",
                     "smb3": "no mount: smb3 cat >/dev/null (read), smb3 put of a /dev/shm file (write)"
                             + (" with -o seal/sign as the mount" if any(o in ("seal", "sign") for o in
                                                                         a.smb3fs_opts.split(",")) else "")}[tool]
@@ -1476,7 +1484,10 @@ class Bench:
               "median of the smb3 row (the library through the CLI, no mount: smb3 cat of the same file, smb3 put of "
               "a file of the same size), interleaved with the mounts in the same run. *vs floor*: the same against the "
               "floor row (smb3-memfuse: a FUSE file system from memory with smb3fs's FUSE settings, no network), the "
-              "most any page-cache FUSE mount can reach on this machine; its CPU is the daemon's and dd's.", "",
+              "most any page-cache FUSE mount can reach on this machine; its CPU is the daemon's and dd's. The "
+              "floor-direct row: the same file system with direct I/O for every open, so each read(2) is one FUSE "
+              "request, as for smb3fs's direct reads of a big file opened read-only: the most any mount reading "
+              "that way can reach.", "",
               "| tool | test | link | size | reps | MB/s or ms/op, median (range) | vs smb3 | vs floor | CPU s/GiB | "
               "server CPU s/GiB (busy) | mount options | status |",
               "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
@@ -1510,9 +1521,11 @@ class Bench:
                     size = fmt_size(mount_test_size(test, sizes[link])) if test.startswith(DATA_TESTS) \
                         else f"{a.meta_n} calls"
                     rv = ref(link, test)
-                    vs = f"{val / rv:.2f}x" if rv and tool not in ("smb3", "floor") and good and "mbps" in good[0] else ""
+                    vs = f"{val / rv:.2f}x" if rv and tool not in ("smb3",) + FLOOR_TOOLS and good and "mbps" in good[0] \
+                        else ""
                     fv = ref(link, test, "floor")
-                    vf = f"{val / fv:.2f}x" if fv and tool not in ("smb3", "floor") and good and "mbps" in good[0] else ""
+                    vf = f"{val / fv:.2f}x" if fv and tool not in ("smb3",) + FLOOR_TOOLS and good and "mbps" in good[0] \
+                        else ""
                     md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {vs} | {vf} | {cpu_cell} | "
                               f"{srv_cell} | {opts(tool, test)} | {status if good else 'failed'} |")
                     self.rows.append(dict(section="mount", tool=tool, op=test, dialect="", link=link, rsize="",
@@ -1708,7 +1721,7 @@ class Bench:
     def section_tree(self):
         a = self.a
         self.say("\n== tree: many small files through the mounts ==")
-        tools = self.section_tools([t for t in a.mount_tools if t not in ("smb3", "floor")])  # smb3 -r: tree_cli, below
+        tools = self.section_tools([t for t in a.mount_tools if t not in ("smb3",) + FLOOR_TOOLS])  # smb3 -r: tree_cli, below
         if not tools:
             self.md += ["## Tree of small files (issue 15)", "", "**Skipped**: no mount tool in --mount-tools", ""]
         missing = {t: f"{t} not installed (scripts/install-deps.sh bench)" for t in tools
@@ -2482,7 +2495,7 @@ def outer(a, argv):
         print(f"  memory: smb3fs RSS with {MEM_STREAMS} dd readers + {MEM_STREAMS} dd writers of {fmt_size(a.mem_size)} "
               f"each at once, and 1/3/5 s after; peak RSS of smb3 get/put of {fmt_size(a.mem_get_size)}; {a.reps} reps")
     if "tree" in a.section:
-        print(f"  tree: {','.join(t for t in a.mount_tools if t not in ('smb3', 'floor'))} on {','.join(a.tree_links)}, a generated "
+        print(f"  tree: {','.join(t for t in a.mount_tools if t not in ('smb3',) + FLOOR_TOOLS)} on {','.join(a.tree_links)}, a generated "
               f"tree of {a.tree_files} files: {', '.join(TREE_STEPS)}, each on a fresh mount, {a.reps} reps")
     cmd = [with_smbd, "--tmpfs"] + (["--samba", a.samba] if a.samba != "system" else [])
     for g in a.smbd_global:
