@@ -118,6 +118,7 @@ MOUNT_TOOLS = ["smb3fs", "smbnetfs", "rclone", "smb3", "floor", "floor-direct"]
 # "floor-direct": the same with direct I/O for every open (smb3-memfuse --direct), the read tests only: what
 # a FUSE request costs when every read(2) is one, as for smb3fs's direct reads of a big file (fs/cache.c)
 FLOOR_TOOLS = ("floor", "floor-direct")
+NOT_MOUNTS = ("smb3",) + FLOOR_TOOLS  # the references, not mounts of the share: no tree steps, no ratios
 # "smb3": no mount, the reference the mounts are held to: smb3 cat of the same file > /dev/null for the read
 # tests, smb3 put of a local file (/dev/shm) of the same size for the write tests; interleaved with the mounts
 # (a data test only)
@@ -1320,8 +1321,6 @@ class Bench:
         if tool in FLOOR_TOOLS and (not test.startswith(("read", "write")) or test == "read-written-1M"
                                     or link != "loopback"):
             return dict(error="n/a: the floor is for the read and write tests on loopback only")
-        if tool == "floor-direct" and not test.startswith("read"):
-            return dict(error="n/a: floor-direct is for the read tests only (writes: the floor row, direct already)")
         mnt = tempfile.mkdtemp(prefix=f"mnt-{tool}-", dir=self.ws)
         wname = f"mountwrite-{tool}.bin"
         self.unlink_remote(wname)
@@ -1415,7 +1414,7 @@ class Bench:
             self.say(msg)
             self.md += ["## FUSE mounts (issue 5)", "", f"**Skipped**: {msg}", ""]
             return
-        missing = [t for t in tools if t not in SMB3FS_TOOLS + ("smb3",) + FLOOR_TOOLS and not shutil.which(t)]
+        missing = [t for t in tools if t not in SMB3FS_TOOLS + NOT_MOUNTS and not shutil.which(t)]
         missing += [t for t in FLOOR_TOOLS if t in tools and not os.path.exists(a.memfuse)]
         links = a.mount_links
         sizes = {link: a.mount_size[link] for link in links}
@@ -1435,7 +1434,7 @@ class Bench:
                 self.say(f"  {link} rep {rep + 1}/{a.reps} (load {loadavg()})")
                 for test in a.mount_tests:
                     for tool in order:
-                        if tool in ("smb3",) + FLOOR_TOOLS and not test.startswith(("read", "write")):
+                        if tool in NOT_MOUNTS and not test.startswith(("read", "write")):
                             continue
                         if tool in FLOOR_TOOLS and (link != "loopback" or tool == "floor-direct"
                                                     and not test.startswith("read")):
@@ -1521,11 +1520,9 @@ class Bench:
                     size = fmt_size(mount_test_size(test, sizes[link])) if test.startswith(DATA_TESTS) \
                         else f"{a.meta_n} calls"
                     rv = ref(link, test)
-                    vs = f"{val / rv:.2f}x" if rv and tool not in ("smb3",) + FLOOR_TOOLS and good and "mbps" in good[0] \
-                        else ""
+                    vs = f"{val / rv:.2f}x" if rv and tool not in NOT_MOUNTS and good and "mbps" in good[0] else ""
                     fv = ref(link, test, "floor")
-                    vf = f"{val / fv:.2f}x" if fv and tool not in ("smb3",) + FLOOR_TOOLS and good and "mbps" in good[0] \
-                        else ""
+                    vf = f"{val / fv:.2f}x" if fv and tool not in NOT_MOUNTS and good and "mbps" in good[0] else ""
                     md.append(f"| {tool} | {test} | {link} | {size} | {len(ss)} | {cell} | {vs} | {vf} | {cpu_cell} | "
                               f"{srv_cell} | {opts(tool, test)} | {status if good else 'failed'} |")
                     self.rows.append(dict(section="mount", tool=tool, op=test, dialect="", link=link, rsize="",
@@ -1721,7 +1718,7 @@ class Bench:
     def section_tree(self):
         a = self.a
         self.say("\n== tree: many small files through the mounts ==")
-        tools = self.section_tools([t for t in a.mount_tools if t not in ("smb3",) + FLOOR_TOOLS])  # smb3 -r: tree_cli, below
+        tools = self.section_tools([t for t in a.mount_tools if t not in NOT_MOUNTS])  # smb3 -r: tree_cli, below
         if not tools:
             self.md += ["## Tree of small files (issue 15)", "", "**Skipped**: no mount tool in --mount-tools", ""]
         missing = {t: f"{t} not installed (scripts/install-deps.sh bench)" for t in tools
@@ -2495,7 +2492,7 @@ def outer(a, argv):
         print(f"  memory: smb3fs RSS with {MEM_STREAMS} dd readers + {MEM_STREAMS} dd writers of {fmt_size(a.mem_size)} "
               f"each at once, and 1/3/5 s after; peak RSS of smb3 get/put of {fmt_size(a.mem_get_size)}; {a.reps} reps")
     if "tree" in a.section:
-        print(f"  tree: {','.join(t for t in a.mount_tools if t not in ('smb3',) + FLOOR_TOOLS)} on {','.join(a.tree_links)}, a generated "
+        print(f"  tree: {','.join(t for t in a.mount_tools if t not in NOT_MOUNTS)} on {','.join(a.tree_links)}, a generated "
               f"tree of {a.tree_files} files: {', '.join(TREE_STEPS)}, each on a fresh mount, {a.reps} reps")
     cmd = [with_smbd, "--tmpfs"] + (["--samba", a.samba] if a.samba != "system" else [])
     for g in a.smbd_global:
