@@ -62,7 +62,7 @@ fs_umount() {
 }
 
 # Sanitizer reports of every process (the daemon's stderr is /dev/null once it is mounted) go to
-# files, which fail the test at exit.
+# files ($WORK/asan.PID, $WORK/ubsan.PID), which fail the test at exit.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}log_path=$WORK/asan"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-}${UBSAN_OPTIONS:+:}log_path=$WORK/ubsan"
 # The daemons' standard error and syslog messages (a daemon that ends by itself says why there),
@@ -71,8 +71,9 @@ export SMB3FS_STDERR=$WORK/daemon.log
 # A daemon that dies by a signal no sanitizer reports (SIGKILL; SIGABRT, SIGILL unless ASan is told
 # to handle them) leaves no message. So, as root, the kernel keeps every signal sent on the machine
 # while the test runs (but the routine ones: SIGCHLD, SIGCONT, SIGSTOP/SIGTSTP, SIGURG, SIGWINCH,
-# glibc's thread signals), in a tracefs instance of its own, shown when the test fails: which
-# process sent what to whom. Diagnosis only: without tracefs the test runs the same.
+# glibc's thread signals) and every exit_group(2) of an smb3fs process with its status, in a tracefs
+# instance of its own, shown when the test fails: which process sent what to whom, and which daemon
+# ended by itself. Diagnosis only: without tracefs the test runs the same.
 export ASAN_OPTIONS="$ASAN_OPTIONS:handle_abort=1:handle_sigill=1"
 SIGTRACE=/sys/kernel/tracing/instances/smb3fs-test-$$
 {
@@ -80,32 +81,44 @@ SIGTRACE=/sys/kernel/tracing/instances/smb3fs-test-$$
   mkdir "$SIGTRACE" && echo 64 >"$SIGTRACE/buffer_size_kb" &&
     echo 'sig != 17 && sig != 18 && sig != 19 && sig != 20 && sig != 23 && sig != 28 && sig != 32 && sig != 33' \
       >"$SIGTRACE/events/signal/signal_generate/filter" &&
-    echo 1 >"$SIGTRACE/events/signal/signal_generate/enable"
+    echo 1 >"$SIGTRACE/events/signal/signal_generate/enable" && {
+    # (a kernel without syscall events keeps the signals alone)
+    echo 'comm == "smb3fs"' >"$SIGTRACE/events/syscalls/sys_enter_exit_group/filter" &&
+      echo 1 >"$SIGTRACE/events/syscalls/sys_enter_exit_group/enable" || true
+  }
 } 2>/dev/null || { rmdir "$SIGTRACE"; SIGTRACE=; } 2>/dev/null
 declare -A DAEMON=() # mount point -> the pid of the daemon serving it, taken when mounted
 cleanup() {
-  local m rc=$?
+  local m rc=$? ended=
   # only the test's own shell: bash runs the EXIT trap in a subshell killed by a signal before it
   # has reset its traps (a background job signalled as soon as it is forked), which would unmount
   # the test's mounts under it
   [ "$BASHPID" = "$$" ] || return "$rc"
-  if [ "$rc" -ne 0 ]; then
-    for m in "${MOUNTS[@]}"; do
-      [ -n "${DAEMON[$m]:-}" ] && ! alive "${DAEMON[$m]}" &&
-        echo "the daemon of $m (pid ${DAEMON[$m]}) had ended before the unmount"
-    done
-    [ -n "$SIGTRACE" ] && echo "signals sent while the test ran (tracefs):" && grep -v '^#' "$SIGTRACE/trace"
-  fi
+  # before the unmount: which daemons had ended already, and the kernel's record
+  for m in "${MOUNTS[@]}"; do
+    [ -n "${DAEMON[$m]:-}" ] && ! alive "${DAEMON[$m]}" &&
+      ended+="the daemon of $m (pid ${DAEMON[$m]}) had ended before the unmount"$'\n'
+  done
   if [ -n "$SIGTRACE" ]; then
+    grep -v '^#' "$SIGTRACE/trace" >"$WORK/sigtrace"
     echo 0 >"$SIGTRACE/events/signal/signal_generate/enable"
+    echo 0 >"$SIGTRACE/events/syscalls/sys_enter_exit_group/enable"
     rmdir "$SIGTRACE"
   fi 2>/dev/null
   for m in "${MOUNTS[@]}"; do fs_umount "$m"; done
-  if [ "$rc" -ne 0 ] && [ -s "$WORK/daemon.log" ]; then
-    echo "the smb3fs daemons' messages:"; cat "$WORK/daemon.log"
+  # What explains a failure comes first (CI shows a failing test's output cut short): a sanitizer
+  # report (it fails the test by itself), then the daemons that had ended, their messages, and last
+  # the signals, the longest part.
+  if compgen -G "$WORK/*san.*" >/dev/null; then
+    echo "FAIL sanitizer reports:"; cat "$WORK"/*san.*; rc=1
   fi
-  if compgen -G "$WORK/[au][sb]san.*" >/dev/null; then
-    echo "FAIL sanitizer reports:"; cat "$WORK"/[au][sb]san.*; rc=1
+  if [ "$rc" -ne 0 ]; then
+    printf '%s' "$ended"
+    if [ -s "$WORK/daemon.log" ]; then echo "the smb3fs daemons' messages:"; cat "$WORK/daemon.log"; fi
+    if [ -s "$WORK/sigtrace" ]; then
+      echo "signals sent, and smb3fs processes that called exit_group, while the test ran (tracefs):"
+      cat "$WORK/sigtrace"
+    fi
   fi
   rm -rf "$WORK"
   exit $rc
