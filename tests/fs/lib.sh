@@ -62,9 +62,8 @@ fs_umount() {
 }
 
 # Sanitizer reports of every process (the daemon's stderr is /dev/null once it is mounted) go to
-# files ($WORK/asan.PID, $WORK/ubsan.PID), which fail the test at exit.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}log_path=$WORK/asan"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-}${UBSAN_OPTIONS:+:}log_path=$WORK/ubsan"
+# files in $WORK, which fail the test at exit.
+san_to_files "$WORK"
 # The daemons' standard error and syslog messages (a daemon that ends by itself says why there),
 # shown when the test fails.
 export SMB3FS_STDERR=$WORK/daemon.log
@@ -109,9 +108,7 @@ cleanup() {
   # What explains a failure comes first (CI shows a failing test's output cut short): a sanitizer
   # report (it fails the test by itself), then the daemons that had ended, their messages, and last
   # the signals, the longest part.
-  if compgen -G "$WORK/*san.*" >/dev/null; then
-    echo "FAIL sanitizer reports:"; cat "$WORK"/*san.*; rc=1
-  fi
+  san_reports "$WORK" || rc=1
   if [ "$rc" -ne 0 ]; then
     printf '%s' "$ended"
     if [ -s "$WORK/daemon.log" ]; then echo "the smb3fs daemons' messages:"; cat "$WORK/daemon.log"; fi

@@ -15,7 +15,9 @@ PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 WORK=$(mktemp -d /tmp/smb3-hostile.XXXXXX)
 SRV=
 MNT=
+source "$HERE/../harness/proc.sh"
 cleanup() {
+  local rc=$?
   if [ -n "$MNT" ]; then
     fusermount3 -uz "$MNT" 2>/dev/null || true
     for pid in $(pgrep -f -- "smb3fs .*$MNT( |\$)"); do
@@ -25,7 +27,9 @@ cleanup() {
     rmdir "$MNT" 2>/dev/null || true
   fi
   if [ -n "$SRV" ]; then kill "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null; fi
+  san_reports "$WORK/san" || rc=1 # the daemon's (its standard error is /dev/null once mounted)
   rm -rf "$WORK"
+  exit $rc
 }
 trap cleanup EXIT
 
@@ -103,7 +107,8 @@ lease_break_unknown) # a break for a key we never held is ignored (MS-SMB2 3.2.5
   echo "ok   $CASE: break for an unknown lease ignored, file read" ;;
 fs_*)
   MNT=$(mktemp -d /tmp/smb3-hostile-mnt.XXXXXX)
-  timeout 20 "$SMB3FS" "//127.0.0.1/share" "$MNT" -o "port=$PORT,guest,timeout=5" 9>&- >"$WORK/mount.log" 2>&1 ||
+  mkdir "$WORK/san"
+  (san_to_files "$WORK/san" && exec timeout 20 "$SMB3FS" "//127.0.0.1/share" "$MNT" -o "port=$PORT,guest,timeout=5") 9>&- >"$WORK/mount.log" 2>&1 ||
     fail "mount failed: $(cat "$WORK/mount.log")"
   op_rc=0
   case $CASE in

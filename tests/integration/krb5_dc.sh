@@ -9,6 +9,7 @@
 # refused with a message that says so.
 # The DC's name smb3dc.smb3test.lan resolves nowhere: every connection is given ip=.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../harness/proc.sh"
 SMB3FS=${SMB3FS:-smb3fs}
 PYTHON=${PYTHON:-python3}
 O="ip=$SMB3_TEST_IP"
@@ -17,14 +18,16 @@ ENC="smb://$SMB3_TEST_HOST/$SMB3_TEST_ENC_SHARE"
 D=$SMB3_TEST_SHARE_DIR
 MOUNTS=()
 cleanup() {
-  local m
+  local m rc=$?
   for m in "${MOUNTS[@]}"; do
     fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
     for _ in $(seq 100); do [ -z "$(pgrep -f -- "smb3fs .*$m( |\$)")" ] && break; sleep 0.1; done
     pkill -KILL -f -- "smb3fs .*$m( |\$)" 2>/dev/null || true
     rmdir "$m" 2>/dev/null || true
   done
+  san_reports "$WORK/san" || rc=1 # the daemons' (their standard error is /dev/null)
   rm -rf "$WORK"
+  exit $rc
 }
 trap cleanup EXIT
 kinit_user() { echo "$SMB3_TEST_PASS" | kinit "$@" "$SMB3_TEST_PRINCIPAL" >/dev/null; }
@@ -33,7 +36,8 @@ mount_krb() {
   local var=$1 src=$2 opts=$3 m
   m=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX)
   MOUNTS+=("$m")
-  if "$SMB3FS" "$src" "$m" -o "$opts" 2>"$WORK/mount.err"; then
+  mkdir -p "$WORK/san"
+  if (san_to_files "$WORK/san" && exec "$SMB3FS" "$src" "$m" -o "$opts") 2>"$WORK/mount.err"; then
     printf -v "$var" '%s' "$m"
     return 0
   fi

@@ -13,6 +13,7 @@
 # naming the clock skew; so does a mount. And the error cases krb5_dc.sh leaves out: a client
 # principal the KDC does not know, a mount without a ticket.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../harness/proc.sh"
 SMB3FS=${SMB3FS:-smb3fs}
 O="ip=$SMB3_TEST_IP"
 URL=$SMB3_TEST_URL
@@ -20,13 +21,16 @@ D=$SMB3_TEST_SHARE_DIR
 M=$(mktemp -d /tmp/smb3fs-mnt.XXXXXX)
 FSPID=""
 cleanup() {
+  local rc=$?
   fusermount3 -uz "$M" 2>/dev/null || true
   if [ -n "$FSPID" ]; then
     for _ in $(seq 100); do kill -0 "$FSPID" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$FSPID" 2>/dev/null || true
   fi
   rmdir "$M" 2>/dev/null || true
+  san_reports "$WORK/san" || rc=1 # (the daemon's, LeakSanitizer's at its exit included)
   rm -rf "$WORK"
+  exit $rc
 }
 trap cleanup EXIT
 command -v ss >/dev/null || { echo "ss (iproute2) missing"; exit 77; }
@@ -66,7 +70,8 @@ if [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
   finish
   exit
 fi
-"$SMB3FS" "//$SMB3_TEST_HOST/$SMB3_TEST_SHARE" "$M" -f -o "$O,sec=krb5" 2>"$WORK/daemon.log" &
+mkdir "$WORK/san"
+(san_to_files "$WORK/san" && exec "$SMB3FS" "//$SMB3_TEST_HOST/$SMB3_TEST_SHARE" "$M" -f -o "$O,sec=krb5") 2>"$WORK/daemon.log" &
 FSPID=$!
 for _ in $(seq 300); do mountpoint -q "$M" && break; kill -0 $FSPID 2>/dev/null || break; sleep 0.1; done
 if ! mountpoint -q "$M"; then
