@@ -53,7 +53,9 @@ struct openahead {
   /* Tests only (fs_openahead.sh): microseconds the worker waits before it looks at each file of its
    * plan, and again between showing the job in its slot and sending it, as a worker slowed by a
    * loaded machine does (SMB3FS_TEST_AHEAD_DELAY_US, at most 0.1 s): plans then go out after the
-   * program has opened the files they name, and its opens take jobs not yet sent, every time. */
+   * program has opened the files they name, and its opens take jobs not yet sent, every time. The
+   * I/O thread waits as long after it put an answer nobody waited for in its slot: the program's
+   * open takes (and ends) it meanwhile. */
   unsigned test_delay_us;
 };
 
@@ -167,16 +169,20 @@ static void ahead_done(int rc, smb3_file *f, const struct smb3_stat *st, int64_t
   j->f = rc ? NULL : f;
   if (!rc) j->st = *st;
   j->got = nread;
-  j->done_at = fs_now();
+  double done_at = j->done_at = fs_now();
   oa_wait_cb wait = j->wait;
   int end = rc || j->dropped || oa->stop || !(smb3_file_lease(f) & SMB3_LEASE_READ);
   if (end) slot_clear(oa, j); /* (a waiting open took it out already) */
   pthread_mutex_unlock(&oa->lock);
   if (!wait) {
-    if (end)
+    if (end) {
       job_end(j);
-    else
-      closeq_wake_at(fs, j->done_at + fs->actimeo);
+      return;
+    }
+    /* j is its slot's from the unlock on: an open (oa_claim), a drop or an expiry on another thread
+     * may end it at once, so nothing of it is read here any more (the test hook's pause lets them) */
+    if (oa->test_delay_us) usleep(oa->test_delay_us);
+    closeq_wake_at(fs, done_at + fs->actimeo);
     return;
   }
   /* An open waits for this answer: it is that open's now, if it still holds. */

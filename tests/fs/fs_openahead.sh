@@ -30,10 +30,12 @@ mount_into M2 "actimeo=0"
 mount_into M3 "actimeo=1"
 mount_into M4 "actimeo=10"
 # a daemon whose worker pauses 2 ms before it looks at each file of a plan and again between putting
-# the open ahead in its slot and sending it (a test hook, SMB3FS_TEST_AHEAD_DELAY_US): plans go out
-# late and the program's opens take jobs not yet sent; each must still read its own bytes (before
-# 5d45ec3 such an open got EINVAL: the job was sent with the buffer the open had taken), and nothing
-# is opened for nothing
+# the open ahead in its slot and sending it, and whose I/O thread pauses as long after it put an
+# answer in its slot (a test hook, SMB3FS_TEST_AHEAD_DELAY_US): plans go out late and the program's
+# opens take jobs not yet sent; each must still read its own bytes (before 5d45ec3 such an open got
+# EINVAL: the job was sent with the buffer the open had taken), and nothing is opened for nothing;
+# and they take answered jobs while the I/O thread is still at them (under ASan: before the fix
+# that came with this check, the I/O thread read the job after the open had freed it)
 SMB3FS_TEST_AHEAD_DELAY_US=2000 mount_into M5 "actimeo=10"
 "$PYTHON" - "$M" "$M2" "$M3" "$D" "$M4" "$M5" <<'PY' >"$WORK/py" 2>&1 && cat "$WORK/py" || { bad "opens ahead: $(cat "$WORK/py")"; }
 import os, sys, time

@@ -81,7 +81,9 @@ SIGTRACE=/sys/kernel/tracing/instances/smb3fs-test-$$
     echo 'sig != 17 && sig != 18 && sig != 19 && sig != 20 && sig != 23 && sig != 28 && sig != 32 && sig != 33' \
       >"$SIGTRACE/events/signal/signal_generate/filter" &&
     echo 1 >"$SIGTRACE/events/signal/signal_generate/enable" && {
-    # (a kernel without syscall events keeps the signals alone)
+    # (a kernel without syscall events keeps the signals alone; record-tgid: the process of the
+    # thread that called it, shown in parentheses)
+    echo 1 >"$SIGTRACE/options/record-tgid"
     echo 'comm == "smb3fs"' >"$SIGTRACE/events/syscalls/sys_enter_exit_group/filter" &&
       echo 1 >"$SIGTRACE/events/syscalls/sys_enter_exit_group/enable" || true
   }
@@ -99,7 +101,11 @@ cleanup() {
       ended+="the daemon of $m (pid ${DAEMON[$m]}) had ended before the unmount"$'\n'
   done
   if [ -n "$SIGTRACE" ]; then
-    grep -v '^#' "$SIGTRACE/trace" >"$WORK/sigtrace"
+    # (every mount's first process exits once the daemon it forked has mounted: of the exits, only
+    # this test's daemons' and the failures)
+    awk -v pids=" ${DAEMON[*]} " '/^#/ { next } !/sys_exit_group/ { print; next }
+      { t = $0; sub(/^[^(]*\( */, "", t); sub(/\).*/, "", t) }
+      index(pids, " " t " ") || !/error_code: 0\)/' "$SIGTRACE/trace" >"$WORK/sigtrace"
     echo 0 >"$SIGTRACE/events/signal/signal_generate/enable"
     echo 0 >"$SIGTRACE/events/syscalls/sys_enter_exit_group/enable"
     rmdir "$SIGTRACE"
@@ -113,7 +119,7 @@ cleanup() {
     printf '%s' "$ended"
     if [ -s "$WORK/daemon.log" ]; then echo "the smb3fs daemons' messages:"; cat "$WORK/daemon.log"; fi
     if [ -s "$WORK/sigtrace" ]; then
-      echo "signals sent, and smb3fs processes that called exit_group, while the test ran (tracefs):"
+      echo "signals sent, and exit_group(2) by this test's daemons or with a status not 0, while the test ran (tracefs):"
       cat "$WORK/sigtrace"
     fi
   fi
