@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "closeq.h"
 #include "inode.h"
@@ -32,7 +33,8 @@ struct closeq {
   double due;            /* when the oldest queued handle must go */
   double srtt;           /* smoothed seconds from a batch's sending to its answer (0: none yet) */
   int inflight;          /* batches sent, not completed ... */
-  struct cq_batch *sent; /* ... these */
+  struct cq_batch *sent; /* ... these, until answered ... */
+  int putting;           /* ... and these many answered, their handles being given back */
   int urgent;            /* a drain waits: send everything now */
   int held;              /* opens ahead not yet taken or closed (closeq_hold) */
   double wake;           /* when to run expire (0: no need) */
@@ -40,6 +42,10 @@ struct closeq {
   void (*expire)(struct fs_ctx *);
   int stop;
   struct cq_wait *waiters;
+  /* Tests only (fs_smallfiles.sh): microseconds the I/O thread waits after it gave back the handles
+   * of an answered batch, as a thread slowed by a loaded machine does (SMB3FS_TEST_CLOSE_DELAY_US,
+   * at most 0.1 s): removals meanwhile meet a batch whose handles are gone. */
+  unsigned test_delay_us;
 };
 
 struct cq_batch {
@@ -72,15 +78,22 @@ static void batch_done(int rc, void *arg) {
   (void)rc; /* its data was on the server before it was queued: nothing of the application's to lose */
   struct cq_batch *b = arg;
   struct closeq *q = b->fs->closeq;
+  double took = fs_now() - b->sent;
+  /* Off q->sent, whose handles closeq_take reads, before they are given back (the last reference
+   * to one frees it); in flight until they are (a removal meanwhile drains: q->putting). */
+  pthread_mutex_lock(&q->lock);
+  if (!rc) q->srtt = q->srtt > 0 ? q->srtt + (took - q->srtt) / 8 : took;
+  *b->pprev = b->next;
+  if (b->next) b->next->pprev = b->pprev;
+  q->putting++;
+  pthread_mutex_unlock(&q->lock);
   for (int i = 0; i < b->n; i++)
     file_put(b->fh[i]);
   atomic_fetch_add(&b->fs->ctr.closes_batched, (uint64_t)b->n);
-  double took = fs_now() - b->sent;
+  if (q->test_delay_us) usleep(q->test_delay_us);
   pthread_mutex_lock(&q->lock);
-  if (!rc) q->srtt = q->srtt > 0 ? q->srtt + (took - q->srtt) / 8 : took;
+  q->putting--;
   q->inflight--;
-  *b->pprev = b->next;
-  if (b->next) b->next->pprev = b->pprev;
   struct cq_wait *w = take_waiters(q);
   pthread_mutex_unlock(&q->lock);
   free(b);
@@ -181,6 +194,9 @@ int closeq_start(struct fs_ctx *fs) {
   pthread_mutex_init(&q->lock, NULL);
   fs_cond_init_mono(&q->cond);
   q->tail = &q->head;
+  const char *delay = getenv("SMB3FS_TEST_CLOSE_DELAY_US");
+  unsigned long us = delay ? strtoul(delay, NULL, 10) : 0;
+  q->test_delay_us = us > 100000 ? 100000 : (unsigned)us;
   fs->closeq = q;
   int rc = pthread_create(&q->thread, NULL, closeq_thread, fs);
   if (rc) {
@@ -336,12 +352,14 @@ int closeq_take(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_c
   struct cq_item **at = NULL;
   for (struct cq_item **pp = &q->head; *pp; pp = &(*pp)->next)
     if ((*pp)->fh->in == in || ((*pp)->path && !strcmp((*pp)->path, path))) mine++, at = pp;
-  int sent = 0; /* one of in's CLOSEs on its way: the server may not have done it yet */
+  /* one of in's CLOSEs on its way (the server may not have done it yet), or handles of a batch
+   * being given back (in's may still count as open) */
+  int sent = q->putting > 0;
   for (struct cq_batch *b = q->sent; b && !sent; b = b->next)
     for (int i = 0; i < b->n && !sent; i++)
       sent = b->fh[i]->in == in;
   /* (a drain waiting: it was promised everything queued before it, this handle too) */
-  int rc = !in && (q->n || q->sent)                                                        ? -1
+  int rc = !in && (q->n || q->sent || q->putting)                                          ? -1
            : sent || mine > 1 || (mine && (q->waiters || smb3_file_client((*at)->f) != c)) ? -1
                                                                                            : mine;
   if (rc == 1) {

@@ -35,4 +35,26 @@ expect "tar xf: names, sizes and mtimes on the server" "$(listing "$SMB3_TEST_SH
 check "tar xf: contents on the server" diff -r "$WORK/src/t" "$SMB3_TEST_SHARE_DIR/t"
 expect "tar cf through the mount reads the same bytes" "$(tar cf - -C "$T" t | tar tvf - | awk '{print $3, $6}' | sort)" \
   "$(tar cf - -C "$WORK/src" t | tar tvf - | awk '{print $3, $6}' | sort)"
+# Removals while batches of CLOSEs are answered: the I/O thread gives back an answered batch's handles
+# (the last reference to each) while an unlink on a FUSE worker looks for its file's CLOSE on its way
+# (closeq_take). A daemon whose I/O thread pauses after giving back each batch's handles (a test hook,
+# SMB3FS_TEST_CLOSE_DELAY_US) reads 60 files (their CLOSEs go in batches a moment later) and removes
+# 60 others meanwhile; under ASan a read of a handle already given back kills it (closeq_take read the
+# handles of every batch still listed as on its way, which batch_done gave back before unlisting it).
+SMB3FS_TEST_CLOSE_DELAY_US=3000 mount_into R
+mkdir "$R/rm" && for i in $(seq 60); do echo "$i" >"$R/rm/f$i" && echo "$i" >"$R/rm/g$i"; done
+check "60 files read while 60 others are removed" "$PYTHON" -c '
+import os, sys, threading
+d = sys.argv[1]
+def rd():
+    for i in range(1, 61):
+        with open("%s/f%d" % (d, i), "rb") as f:
+            f.read()
+t = threading.Thread(target=rd)
+t.start()
+for i in range(1, 61):
+    os.unlink("%s/g%d" % (d, i))
+t.join()' "$R/rm"
+expect "... the 60 read are left on the server, the others gone" "$(ls "$SMB3_TEST_SHARE_DIR/rm" | grep -c '^f')/$(ls "$SMB3_TEST_SHARE_DIR/rm" | grep -c '^g')" "60/0"
+expect "... and the daemon serves on" "$(cat "$R/rm/f60")" "60"
 finish
