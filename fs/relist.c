@@ -528,14 +528,17 @@ int relist_lookup(struct fs_ctx *fs, struct fs_inode *dir, const char *name, int
   }
   if (start) {
     inode_ref(fs, dir);
+    /* a walk through the parent: its next subdirectories are listed ahead, after this one (its
+     * parent found first: once the job is sent, its answer may end the caller's and the job's
+     * references to dir before this thread goes on) */
+    char *me = NULL;
+    struct fs_inode *p = pwalk ? inode_parent(fs, dir, &me) : NULL;
     relist_start(j);
-    if (pwalk) { /* a walk through the parent: its next subdirectories are listed ahead */
-      char *me = NULL;
-      struct fs_inode *p = inode_parent(fs, dir, &me);
-      if (p) ahead_in(fs, p, me);
-      free(me);
+    if (p) {
+      ahead_in(fs, p, me);
       inode_put(fs, p);
     }
+    free(me);
   }
   return 1;
 }
