@@ -42,9 +42,9 @@ struct closeq {
   void (*expire)(struct fs_ctx *);
   int stop;
   struct cq_wait *waiters;
-  /* Tests only (fs_smallfiles.sh): microseconds the I/O thread waits after it gave back the handles
-   * of an answered batch, as a thread slowed by a loaded machine does (SMB3FS_TEST_CLOSE_DELAY_US,
-   * at most 0.1 s): removals meanwhile meet a batch whose handles are gone. */
+  /* Tests only (fs_smallfiles.sh): microseconds batch_done waits after it gave back the handles of
+   * a batch, as a thread slowed by a loaded machine does (SMB3FS_TEST_CLOSE_DELAY_US, at most 0.1 s):
+   * removals meanwhile meet a batch whose handles are gone. */
   unsigned test_delay_us;
 };
 

@@ -50,8 +50,9 @@ int closeq_holds(struct fs_ctx *fs, struct fs_inode *in);
  * the one queued handle of it (of in, or opened by path) was taken out of the queue (*f, to close
  * in the removal's own compound, smb3_close_unlink_async; file_put(*fh) once that is done); 0 =
  * none of it waits or is on its way; -1 = more than one, one of another connection, one whose
- * CLOSE is on its way, a drain already waiting, or handles waiting while the file is unknown
- * (another name of one of theirs, a hard link): drain the queue (closeq_drain). */
+ * CLOSE is on its way, a batch whose handles are being given back (any: one may be the file's, still
+ * counted as open), a drain already waiting, or handles waiting while the file is unknown (another
+ * name of one of theirs, a hard link): drain the queue (closeq_drain). */
 int closeq_take(struct fs_ctx *fs, struct fs_inode *in, const char *path, smb3_client *c, struct fs_file **fh,
                 smb3_file **f);
 /* smb3_set_close_riders' take (arg: the fs_ctx): the queued handles of c (up to max) go with the

@@ -83,8 +83,8 @@ SIGTRACE=/sys/kernel/tracing/instances/smb3fs-test-$$
     echo 1 >"$SIGTRACE/events/signal/signal_generate/enable" && {
     # (a kernel without syscall events keeps the signals alone; record-tgid: the process of the
     # thread that called it, shown in parentheses)
-    echo 1 >"$SIGTRACE/options/record-tgid"
-    echo 'comm == "smb3fs"' >"$SIGTRACE/events/syscalls/sys_enter_exit_group/filter" &&
+    echo 1 >"$SIGTRACE/options/record-tgid" &&
+      echo 'comm == "smb3fs"' >"$SIGTRACE/events/syscalls/sys_enter_exit_group/filter" &&
       echo 1 >"$SIGTRACE/events/syscalls/sys_enter_exit_group/enable" || true
   }
 } 2>/dev/null || { rmdir "$SIGTRACE"; SIGTRACE=; } 2>/dev/null

@@ -158,7 +158,7 @@ CRCC=/tmp/krb5cc_$CRUID
 if [ -e "$CRCC" ]; then
   bad "cruid: $CRCC exists already (not ours): cruid cases not run"
 elif [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
-  trap 'rm -f "$CRCC"; cleanup' EXIT
+  trap 'st=$?; rm -f "$CRCC"; (exit $st); cleanup' EXIT # (cleanup exits with the status it sees)
   KRB5CCNAME=FILE:$CRCC kinit_user
   chown "$CRUID" "$CRCC"
   kdestroy 2>/dev/null # the caller's own cache is empty: only cruid's can work
