@@ -144,6 +144,35 @@ TREE_LABEL = {"untar": "tar xf onto the mount", "ls": "ls -lR", "stat": "find -t
 # round trips per file, except for the steps that touch every entry alike (directories too): per entry
 TREE_PER_ENTRY = ("ls", "rm")
 TREE_LINKS = ["loopback", "1ms", "10ms"]
+# programs section (issue 49): what people run on a file of the share, read and write, each through every mount and
+# against its limits: the same program on a local tmpfs file ("local"), on the FUSE floor ("floor", smb3-memfuse)
+# and the library through the CLI ("smb3": smb3 cat / smb3 put). {f}: the file (on the mount, or local), {o}: a
+# scratch file on /dev/shm, {src}: the local source of the writes (and {tar}: a tar holding it as {name}), {dir}: the
+# directory of {f}. A program that reads must print what check says (the bytes, or the file's SHA-256).
+PROG_READ = {
+    "cat": ('cat "$F" > /dev/null', None),
+    "cp": ('cp "$F" "$O"', "copy"),
+    "sha256sum": ('sha256sum "$F"', "sha"),
+    "tar": ('tar cf - -C "$D" "$N" | wc -c', "tar"),
+    "python-8k": ('python3 -c "import sys\nf = open(sys.argv[1], \\"rb\\", buffering=0)\nn = 0\nwhile True:\n'
+                  '    b = f.read(8192)\n    if not b: break\n    n += len(b)\nprint(n)" "$F"', "bytes"),
+    "dd-4k": ('dd if="$F" of=/dev/null bs=4k', None),
+    "dd-1M": ('dd if="$F" of=/dev/null bs=1M', None),
+    "rsync": ('rsync "$F" "$O"', "copy"),
+    "mmap-md5": ('python3 -c "import sys, mmap, hashlib\nf = open(sys.argv[1], \\"rb\\")\n'
+                 'm = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\nprint(hashlib.md5(m).hexdigest())" "$F"', "md5"),
+}
+PROG_WRITE = {
+    "cp": ('cp "$SRC" "$F"', None),
+    "tar-x": ('tar xf "$TAR" --no-same-owner -C "$D"', None),
+    "python-8k": ('python3 -c "import sys\nsrc = open(sys.argv[1], \\"rb\\")\nf = open(sys.argv[2], \\"wb\\", buffering=0)\n'
+                  'while True:\n    b = src.read(8192)\n    if not b: break\n    f.write(b)\nf.close()" "$SRC" "$F"',
+                  None),
+    "dd-4k": ('dd if="$SRC" of="$F" bs=4k', None),
+    "dd-1M": ('dd if="$SRC" of="$F" bs=1M', None),
+}
+PROG_TOOLS = ["local", "floor", "smb3", "smb3fs", "smbnetfs", "rclone"]
+PROG_REFS = ("local", "floor", "smb3")  # the limits a mount's row is held to (the least of them)
 
 
 # ---- small helpers ----------------------------------------------------------------------------
@@ -1192,7 +1221,8 @@ class Bench:
         elif tool in FLOOR_TOOLS:
             files = sorted({mount_test_size(t, self.a.mount_size[link]) for t in MOUNT_TESTS[:2]
                             for link in self.a.mount_links})
-            cmd = [self.a.memfuse, mnt, "-f"] + [x for n in files for x in ("--file", f"{self.remote_name(n)}={n}")]
+            named = [(self.remote_name(n), n) for n in files] + getattr(self, "floor_files", [])
+            cmd = [self.a.memfuse, mnt, "-f"] + [x for name, n in named for x in ("--file", f"{name}={n}")]
             if tool == "floor-direct":
                 cmd.append("--direct")
             root = mnt
@@ -1565,6 +1595,181 @@ class Bench:
             g.append("plot " + ", ".join(f"'{path}' using {i + 2}:xtic(1) title '{t}'" for i, t in enumerate(tools)))
         g.append("unset multiplot")
         self.gnuplot("mount", g)
+
+    # ---- section: programs ----
+
+    def prog_one(self, tool, way, prog, port, size):
+        """One run of a program (PROG_READ or PROG_WRITE) through tool on a fresh mount with the page cache
+        dropped; returns dict(mbps, cpu) or dict(error)."""
+        a = self.a
+        name = "prog.bin"
+        wname = f"progw-{tool}.bin"
+        res = dict(error=None)
+        cmd_t, check = (PROG_READ if way == "read" else PROG_WRITE)[prog]
+        if tool == "smb3":
+            if way == "read":
+                cmd_t, check = '"$SMB3" -q cat "$URL" > /dev/null', None
+            else:
+                cmd_t = '"$SMB3" -q put "$SRC" "$URL"'
+        mnt, p, cpu0 = None, None, 0.0
+        self.drop_caches()
+        if tool == "local":
+            root = self.prog_local
+        elif tool == "smb3":
+            root = None
+        else:
+            mnt = tempfile.mkdtemp(prefix=f"mnt-{tool}-", dir=self.ws)
+            p, root, err = self.mount(tool, mnt, port)
+            if err:
+                self.umount_rmdir(mnt, p)
+                return dict(error=err)
+            cpu0 = self.proc_tree_cpu(p.pid)
+        try:
+            fname = name if way == "read" else wname
+            if way == "write" and tool not in ("smb3", "floor"):
+                target = os.path.join(self.prog_local if tool == "local" else self.share_dir, wname)
+                if os.path.exists(target):
+                    os.unlink(target)
+            env = {"F": os.path.join(root, fname) if root else "", "O": os.path.join(self.ws, "prog-out.bin"),
+                   "D": root or "", "N": fname, "SRC": self.prog_src, "TAR": self.prog_tar.get(tool, ""),
+                   "SMB3": a.smb3, "URL": self.url(port, fname), "LC_ALL": "C"}
+            r = self.run(["sh", "-c", cmd_t], stdout_path="PIPE", env_extra=env, timeout=a.mount_timeout,
+                         group=True)
+            if r.timed_out:
+                return dict(error=f"stopped after {a.mount_timeout} s (--mount-timeout)")
+            if not r.ok:
+                return dict(error=r.why())
+            out = r.out.split()
+            if tool == "floor" and check in ("sha", "md5", "copy"):
+                check = None  # the floor serves bytes of its own, not the file's
+            want = {"sha": self.prog_sha, "md5": self.prog_md5, "bytes": str(size)}.get(check)
+            if want and (not out or out[0] != want):
+                return dict(error=f"{prog} printed {r.out.strip()[:80]!r}, expected {want}")
+            if check == "tar" and (not out or int(out[0]) < size):
+                return dict(error=f"tar wrote {out[:1]} bytes, less than the file")
+            if check == "copy":
+                o = env["O"]
+                if not self.same_bytes(o, self.prog_src):
+                    return dict(error="the copy differs from the file")
+            res["mbps"] = size / 1e6 / r.wall
+            res["cpu"] = r.cpu + (self.proc_tree_cpu(p.pid) - cpu0 if p else 0.0)
+        finally:
+            try:
+                os.unlink(os.path.join(self.ws, "prog-out.bin"))
+            except FileNotFoundError:
+                pass
+            if mnt:
+                self.umount_rmdir(mnt, p)
+        if way == "write" and tool != "floor":
+            got = os.path.join(self.prog_local if tool == "local" else self.share_dir, wname)
+            if not os.path.exists(got) or not self.same_bytes(got, self.prog_src):
+                res = dict(error="the written file differs from the source (checked after the unmount)")
+            if os.path.exists(got):
+                os.unlink(got)
+        return res
+
+    def section_programs(self):
+        a = self.a
+        self.say("\n== programs: what people run, through the mounts, against their limits ==")
+        tools = [t for t in a.prog_tools if t != "smb3fs-base" or a.smb3fs_base]
+        if a.smb3fs_base and "smb3fs-base" not in tools:
+            tools.append("smb3fs-base")
+        missing = [t for t in tools if t in ("smbnetfs", "rclone") and not shutil.which(t)]
+        size = a.mount_size["loopback"]
+        self.prog_local = tempfile.mkdtemp(prefix="local-", dir=self.ws)
+        self.prog_src = os.path.join(self.ws, "prog-src.bin")
+        self.make_file(self.prog_src, size, owner=False)
+        for d in (self.share_dir, self.prog_local):
+            shutil.copyfile(self.prog_src, os.path.join(d, "prog.bin"))
+        os.chown(os.path.join(self.share_dir, "prog.bin"), self.uid, self.gid)
+        self.floor_files = [("prog.bin", size)] + [(f"progw-{t}.bin", 0) for t in ("floor",)]
+        h = self.run(["sh", "-c", 'sha256sum "$1" && md5sum "$1"', "sh", self.prog_src], stdout_path="PIPE",
+                     quiet=True)
+        self.prog_sha, self.prog_md5 = h.out.split()[0], h.out.split()[2]
+        self.prog_tar = {}
+        for t in tools:  # tar x writes the name the tar holds: one tar per tool
+            d = tempfile.mkdtemp(prefix="tar-", dir=self.ws)
+            os.link(self.prog_src, os.path.join(d, f"progw-{t}.bin"))
+            self.prog_tar[t] = os.path.join(self.ws, f"prog-{t}.tar")
+            self.run(["tar", "cf", self.prog_tar[t], "-C", d, f"progw-{t}.bin"], quiet=True)
+            shutil.rmtree(d)
+        ways = [w for w in ("read", "write") if w in a.prog_ways]
+        self.say(f"tools {','.join(tools)}; {fmt_size(size)} file; reps {a.reps}; "
+                 f"read: {','.join(a.prog_read)}; write: {','.join(a.prog_write)}")
+        port = self.port
+        t_start = now()
+        samples = {}
+        for rep in range(a.reps):
+            order = tools[rep % len(tools):] + tools[:rep % len(tools)]
+            self.say(f"  rep {rep + 1}/{a.reps} (load {loadavg()})")
+            for way in ways:
+                for prog in (a.prog_read if way == "read" else a.prog_write):
+                    for tool in order:
+                        if tool == "smb3" and samples.get((way, "smb3", "any")) and rep < len(
+                                samples[(way, "smb3", "any")]):
+                            s = samples[(way, "smb3", "any")][rep]  # one smb3 cat/put per rep and way
+                        elif tool in missing:
+                            s = dict(error=f"{tool} not installed (scripts/install-deps.sh bench)")
+                        else:
+                            s = self.prog_one(tool, way, prog, port, size)
+                            if tool == "smb3":
+                                samples.setdefault((way, "smb3", "any"), []).append(s)
+                        if s.get("error"):
+                            self.say(f"    ! {tool} {way} {prog}: {s['error']}")
+                        samples.setdefault((way, prog, tool), []).append(s)
+        self.prog_report(samples, tools, ways, size)
+        self.say(f"(programs section: {now() - t_start:.0f} s)")
+
+    def prog_report(self, samples, tools, ways, size):
+        a = self.a
+        def med(way, prog, tool):
+            good = [s["mbps"] for s in samples.get((way, prog, tool), []) if not s.get("error")]
+            return (median(good), min(good), max(good), len(good)) if good else None
+        mounts = [t for t in tools if t not in PROG_REFS]
+        peers = [t for t in mounts if t in ("smbnetfs", "rclone")]
+        ours = [t for t in mounts if t in SMB3FS_TOOLS]
+        md = ["## Programs (issue 49)", "",
+              f"One {fmt_size(size)} file; every run on a fresh mount with the page cache dropped; MB/s of the "
+              "program's wall time, median (range) of the runs; tools interleaved, the order rotating each "
+              "repetition. *local*: the same program on a tmpfs file; *floor*: through smb3-memfuse (FUSE and the "
+              "page cache, no network); *smb3*: smb3 cat > /dev/null (reads) or smb3 put of a tmpfs file (writes), "
+              "the same figure on every row. *limit*: the least of local, floor and smb3. Reads check what the "
+              "program printed (sha256sum, md5 of the mapping, the byte count) or the copy it made; writes check "
+              "the file on the server byte for byte after the unmount. smb3fs options: "
+              f"`{a.smb3fs_opts or '(defaults)'}`" + (f"; smb3fs-base: {a.smb3fs_base} `{a.smb3fs_base_opts}`"
+                                                     if a.smb3fs_base else "") + ".", ""]
+        for way in ways:
+            progs = a.prog_read if way == "read" else a.prog_write
+            head = ["program"] + tools + [f"{t} / limit" for t in ours] + [f"{t} / {p}" for t in ours for p in peers]
+            md += [f"### {way}", "", "| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+            for prog in progs:
+                cells = [prog]
+                for tool in tools:
+                    m = med(way, prog, tool)
+                    errs = [s["error"] for s in samples.get((way, prog, tool), []) if s.get("error")]
+                    cell = f"{m[0]:.0f} ({m[1]:.0f}-{m[2]:.0f})" if m else "failed"
+                    if errs:
+                        cell += f" [{len(errs)} failed: {errs[0][:60]}]"
+                    cells.append(cell)
+                    if m:
+                        self.rows.append(dict(section="programs", tool=tool, op=f"{way} {prog}", dialect="",
+                                              link="loopback", rsize="", size=size, reps=m[3],
+                                              median_MBps=f"{m[0]:.1f}", min_MBps=f"{m[1]:.1f}",
+                                              max_MBps=f"{m[2]:.1f}", status="ok" if not errs else "; ".join(errs)))
+                refs = [med(way, prog, r) for r in PROG_REFS if r in tools]
+                limit = min((r[0] for r in refs if r), default=None)
+                for t in ours:
+                    m = med(way, prog, t)
+                    cells.append(f"{m[0] / limit:.2f}x" if m and limit else "")
+                for t in ours:
+                    for pe in peers:
+                        m, q = med(way, prog, t), med(way, prog, pe)
+                        cells.append(f"{m[0] / q[0]:.2f}x" if m and q else "")
+                md.append("| " + " | ".join(cells) + " |")
+            md.append("")
+        self.md += md
+        for line in md:
+            self.say(line)
 
     # ---- section: tree ----
 
@@ -2366,9 +2571,17 @@ def parse_args(argv):
                "--size 1G --reps 5\n  smb3-bench --section mount --mount-tools smbnetfs,rclone --size 256M\n"
                "  smb3-bench --section tree --tree-links loopback,1ms,10ms --reps 3")
     p.add_argument("--quick", action="store_true", help="small subset (see below)")
-    p.add_argument("--section", type=csv_list(["io", "meta", "mount", "memory", "tree"]),
-                   default=["io", "meta", "mount", "memory", "tree"],
-                   help="comma-separated subset of io,meta,mount,memory,tree (default all)")
+    p.add_argument("--section", type=csv_list(["io", "meta", "mount", "memory", "tree", "programs"]),
+                   default=["io", "meta", "mount", "memory", "tree", "programs"],
+                   help="comma-separated subset of io,meta,mount,memory,tree,programs (default all)")
+    p.add_argument("--prog-tools", type=csv_list(PROG_TOOLS + ["smb3fs-base"]), default=PROG_TOOLS,
+                   help="programs section: subset of " + ",".join(PROG_TOOLS) + " (smb3fs-base: with --smb3fs-base)")
+    p.add_argument("--prog-read", type=csv_list(list(PROG_READ)), default=list(PROG_READ),
+                   help="programs section, the readers: subset of " + ",".join(PROG_READ))
+    p.add_argument("--prog-write", type=csv_list(list(PROG_WRITE)), default=list(PROG_WRITE),
+                   help="programs section, the writers: subset of " + ",".join(PROG_WRITE))
+    p.add_argument("--prog-ways", type=csv_list(["read", "write"]), default=["read", "write"],
+                   help="programs section: read, write or both (default)")
     p.add_argument("--size", type=parse_size,
                    help="file size for every link (io and mount) and for each of the memory section's files, "
                         "e.g. 256M, 1G")
@@ -2426,7 +2639,7 @@ def parse_args(argv):
     base = QUICK if a.quick else FULL
     subset = {"--section", "--size", "--mem-size", "--reps", "--links", "--dialects", "--rsizes", "--io-tools",
               "--mount-tools", "--mount-tests", "--all-rsizes",
-              "--mount-links", "--meta-n", "--iperf-seconds", "--tree-links", "--tree-files", "--tree-steps"}
+              "--mount-links", "--meta-n", "--prog-tools", "--prog-read", "--prog-write", "--prog-ways", "--iperf-seconds", "--tree-links", "--tree-files", "--tree-steps"}
     a.full = not a.quick and not any(x.split("=")[0] in subset for x in argv)
     a.io_links = a.links or base["io_links"]
     a.mount_links = a.mount_links or base["mount_links"]
@@ -2491,6 +2704,9 @@ def outer(a, argv):
     if "memory" in a.section:
         print(f"  memory: smb3fs RSS with {MEM_STREAMS} dd readers + {MEM_STREAMS} dd writers of {fmt_size(a.mem_size)} "
               f"each at once, and 1/3/5 s after; peak RSS of smb3 get/put of {fmt_size(a.mem_get_size)}; {a.reps} reps")
+    if "programs" in a.section:
+        print(f"  programs: {','.join(a.prog_tools)} (loopback, {fmt_size(a.mount_size['loopback'])}): read "
+              f"{','.join(a.prog_read)}; write {','.join(a.prog_write)}; each on a fresh mount, {a.reps} reps")
     if "tree" in a.section:
         print(f"  tree: {','.join(t for t in a.mount_tools if t not in NOT_MOUNTS)} on {','.join(a.tree_links)}, a generated "
               f"tree of {a.tree_files} files: {', '.join(TREE_STEPS)}, each on a fresh mount, {a.reps} reps")
