@@ -193,13 +193,11 @@ w_dd() {
 }
 # The same dd through smb3-memfuse (the floor): a fresh mount, its kernel read-ahead raised to
 # smb3fs's (1 MiB), the page cache dropped before it; what it is written is dropped, so nothing to check.
-# A fifth word "direct": smb3-memfuse --direct, every open with direct I/O (a FUSE request per read).
 w_floor() {
-  local dir=$3 bs=$4 bsb=1048576 n ok=1 mf=()
+  local dir=$3 bs=$4 bsb=1048576 n ok=1
   [ "$bs" = 4k ] && bsb=4096
-  [ "${5:-}" = direct ] && mf=(--direct)
   drop_caches
-  if ! "$MEMFUSE" "$MNT" "${mf[@]}" --file "rd=$bytes" 2>"$W/err"; then
+  if ! "$MEMFUSE" "$MNT" --file "rd=$bytes" 2>"$W/err"; then
     fail "$1" "$2" "smb3-memfuse: $(last_line "$W/err")"
     return
   fi
@@ -281,7 +279,7 @@ ROWS=(
 )
 MOUNT_ROWS=(
   "ddr1m|smb3fs: dd read bs=1M|MB/s|scget|cat4m|flr1m|dd read 1M"
-  "ddr4k|smb3fs: dd read bs=4k|MB/s|scget|cat4m|fld4k|dd read 4k"
+  "ddr4k|smb3fs: dd read bs=4k|MB/s|scget|cat4m|flr4k|dd read 4k"
   "ddw1m|smb3fs: dd write bs=1M fsync|MB/s|scput|put4m|flw1m|dd write 1M"
   "ddw4k|smb3fs: dd write bs=4k fsync|MB/s|scput|put4m|flw4k|dd write 4k"
 )
@@ -290,7 +288,6 @@ MOUNT_ROWS=(
 FLOOR_ROWS=(
   "flr1m|floor (FUSE, no network): read bs=1M|MB/s||||floor read 1M"
   "flr4k|floor (FUSE, no network): read bs=4k|MB/s||||floor read 4k"
-  "fld4k|floor, direct I/O: read bs=4k|MB/s||||floor read 4k direct"
   "flw1m|floor (FUSE, no network): write bs=1M|MB/s||||floor write 1M"
   "flw4k|floor (FUSE, no network): write bs=4k|MB/s||||floor write 4k"
 )
@@ -377,11 +374,8 @@ smb3 rows: vs smbclient doing the same; smb3fs dd read: vs smbclient get and smb
 write: vs smbclient put and smb3 put wsize=4M, and both vs the floor: the same dd through a FUSE file
 system from memory with smb3fs's settings and no network (smb3-memfuse), the most a page-cache mount
 can reach here, whose time is the kernel's copies into and out of newly allocated page-cache memory
-(smb3fs reads a file of 8 MiB or more that it opens read-only with direct I/O, so its read rows do
-not go through the page cache the floor's do: see directio_min in smb3fs(8)); its dd read bs=4k is
-held to the floor with direct I/O (smb3-memfuse --direct), where each 4 KiB read(2) is one FUSE
-request: the most a first direct read of a file in 4 KiB pieces can reach here (the file's next
-opens, having been read in small pieces, go through the page cache);
+(smb3fs's reads go through the page cache as the floor's do; smb3-bench --section programs measures
+the programs people run the same way);
 statfs (ms per call): vs libsmb3 compounded. Mount
 rows as smb3-bench measures them: fresh mount per run, page cache dropped, reads of a file created
 on the server, writes with conv=fsync, the daemon's exit waited for. statfs: 1000 calls, ms per

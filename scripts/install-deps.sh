@@ -15,7 +15,7 @@ case "${1:-check}" in
   check) samba422=1 && want=("${build[@]}" "${server[@]}" "${dc[@]}" clang clang-format dpkg-dev iproute2 procps groff-base man-db tshark python3-impacket) ;; # groff, man: docs.man; tshark: mitm.tshark_sealed; python3-impacket: tests/harness/with-impacket (a second server implementation)
   demo) samba422=1 && want=("${build[@]}" "${server[@]}" iproute2 procps) ;;
   fuzz) want=("${build[@]}" clang libclang-rt-14-dev) ;;
-  bench) samba422=1 && want=("${build[@]}" "${server[@]}" iproute2 procps iperf3 gnuplot-nox smbnetfs rclone time) ;; # time: GNU time -v, peak RSS
+  bench) samba422=1 && want=("${build[@]}" "${server[@]}" iproute2 procps iperf3 gnuplot-nox smbnetfs rclone time rsync) ;; # time: GNU time -v, peak RSS; rsync: the programs section
   *) echo "install-deps: unknown target '$1'" >&2; exit 2 ;;
 esac
 missing=()

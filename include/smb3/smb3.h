@@ -115,7 +115,8 @@ struct smb3_options {
                             * mount.cifs's; noforceuid / noforcegid (default) turn them off */
   uint64_t directio_min;   /* smb3fs, cache=strict: a file at least this large opened only for reading,
                             * whose pages the kernel does not hold, is read with direct I/O from the
-                            * mount's read-ahead (no page cache fill); default 8 MiB, 0 = never */
+                            * mount's read-ahead (no page cache fill); default 0 = never (small
+                            * reads through direct I/O cost a FUSE request each: smb3fs(8)) */
 };
 
 /* None of these do network I/O: all may be called from a callback. */

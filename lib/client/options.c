@@ -22,7 +22,7 @@ void smb3_options_init(struct smb3_options *o) {
   o->echo_interval = 60;
   o->cache = SMB3_CACHE_STRICT;
   o->actimeo = 1.0;
-  o->directio_min = 8u << 20;
+  o->directio_min = 0; /* page cache for every reader: see smb3fs(8), directio_min */
   o->uid = o->gid = -1;
   o->file_mode = o->dir_mode = -1;
   o->cruid = -1;

@@ -100,7 +100,7 @@ static void options_values(void **state) {
   assert_true(o.forceuid && o.forcegid);
   assert_int_equal(smb3_options_parse(&o, "noforcegid", 0, err, sizeof err), 0);
   assert_true(o.forceuid && !o.forcegid);
-  assert_int_equal(o.directio_min, 8u << 20); /* the default */
+  assert_int_equal(o.directio_min, 0); /* the default: never */
   assert_int_equal(smb3_options_parse(&o, "directio_min=64M", 0, err, sizeof err), 0);
   assert_int_equal(o.directio_min, 64u << 20);
   assert_int_equal(smb3_options_parse(&o, "directio_min=0", 0, err, sizeof err), 0);
