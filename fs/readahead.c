@@ -54,7 +54,7 @@ struct ra_buf {
   uint64_t off;
   size_t len;
   uint8_t *data;
-  /* A direct open's buffer may hold its data in a pipe instead (ra_pipe_get): spliced from the
+  /* A buffer may hold its data in a pipe instead (ra_pipe_get): spliced from the
    * socket and on to /dev/fuse, never copied through this process. piped: the data is there (the
    * library's answer); pipe_at: the file offset of its first byte not yet sent to the kernel. A
    * pipe is read once, in order: a read behind pipe_at, or one after a reply that did not take
@@ -415,8 +415,12 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
   for (int i = 0; i < k; i++) {
     struct ra_buf *b = sl[i].b;
     uint64_t at = sl[i].at;
-    /* small reads (a splice each would cost more than the copy): the rest of the buffer to memory */
-    if (b->piped && !b->pipe_bad && size < RA_PIPE_MIN_READ && at >= b->pipe_at) pipe_to_mem(b);
+    /* small reads (a splice each would cost more than the copy): the rest of the buffer to memory.
+     * So too a page-cache open's read that skips bytes: its reads are the kernel's read-ahead, sent
+     * on several workers, so one may come before the one in front of it; dropping what it skips
+     * would send that one to the server (a direct open's reader that skips has moved on). */
+    if (b->piped && !b->pipe_bad && at >= b->pipe_at && (size < RA_PIPE_MIN_READ || (at > b->pipe_at && !b->fh->direct_rd)))
+      pipe_to_mem(b);
     if ((b->piped && (b->pipe_bad || at < b->pipe_at || pipe_take(b, at - b->pipe_at, NULL))) ||
         (!b->piped && at < b->mem_from)) {
       direct_read(b->fh, req, size, off, again); /* that part of the pipes is gone: ask the server */
@@ -510,8 +514,9 @@ static struct ra_buf *issue(struct fs_file *fh, uint64_t off, int needed) {
   b->off = off;
   b->mem_from = b->pipe_at = off;
   b->len = len;
-  /* A direct open's data can go socket -> pipe -> the reader with no copy here (serve) */
-  if (fh->direct_rd && ra->last_size >= RA_PIPE_MIN_READ) buf_pipes_get(b);
+  /* The data can go socket -> pipe -> /dev/fuse with no copy here (serve): into the reader's
+   * buffer (direct open) or the page cache */
+  if (ra->last_size >= RA_PIPE_MIN_READ) buf_pipes_get(b);
   b->refs = 2; /* the list and the wire */
   struct ra_buf **pp = &ra->bufs;
   while (*pp)

@@ -20,7 +20,7 @@ void ra_read(struct fs_file *fh, fuse_req_t req, size_t size, uint64_t off);
 int ra_prefill(struct fs_file *fh, uint8_t *data, size_t len, int64_t got, uint64_t gen);
 /* Drop buffers; calls done(fh) once no wire READ of fh is outstanding (maybe right away). */
 void ra_shutdown(struct fs_file *fh, void (*done)(struct fs_file *));
-/* After connecting (rsize known): can a direct open's read-ahead data go by pipe, in pipes of what
+/* After connecting (rsize known): can read-ahead data go by pipe, in pipes of what
  * size (fs->pipe_cap: rsize, or pipe-max-size and several a buffer; then fs->fuse_read_max)? */
 void ra_pipes_init(struct fs_ctx *fs);
 /* Close the mount's pool of empty read-ahead pipes (at unmount, after the last file). */

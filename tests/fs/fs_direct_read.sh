@@ -15,6 +15,7 @@ head -c $((3 << 20)) /dev/urandom >"$WORK/big2"
 head -c $((512 << 10)) /dev/urandom >"$WORK/small"
 head -c $((40 << 20)) /dev/urandom >"$WORK/rand" # larger than the read-ahead window (16 MiB)
 cp "$WORK/rand" "$D/seq1m"; owned "$D/seq1m"
+for f in pc1 pc2 pc3; do cp "$WORK/rand" "$D/$f"; owned "$D/$f"; done # page-cache reads by pipe (below)
 cp "$WORK/big" "$D/big"; cp "$WORK/rand" "$D/rand"; cp "$WORK/big" "$D/seq4k"; cp "$WORK/small" "$D/small"; owned "$D/big" "$D/rand" "$D/seq4k" "$D/small"
 # kernels before 6.6 do not offer FUSE_DIRECT_IO_ALLOW_MMAP: then no open is direct, all the same bytes
 IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
@@ -39,7 +40,7 @@ if [ "$per_open" = 1 ]; then check "its read-ahead came by pipe ($((p1 - p0)) RE
 cat >"$WORK/skip.py" <<'EOF'
 import os, sys
 m, ref = sys.argv[1], open(sys.argv[2], "rb").read()
-fd = os.open(os.path.join(m, "seq1m"), os.O_RDONLY)
+fd = os.open(os.path.join(m, sys.argv[3] if len(sys.argv) > 3 else "seq1m"), os.O_RDONLY)
 M = 1 << 20
 # in order, ahead by a page inside the stream, back behind it, on again, to the end;
 # and small reads (the rest of a piped buffer taken into memory), one behind them, one across
@@ -151,6 +152,18 @@ done
 mount_into N "cache=strict,directio_min=0"
 expect "directio_min=0: bytes" "$(sum_of "$N/big")" "$(sum_of "$WORK/big2")"
 expect "directio_min=0: no direct open" "$(stats "$N" direct_read_opens)" "0"
+# The page cache's read-ahead data goes socket -> pipe -> the page cache as well (readahead.c). The
+# kernel sends its 1 MiB READs on several workers, so one may come before the one in front of it: the
+# skipped bytes go to memory (pipe_to_mem), not to the server again. Same bytes whatever the order:
+# in sequence, skipping ahead and back, and four readers of one file at once.
+p0=$(stats "$N" readahead_piped)
+expect "page cache: dd bs=1M of a 40 MiB file" "$(dd if="$N/pc1" bs=1M status=none | md5sum | cut -d' ' -f1)" "$(sum_of "$WORK/rand")"
+p1=$(stats "$N" readahead_piped)
+check "page cache: its read-ahead came by pipe ($((p1 - p0)) READs)" test "$p1" -gt "$p0"
+check "page cache: reads that skip ahead and go back: same bytes" "$PYTHON" "$WORK/skip.py" "$N" "$WORK/rand" pc2
+for i in 1 2 3 4; do (dd if="$N/pc3" bs=$((i * 4))k status=none | md5sum | cut -d' ' -f1 >"$WORK/pc3.$i") & done
+wait
+for i in 1 2 3 4; do expect "page cache: reader $i of 4 at once" "$(cat "$WORK/pc3.$i")" "$(sum_of "$WORK/rand")"; done
 fs_umount "$N"
 # cache=loose: the page cache, as before
 mount_into L "cache=loose,directio_min=1M"
