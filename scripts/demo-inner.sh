@@ -164,12 +164,12 @@ w_smbclient_get() {
 }
 # dd through a fresh mount (smb3-bench's mount_one): read the file created on the server, or write
 # the source with conv=fsync to a new file, checked byte for byte after the daemon has exited.
-w_dd() {
+w_dd() { # ROW RUN read|write 1M|4k [,MOUNT-OPTIONS]
   local dir=$3 bs=$4 bsb=1048576 n ok=1
   [ "$bs" = 4k ] && bsb=4096
   rm -f "$SHARE_DIR/ddw"
   drop_caches
-  if ! fs_mount ""; then
+  if ! fs_mount "${5:-}"; then
     fail "$1" "$2" "$(fs_mount_error)"
     return
   fi
@@ -193,17 +193,20 @@ w_dd() {
 }
 # The same dd through smb3-memfuse (the floor): a fresh mount, its kernel read-ahead raised to
 # smb3fs's (1 MiB), the page cache dropped before it; what it is written is dropped, so nothing to check.
-w_floor() {
-  local dir=$3 bs=$4 bsb=1048576 n ok=1
-  [ "$bs" = 4k ] && bsb=4096
+floor_mount() { # ROW RUN: smb3-memfuse on $MNT with rd, the page cache dropped first
   drop_caches
   if ! "$MEMFUSE" "$MNT" --file "rd=$bytes" 2>"$W/err"; then
     fail "$1" "$2" "smb3-memfuse: $(last_line "$W/err")"
-    return
+    return 1
   fi
   local dev
   dev=$(stat -c %d "$MNT")
   echo 1024 >"/sys/class/bdi/$((dev >> 8)):$((dev & 255))/read_ahead_kb" 2>/dev/null
+}
+w_floor() {
+  local dir=$3 bs=$4 bsb=1048576 n ok=1
+  [ "$bs" = 4k ] && bsb=4096
+  floor_mount "$1" "$2" || return
   if [ "$dir" = read ]; then
     timed /dev/null "$W/err" dd if="$MNT/rd" of=/dev/null bs="$bs"
   else
@@ -215,6 +218,38 @@ w_floor() {
     fail "$1" "$2" "$(last_line "$W/err")"
   elif [ "${n:-0}" != "$bytes" ]; then
     fail "$1" "$2" "dd copied ${n:-0} bytes, expected $bytes"
+  else
+    ok "$1" "$(mbps $bytes $NS)"
+  fi
+}
+# A program that reads the file in small pieces (smb3-bench --section programs has them all), through a
+# fresh mount of the share or the floor: tar cf - | wc -c (10 KiB reads) or sha256sum (32 KiB reads),
+# checked: tar's byte count, the file's SHA-256 (the floor serves bytes of its own: any hash).
+w_prog() {
+  local where=$3 prog=$4 got want
+  if [ "$where" = floor ]; then
+    floor_mount "$1" "$2" || return
+  else
+    drop_caches
+    if ! fs_mount ""; then
+      fail "$1" "$2" "$(fs_mount_error)"
+      return
+    fi
+  fi
+  if [ "$prog" = tar ]; then
+    timed "$W/out" "$W/err" sh -c 'tar cf - -C "$1" rd | wc -c' sh "$MNT"
+  else
+    timed "$W/out" "$W/err" sha256sum "$MNT/rd"
+  fi
+  local rc=$?
+  if [ "$where" = floor ]; then fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; else fs_umount; fi
+  got=$(cut -d' ' -f1 "$W/out")
+  if [ "$prog" = tar ]; then want=$bytes; ((${got:-0} > bytes)) && want=$got; else want=$SRC_SHA; fi
+  [ "$where" = floor ] && [ "$prog" = sha ] && [ -n "$got" ] && want=$got
+  if ((rc)); then
+    fail "$1" "$2" "$(last_line "$W/err")"
+  elif [ "$got" != "$want" ]; then
+    fail "$1" "$2" "$prog printed '${got:0:70}', expected '$want'"
   else
     ok "$1" "$(mbps $bytes $NS)"
   fi
@@ -282,6 +317,9 @@ MOUNT_ROWS=(
   "ddr4k|smb3fs: dd read bs=4k|MB/s|scget|cat4m|flr4k|dd read 4k"
   "ddw1m|smb3fs: dd write bs=1M fsync|MB/s|scput|put4m|flw1m|dd write 1M"
   "ddw4k|smb3fs: dd write bs=4k fsync|MB/s|scput|put4m|flw4k|dd write 4k"
+  "ddr1d|smb3fs directio_min=8M: dd read bs=1M|MB/s|scget|cat4m||dd read 1M ,directio_min=8M"
+  "tarr|smb3fs: tar cf - (10 KiB reads)|MB/s|||fltar|prog fs tar"
+  "shar|smb3fs: sha256sum (32 KiB reads)|MB/s|||flsha|prog fs sha"
 )
 # The floor: the same dd through smb3-memfuse (tools/bench/memfuse.c), a FUSE file system from memory
 # with smb3fs's FUSE settings and no network: what any page-cache FUSE mount costs on this machine.
@@ -290,6 +328,8 @@ FLOOR_ROWS=(
   "flr4k|floor (FUSE, no network): read bs=4k|MB/s||||floor read 4k"
   "flw1m|floor (FUSE, no network): write bs=1M|MB/s||||floor write 1M"
   "flw4k|floor (FUSE, no network): write bs=4k|MB/s||||floor write 4k"
+  "fltar|floor (FUSE, no network): tar cf -|MB/s||||prog floor tar"
+  "flsha|floor (FUSE, no network): sha256sum|MB/s||||prog floor sha"
 )
 ROWS+=(
   "stc|libsmb3: statfs, compounded|ms||||statfs_lib compound"
@@ -305,6 +345,7 @@ echo "demo: Samba $(smbd --version | cut -d' ' -f2) on 127.0.0.1:$SMB3_TEST_PORT
   "$RUNS interleaved run$( ((RUNS > 1)) && echo s) of each row"
 [ -x "$SMB3FS" ] || echo "demo: smb3fs not built; mount workloads skipped"
 head -c "${SIZE_MB}M" /dev/urandom >"$W/src"
+SRC_SHA=$(sha256sum "$W/src" | cut -d' ' -f1)
 # the file every read row reads, created on the server side (as the bench does): no client has it cached
 if ! cp "$W/src" "$SHARE_DIR/rd" || ! chown "$SMB3_TEST_USER" "$SHARE_DIR/rd"; then
   echo "demo: cannot create $SHARE_DIR/rd" >&2
@@ -374,8 +415,10 @@ smb3 rows: vs smbclient doing the same; smb3fs dd read: vs smbclient get and smb
 write: vs smbclient put and smb3 put wsize=4M, and both vs the floor: the same dd through a FUSE file
 system from memory with smb3fs's settings and no network (smb3-memfuse), the most a page-cache mount
 can reach here, whose time is the kernel's copies into and out of newly allocated page-cache memory
-(smb3fs's reads go through the page cache as the floor's do; smb3-bench --section programs measures
-the programs people run the same way);
+(smb3fs's reads go through the page cache as the floor's do, unless -o directio_min=SIZE: then a
+read-only open of a file that large reads with direct I/O, faster for 1 MiB reads and much slower for
+small ones, see smb3fs(8)); tar cf - | wc -c and sha256sum: two of the programs people run, reading 10
+and 32 KiB at a time (smb3-bench --section programs has the others);
 statfs (ms per call): vs libsmb3 compounded. Mount
 rows as smb3-bench measures them: fresh mount per run, page cache dropped, reads of a file created
 on the server, writes with conv=fsync, the daemon's exit waited for. statfs: 1000 calls, ms per
