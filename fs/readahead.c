@@ -418,9 +418,9 @@ static void serve(const struct ra_state *ra, fuse_req_t req, uint64_t off, size_
     /* small reads (a splice each would cost more than the copy): the rest of the buffer to memory.
      * So too a page-cache open's read that skips bytes: its reads are the kernel's read-ahead, sent
      * on several workers, so one may come before the one in front of it; dropping what it skips
-     * would send that one to the server (a direct open's reader that skips has moved on). */
+     * would send that one to the server (a direct-I/O open's reader that skips has moved on). */
     if (b->piped && !b->pipe_bad && at >= b->pipe_at &&
-        (size < RA_PIPE_MIN_READ || (at > b->pipe_at && !b->fh->direct_rd)))
+        (size < RA_PIPE_MIN_READ || (at > b->pipe_at && !b->fh->direct)))
       pipe_to_mem(b);
     if ((b->piped && (b->pipe_bad || at < b->pipe_at || pipe_take(b, at - b->pipe_at, NULL))) ||
         (!b->piped && at < b->mem_from)) {
