@@ -1600,7 +1600,7 @@ class Bench:
 
     def prog_one(self, tool, way, prog, port, size):
         """One run of a program (PROG_READ or PROG_WRITE) through tool on a fresh mount with the page cache
-        dropped; returns dict(mbps, cpu) or dict(error)."""
+        dropped; returns dict(mbps) or dict(error)."""
         a = self.a
         name = "prog.bin"
         wname = f"progw-{tool}.bin"
@@ -1611,7 +1611,7 @@ class Bench:
                 cmd_t, check = '"$SMB3" -q cat "$URL" > /dev/null', None
             else:
                 cmd_t = '"$SMB3" -q put "$SRC" "$URL"'
-        mnt, p, cpu0 = None, None, 0.0
+        mnt, p = None, None
         self.drop_caches()
         if tool == "local":
             root = self.prog_local
@@ -1623,7 +1623,6 @@ class Bench:
             if err:
                 self.umount_rmdir(mnt, p)
                 return dict(error=err)
-            cpu0 = self.proc_tree_cpu(p.pid)
         try:
             fname = name if way == "read" else wname
             if way == "write" and tool not in ("smb3", "floor"):
@@ -1652,7 +1651,6 @@ class Bench:
                 if not self.same_bytes(o, self.prog_src):
                     return dict(error="the copy differs from the file")
             res["mbps"] = size / 1e6 / r.wall
-            res["cpu"] = r.cpu + (self.proc_tree_cpu(p.pid) - cpu0 if p else 0.0)
         finally:
             try:
                 os.unlink(os.path.join(self.ws, "prog-out.bin"))
@@ -1682,7 +1680,7 @@ class Bench:
         for d in (self.share_dir, self.prog_local):
             shutil.copyfile(self.prog_src, os.path.join(d, "prog.bin"))
         os.chown(os.path.join(self.share_dir, "prog.bin"), self.uid, self.gid)
-        self.floor_files = [("prog.bin", size)] + [(f"progw-{t}.bin", 0) for t in ("floor",)]
+        self.floor_files = [("prog.bin", size), ("progw-floor.bin", 0)]
         h = self.run(["sh", "-c", 'sha256sum "$1" && md5sum "$1"', "sh", self.prog_src], stdout_path="PIPE",
                      quiet=True)
         self.prog_sha, self.prog_md5 = h.out.split()[0], h.out.split()[2]
