@@ -549,6 +549,62 @@ void inode_dir_changed(struct fs_ctx *fs, struct fs_inode *dir, int links) {
   pthread_mutex_unlock(&dir->lock);
 }
 
+static struct timespec_smb3 clock_now(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return (struct timespec_smb3){now.tv_sec, now.tv_nsec / 100 * 100}; /* a FILETIME's units */
+}
+
+static int ts_before(const struct timespec_smb3 *a, const struct timespec_smb3 *b) {
+  return a->sec < b->sec || (a->sec == b->sec && a->nsec < b->nsec);
+}
+
+void inode_touch_locked(struct fs_inode *in, int how) {
+  struct timespec_smb3 now = clock_now();
+  in->changed_at = now;
+  if (ts_before(&in->st.ctime, &now)) in->st.ctime = now;
+  if (how & INODE_TOUCH_DATA) {
+    in->written_at = now;
+    if (ts_before(&in->st.mtime, &now)) in->st.mtime = now;
+  }
+}
+
+void inode_touch(struct fs_inode *in, int how) {
+  if (!in) return;
+  pthread_mutex_lock(&in->lock);
+  inode_touch_locked(in, how);
+  pthread_mutex_unlock(&in->lock);
+}
+
+void inode_unlinked(struct fs_ctx *fs, struct fs_inode *in, int64_t links_left, struct fs_inode *parent,
+                    const char *name) {
+  pthread_mutex_lock(&in->lock);
+  if (links_left < 0) links_left = in->st.nlink > 1 ? in->st.nlink - 1 : 0;
+  int others = links_left > 0;
+  if (others) {
+    in->st.nlink = (uint32_t)links_left;
+    inode_touch_locked(in, INODE_TOUCH_CTIME);
+  } else {
+    in->attr_expiry = 0;
+    in->attr_lookup = 0;
+  }
+  pthread_mutex_unlock(&in->lock);
+  struct inode_table *t = fs->it;
+  pthread_mutex_lock(&t->lock);
+  if (!others) id_unhash(t, in);
+  /* (found by its id, it may be known by another of its names, which stays) */
+  if (!others || (in->parent == parent && in->name && !strcmp(in->name, name))) drop_name(t, in);
+  pthread_mutex_unlock(&t->lock);
+}
+
+struct fs_inode *inode_find_id(struct fs_ctx *fs, uint64_t srv_id) {
+  pthread_mutex_lock(&fs->it->lock);
+  struct fs_inode *in = srv_id ? find_id(fs->it, srv_id) : NULL;
+  if (in) in->refs++;
+  pthread_mutex_unlock(&fs->it->lock);
+  return in;
+}
+
 void inode_attr_expire(struct fs_inode *in) {
   if (!in) return;
   pthread_mutex_lock(&in->lock);
@@ -679,8 +735,14 @@ static void set_attr(struct fs_ctx *fs, struct fs_inode *in, const struct smb3_s
   uint64_t ino = in->srv_id;
   uint64_t rdev = in->st.rdev, ifmt = in->st.mode & S_IFMT;
   uint32_t nlink = in->st.nlink;
+  struct timespec_smb3 mtime = in->st.mtime;
   in->st = *st;
   if (keep_links && !st->posix && nlink) in->st.nlink = nlink;
+  /* what this mount did that the server does not show yet (inode_touch) */
+  if (ts_before(&in->st.ctime, &in->changed_at)) in->st.ctime = in->changed_at;
+  if ((in->nopen || wb_dirty(in)) && ts_before(&in->st.mtime, &in->written_at) &&
+      !ts_before(&mtime, &in->written_at))
+    in->st.mtime = mtime;
   /* a device's numbers (fs_rdev_check) stay what they were while it stays the same device */
   if (!in->st.rdev && (in->st.mode & S_IFMT) == ifmt) in->st.rdev = rdev;
   in->st.ino = ino ? ino : st->ino;

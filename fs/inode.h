@@ -88,6 +88,11 @@ struct fs_inode {
   int kern_valid;
   double kern_at; /* when the server was asked for that view (fs_now()) */
   int local_mod;
+  /* Times this mount moved (inode_touch; the local clock, as the kernel's cifs client): st_ctime is
+   * never earlier than changed_at (Samba reports a file's ChangeTime as its mtime); st_mtime is
+   * never earlier than written_at while the file is open here (the server times writes when they
+   * arrive, and Samba 4.17 only up to 2 s later or at the close); an explicit mtime clears it. */
+  struct timespec_smb3 changed_at, written_at;
   struct wb_state wb;
   struct fs_dlist *dl;       /* a directory's last listing (dircache.h; kept by relist.c), under lock */
   struct relist_job *relist; /* a directory's listing for lookups in flight (relist.c), under lock */
@@ -110,11 +115,11 @@ struct fs_inode {
 };
 
 /* Write-back accessors (in->lock held): data not yet confirmed by the server, and its end. */
-static inline int wb_dirty(struct fs_inode *in) {
+static inline int wb_dirty(const struct fs_inode *in) {
   return in->wb.open.head || in->wb.inflight || in->wb.times.pending;
 } /* in->lock held */
 /* Pending size including data not yet on the server (in->lock held). */
-static inline uint64_t wb_end(struct fs_inode *in) {
+static inline uint64_t wb_end(const struct fs_inode *in) {
   return wb_dirty(in) ? in->wb.dirty_end : 0;
 }
 
@@ -177,6 +182,21 @@ void inode_detach(struct fs_ctx *fs, struct fs_inode *in);
 /* What we know of in's attributes is out of date (its link count, ctime, a directory's mtime
  * changed by an entry operation): the next GETATTR asks the server. NULL: nothing. */
 void inode_attr_expire(struct fs_inode *in);
+/* This mount changed the file now: its ctime (INODE_TOUCH_CTIME: its attributes, links or name),
+ * and with INODE_TOUCH_DATA its mtime too (a write, truncation or allocation change). The one place
+ * that moves a file's times ahead of what the server says (in->lock held: _locked). */
+#define INODE_TOUCH_CTIME 1
+#define INODE_TOUCH_DATA 2
+void inode_touch(struct fs_inode *in, int how);
+void inode_touch_locked(struct fs_inode *in, int how);
+/* One of the names of a file is gone: links_left is how many it has now (the server's count at the
+ * removal, less one), or -1 when unknown (then the count it had here, less one). One that has names
+ * left stays their inode (found again by its server id), one link less and its ctime moved; the
+ * name it was known by is dropped. One with none left is detached (inode_detach). */
+void inode_unlinked(struct fs_ctx *fs, struct fs_inode *in, int64_t links_left, struct fs_inode *parent,
+                    const char *name);
+/* The inode of the server's file id (a reference, or NULL). */
+struct fs_inode *inode_find_id(struct fs_ctx *fs, uint64_t srv_id);
 /* An entry operation of ours changed dir: its mtime and ctime become now (this machine's clock;
  * the server's own come with the next refresh) and its link count follows a subdirectory made
  * (links 1, POSIX shares) or removed (-1). What we cache stays valid: the GETATTR the kernel sends

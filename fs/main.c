@@ -247,6 +247,9 @@ static int connect_share(struct fs_ctx *fs, const char *source) {
             smb3_last_error(fs->c)[0] ? smb3_last_error(fs->c) : smb3_strerror(rc));
     return -1;
   }
+  /* Symbolic links: the server's own on a POSIX share, else Minshall+French symlink files unless
+   * nomfsymlinks (mfsymlinks asks for them on a POSIX share too) */
+  if (fs->mfsymlinks < 0) fs->mfsymlinks = !smb3_posix(fs->c);
   fs->rsize = smb3_rsize(fs->c);
   fs->wsize = smb3_wsize(fs->c);
   fs->leases = fs->cache != SMB3_CACHE_NONE; /* leases on 2.1+, oplocks on 2.0.2 (the library picks) */

@@ -26,6 +26,7 @@ struct brk {
   uint32_t state;
   int ack;
   uint64_t inval_nodeid; /* not a break: only drop the kernel's pages of this inode */
+  int attrs_only;        /* ... or only its attributes */
   void (*then)(void *);  /* ... and then call this */
   void *then_arg;
 };
@@ -93,7 +94,8 @@ static void ack(struct fs_ctx *fs, const struct brk *b) {
 
 static void handle_break(struct fs_ctx *fs, const struct brk *b) {
   if (b->inval_nodeid) {
-    if (fs->se) fuse_lowlevel_notify_inval_inode(fs->se, b->inval_nodeid, 0, 0);
+    /* (offset -1: the attributes only, the pages stay) */
+    if (fs->se) fuse_lowlevel_notify_inval_inode(fs->se, b->inval_nodeid, b->attrs_only ? -1 : 0, 0);
     atomic_fetch_add(&fs->ctr.invalidations, 1);
     if (b->then) b->then(b->then_arg);
     return;
@@ -174,6 +176,15 @@ void notifier_break_cb(const uint8_t key[16], uint32_t new_state, int ack_requir
 
 void notifier_invalidate_later(struct fs_ctx *fs, uint64_t nodeid) {
   notifier_invalidate_then(fs, nodeid, NULL, NULL);
+}
+
+void notifier_attrs_later(struct fs_ctx *fs, uint64_t nodeid) {
+  struct notifier *n = fs->nt;
+  struct brk *b = n ? calloc(1, sizeof *b) : NULL;
+  if (!b) return; /* the kernel's attributes stay until their time is up */
+  b->inval_nodeid = nodeid;
+  b->attrs_only = 1;
+  enqueue(n, b);
 }
 
 void notifier_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg) {

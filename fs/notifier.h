@@ -11,7 +11,10 @@ void notifier_break_cb(const uint8_t key[16], uint32_t new_state, int ack_requir
 /* Drop the kernel's pages of an inode, later, on the notifier thread (an invalidation can wait for
  * reads in progress, which must not wait for the caller). */
 void notifier_invalidate_later(struct fs_ctx *fs, uint64_t nodeid);
-/* The same, then then(arg) on the notifier thread (at once when it cannot be queued). */
+/* The kernel's attributes of an inode only (it keeps its pages), later, on the notifier thread: what
+ * changed them is something the kernel does not account for itself (another name's removal). */
+void notifier_attrs_later(struct fs_ctx *fs, uint64_t nodeid);
+/* notifier_invalidate_later, then then(arg) on the notifier thread (at once when it cannot be queued). */
 void notifier_invalidate_then(struct fs_ctx *fs, uint64_t nodeid, void (*then)(void *), void *arg);
 /* Wait until the notifier has handled everything queued so far, at most timeout seconds. */
 void notifier_drain(struct fs_ctx *fs, double timeout);

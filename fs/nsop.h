@@ -24,6 +24,7 @@ struct nsop {
   int replace;
   int silly;
   int rmdir;    /* unlink or rmdir (remove_start) */
+  int64_t links_left; /* unlink: the file's links after it (the server's count at the removal, less one); -1 unknown */
   int made_dir; /* mkdir: the directory was made (inode_known_empty) */
   int made;     /* 1: mkdir, mknod or symlink made the entry, its owner is still to be set; 2: done */
   int adds;     /* mkdir, mknod, symlink, link: the entry is a name it added to parent (not a lookup) */

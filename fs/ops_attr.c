@@ -272,6 +272,16 @@ static int setattr_chmod(struct nsop *o) {
   return rc;
 }
 
+/* A setattr that changed something moves the ctime (POSIX: chmod, chown, truncate, utimensat), a
+ * truncation the mtime too, unless the call set it; an mtime set is the mtime from then on. */
+static void setattr_touch(struct fs_inode *in, int to_set) {
+  int mt = (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)) != 0;
+  pthread_mutex_lock(&in->lock);
+  if (mt) in->written_at = (struct timespec_smb3){0, 0};
+  inode_touch_locked(in, (to_set & FUSE_SET_ATTR_SIZE) && !mt ? INODE_TOUCH_DATA : INODE_TOUCH_CTIME);
+  pthread_mutex_unlock(&in->lock);
+}
+
 /* The steps of a setattr, each sent once its predecessor completed: write-back flush, truncate,
  * times (and, without POSIX, the read-only attribute a chmod stands for), then on a POSIX share
  * the owner and the mode (after the times: a mode without the owner's write bit must not stop
@@ -286,7 +296,8 @@ static void setattr_next(struct nsop *o, int rc) {
     case 0:
       wb_flush(o->fs, o->in, 0, setattr_flushed, o);
       return;
-    case 1:
+    case 1: /* (the answers that follow keep these times: inode_touch) */
+      setattr_touch(o->in, o->to_set);
       if (o->to_set & FUSE_SET_ATTR_SIZE) {
         nsop_submitted(o, setattr_truncate(o));
         return;
@@ -367,6 +378,7 @@ static int setattr_times_deferred(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t 
     inode_put(fs, in);
     return 0;
   }
+  setattr_touch(in, to_set);
   struct stat a;
   pthread_mutex_lock(&in->lock);
   in->local_mod = 1;
@@ -400,6 +412,7 @@ static int setattr_unchanged(fuse_req_t req, struct fs_ctx *fs, fuse_ino_t ino, 
   }
   struct stat a;
   if (same) {
+    inode_touch_locked(in, INODE_TOUCH_CTIME); /* changed or not, as chmod(2) and chown(2) */
     fs_fill_stat_in(fs, in, &a);
     mfsl_fill(in, &a); /* an mfsymlinks link is a symlink to the kernel, whatever the server stores */
     same = !fs_type_changed(in, a.st_mode & S_IFMT);

@@ -15,6 +15,7 @@
 #include "dircache.h"
 #include "dirlease.h"
 #include "inode.h"
+#include "notifier.h"
 #include "nsop.h"
 #include "openahead.h"
 #include "ops.h"
@@ -404,7 +405,7 @@ static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
     nsop_run_unsent(o, symlink_posix_start);
     return;
   }
-  if (!fs->mfsymlinks) { /* no symlinks on SMB without it (like mount.cifs) */
+  if (!fs->mfsymlinks) { /* nomfsymlinks: no symlinks on SMB (as mount.cifs without a symlink= option) */
     fuse_reply_err(req, EPERM);
     return;
   }
@@ -442,6 +443,7 @@ static void link_done(int rc, const struct smb3_stat *st, void *arg) {
   struct nsop *o = arg;
   o->sending = 0;                      /* it left: never again */
   if (!rc) dircache_ns_changed(o->fs); /* (as at its start: nor one asked while it was on its way) */
+  if (!rc) inode_touch(o->in, INODE_TOUCH_CTIME); /* a link moves the file's ctime */
   entry_done(rc, st, o);
 }
 
@@ -493,16 +495,28 @@ static void unlink_done(int rc, void *arg) {
     inode_known_del(o->fs, o->parent, o->name);
     inode_dir_changed(o->fs, o->parent, o->rmdir ? -1 : 0); /* its times (rmdir: its links) changed */
   }
-  if (!rc && !o->rmdir && (!o->victim || victim_linked(o->victim)))
+  if (!rc && !o->rmdir && (!o->victim || o->links_left > 0 || victim_linked(o->victim)))
     dircache_ns_changed(o->fs); /* the link count in the listings of its other names changed */
   if (!rc && o->victim) {
-    /* a hard link's other names keep the inode: its link count (and ctime) changed, ask again */
-    inode_attr_expire(o->victim);
-    inode_detach(o->fs, o->victim);
+    if (o->rmdir)
+      inode_detach(o->fs, o->victim);
+    else { /* a hard link's other names keep the inode, one link less: the kernel must ask again */
+      inode_unlinked(o->fs, o->victim, o->links_left, o->parent, o->name);
+      if (o->links_left > 0) notifier_attrs_later(o->fs, o->victim->nodeid);
+    }
   } else if (!rc && !o->rmdir) {
     itab_expire_linked(o->fs); /* the name was another of some inode's hard links */
   }
   nsop_finish_smb(o, rc);
+}
+
+/* The unlink of a file the mount knows: its link count at the removal came in the same compound. */
+static void unlink_stat_done(int rc, const struct smb3_stat *st, void *arg) {
+  struct nsop *o = arg;
+  o->links_left = st && st->nlink ? (int64_t)st->nlink - 1 : -1;
+  /* a name of a file the mount knows by another of its names (the kernel's one inode for all) */
+  if (!rc && st && !o->victim) o->victim = inode_find_id(o->fs, st->ino);
+  unlink_done(rc, o);
 }
 
 /* Is the victim open, but for the handle its unlink closes in its own compound (o->closing)? */
@@ -566,7 +580,8 @@ static void remove_start(struct nsop *o) {
   else { /* the file's own handle that waited to be closed, closed in the same compound */
     smb3_file *f = o->closing;
     o->closing = NULL;
-    nsop_submitted(o, smb3_close_unlink_async(r.c, f, r.path, unlink_done, o));
+    o->links_left = -1;
+    nsop_submitted(o, smb3_close_unlink_stat_async(r.c, f, r.path, unlink_stat_done, o));
   }
   fs_route_done(&r);
 }
@@ -671,7 +686,13 @@ static void rename_done(int rc, void *arg) {
   inode_dir_changed(o->fs, o->parent, moved_dir ? -1 : 0);
   if (o->newparent != o->parent) inode_dir_changed(o->fs, o->newparent, moved_dir ? 1 : 0);
   inode_attr_expire(o->in);
-  if (o->victim && o->victim != o->in && !o->silly) inode_detach(o->fs, o->victim);
+  inode_touch(o->in, INODE_TOUCH_CTIME); /* as Linux's file systems: a rename moves the file's ctime */
+  if (o->victim && o->victim != o->in && !o->silly) {
+    if (o->victim->st.is_dir)
+      inode_detach(o->fs, o->victim);
+    else /* a file replaced that has other names keeps them, one link less */
+      inode_unlinked(o->fs, o->victim, -1, o->newparent, o->newname);
+  }
   if (o->in) inode_move(o->fs, o->in, o->newparent, o->newname);
   if (rename_restore_special(o)) return;
   nsop_finish_err(o, 0);

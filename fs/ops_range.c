@@ -129,6 +129,7 @@ static void data_changed(struct fs_inode *in, uint64_t grow_to) {
   in->data_gen++;
   in->local_mod = 1;
   in->attr_expiry = 0;
+  inode_touch_locked(in, INODE_TOUCH_DATA);
   if (in->st.size < grow_to) in->st.size = grow_to;
   if (in->kern_size < grow_to) in->kern_size = grow_to;
   pthread_mutex_unlock(&in->lock);

@@ -67,6 +67,10 @@ void fs_fill_stat_in(const struct fs_ctx *fs, const struct fs_inode *in, struct 
    * the server's link count includes: the name the application removed is gone (fstat after
    * unlink of the last name: 0). */
   if (in->unlinked && a->st_nlink > 0) a->st_nlink--;
+  /* Blocks cover the data, on the server or still in write-back here: cp, tar and rsync take a file
+   * with fewer blocks than its size for sparse, and one with none for all holes. */
+  blkcnt_t need = (blkcnt_t)(((uint64_t)a->st_size + 511) / 512);
+  if (wb_dirty(in) && a->st_blocks < need) a->st_blocks = need;
 }
 
 ino_t fs_ino_of_name(const char *name) {

@@ -448,6 +448,7 @@ void wb_write(struct fs_file *fh, fuse_req_t req, const char *buf, size_t size, 
   w->err = 0;
   if (!err) {
     in->data_gen++;
+    inode_touch_locked(in, INODE_TOUCH_DATA); /* write(2) and a page written through mmap alike */
     fh->mtime_forced = 0;
     fh->writes++;
     err = absorb(fh, buf, size, off, &send, &dead);

@@ -96,12 +96,20 @@ struct smb3_options {
   int uid, gid;            /* -1 = the mounting user's */
   int file_mode, dir_mode; /* -1 = default (0755 dirs, 0644 files) */
   int ro;
-  int mfsymlinks; /* symlinks as Minshall+French symlink files (as mount.cifs's option) */
+  int mfsymlinks; /* smb3fs: symlinks as Minshall+French symlink files (the format of macOS and of
+                   * mount.cifs's option): -1 (default) where the share has no POSIX extensions (which
+                   * store the server's own), 1 'mfsymlinks' everywhere, 0 'nomfsymlinks' never (symlink(2)
+                   * then fails with EPERM on such a share) */
   int nobrl;      /* fcntl/flock locks stay on this machine, not sent to the server (as mount.cifs's) */
   int lazyexcl;   /* smb3fs: O_EXCL creates may be put off too (see smb3fs(8)) */
   int dirleases;  /* smb3fs: listings kept under directory leases past actimeo (see smb3fs(8)) */
   int noposix;    /* 'noposix': do not offer the SMB3 POSIX extensions; 'posix' (default): use them
                    * when the server (SMB 3.1.1, e.g. Samba with 'smb3 unix extensions') offers them */
+  int nomapposix; /* 'nomapposix': names go to a share without POSIX extensions as they are, so a
+                   * name with a character Windows reserves (control characters, " * : < > ? |) is
+                   * refused and "file:stream" names a stream; 'mapposix' (default): those
+                   * characters travel as the private-use code points of Services for Macintosh
+                   * (U+F001..U+F027), as the kernel cifs client's default and macOS store them */
   /* authentication (sec=, as mount.cifs): SMB3_SEC_AUTO (0, default: Kerberos when the server
    * offers it and the credential cache holds a ticket, else NTLMSSP), NTLMSSP (1), KRB5 (2) */
   int sec;
@@ -661,6 +669,10 @@ int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *a
  * round trip of its own first). f is freed by this call whatever it returns; its CLOSE failing
  * does not fail the removal. f of another client is closed on its own. */
 int smb3_close_unlink_async(smb3_client *c, smb3_file *f, const char *path, smb3_done_cb cb, void *arg);
+/* smb3_close_unlink_async that also reports the file's attributes as the server gave them with the
+ * file open for its removal, in the same round trip (one QUERY_INFO more in the compound): its link
+ * count tells whether other names keep it (st.nlink - 1 of them). cb gets NULL on error. */
+int smb3_close_unlink_stat_async(smb3_client *c, smb3_file *f, const char *path, smb3_stat_cb cb, void *arg);
 /* The call also returns SMB3_ENAMETOOLONG for a target name that cannot be encoded. */
 int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb,
                       void *arg);

@@ -52,6 +52,12 @@ struct smb3_client {
   struct dfs_cache_entry *dfs_cache; /* referrals asked of this server, until their TTL (dfs.c) */
 };
 
+/* How names travel (fscc.h FSCC_NAMES_*): a POSIX share's as they are, with '/' separators; any other
+ * share's with the characters Windows reserves as SFM's code points, unless 'nomapposix'. */
+static inline int client_names(const smb3_client *c) {
+  return c->posix ? FSCC_NAMES_POSIX : c->opts.nomapposix ? 0 : FSCC_NAMES_SFM;
+}
+
 /* The DFS referral cache's memory (dfs.c), at the client's end. */
 void dfs_cache_free(smb3_client *c);
 

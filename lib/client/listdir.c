@@ -117,6 +117,7 @@ static int listing_batch(struct listing *l, const struct smb3_msg *m) {
     fscc_dir_iter_init_posix(&it, r.buf, r.len);
   else
     fscc_dir_iter_init(&it, r.buf, r.len);
+  it.sfm = (client_names(l->c) & FSCC_NAMES_SFM) != 0;
   while ((rc = fscc_dir_next(&it, &de)) > 0 && !l->rc)
     l->rc = listing_add(l, &de);
   fscc_dir_iter_free(&it);

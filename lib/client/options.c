@@ -26,6 +26,7 @@ void smb3_options_init(struct smb3_options *o) {
   o->uid = o->gid = -1;
   o->file_mode = o->dir_mode = -1;
   o->cruid = -1;
+  o->mfsymlinks = -1; /* smb3fs: on where the share has no POSIX extensions */
 }
 
 void smb3_options_free(struct smb3_options *o) {
@@ -130,12 +131,13 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
   if (!strcmp(k, "seal")) return flag ? (o->seal = 1, 0) : -1;
   if (!strcmp(k, "nocompound")) return flag ? (o->nocompound = 1, 0) : -1;
   if (!strcmp(k, "ro")) return flag ? (o->ro = 1, 0) : -1;
-  if (!strcmp(k, "mfsymlinks")) return flag ? (o->mfsymlinks = 1, 0) : -1;
+  if (!strcmp(k, "mfsymlinks") || !strcmp(k, "nomfsymlinks")) return flag ? (o->mfsymlinks = k[0] == 'm', 0) : -1;
   if (!strcmp(k, "nobrl")) return flag ? (o->nobrl = 1, 0) : -1;
   if (!strcmp(k, "lazyexcl")) return flag ? (o->lazyexcl = 1, 0) : -1;
   if (!strcmp(k, "dirleases")) return flag ? (o->dirleases = 1, 0) : -1;
   if (!strcmp(k, "posix")) return flag ? (o->noposix = 0, 0) : -1;
   if (!strcmp(k, "noposix")) return flag ? (o->noposix = 1, 0) : -1;
+  if (!strcmp(k, "mapposix") || !strcmp(k, "nomapposix")) return flag ? (o->nomapposix = k[0] == 'n', 0) : -1;
   if (!strcmp(k, "forceuid") || !strcmp(k, "noforceuid")) return flag ? (o->forceuid = k[0] == 'f', 0) : -1;
   if (!strcmp(k, "forcegid") || !strcmp(k, "noforcegid")) return flag ? (o->forcegid = k[0] == 'f', 0) : -1;
   if (!strcmp(k, "rw")) return flag ? (o->ro = 0, 0) : -1;

@@ -123,6 +123,7 @@ static void meta_create(struct pathop *op, uint32_t access) {
 
 static void add(struct pathop *op,
                 int (*enc)(smb3_client *, struct smb3_msg *, struct smb2_file_id, const void *)) {
+  if (op->n >= (int)(sizeof op->steps / sizeof op->steps[0])) abort(); /* a bug here, not a server's doing */
   op->steps[op->n].encode = enc;
   op->steps[op->n].arg = op;
   op->n++;
@@ -281,6 +282,7 @@ static int prepare_path(struct pathop *op) {
     op->ca.options = SMB2_FILE_DELETE_ON_CLOSE | SMB2_FILE_NON_DIRECTORY_FILE;
     op->first_is_create = 1;
     add(op, enc_create);
+    if (op->then_stat) add(op, enc_query_stat);
     add(op, step_close);
     return 0;
   case OP_OPEN: {
@@ -359,6 +361,7 @@ static void readonly_retry(struct pathop *op) {
   op->ca.options = op->kind == OP_RMDIR ? SMB2_FILE_DIRECTORY_FILE : SMB2_FILE_NON_DIRECTORY_FILE;
   op->first_is_create = 1;
   add(op, enc_create);
+  if (op->then_stat) add(op, enc_query_stat); /* (OP_UNLINK's: at the same place as the first time) */
   add(op, enc_set_normal);
   add(op, enc_set_delete);
   add(op, step_close);
@@ -622,7 +625,8 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc && op->kind == OP_STATVFS) rc = finish_query(op, &ch->msgs[op->root_use == ROOT_CACHED ? 0 : 1]);
   if (!rc && op->kind == OP_STAT) rc = finish_query(op, &ch->msgs[1]);
   if (!rc && op->kind == OP_FSTAT) rc = finish_query(op, &ch->msgs[0]);
-  if (!rc && op->then_stat) rc = finish_query_class(op, &ch->msgs[2], stat_class(op));
+  if (!rc && op->then_stat)
+    rc = finish_query_class(op, &ch->msgs[op->kind == OP_UNLINK ? 1 : 2], stat_class(op));
   if (!rc && op->kind == OP_OPEN) rc = finish_open(op, &ch->msgs[0]);
   if (!rc && op->kind == OP_MKDIR && op->mkdir_stat) {
     struct smb2_create_rsp r;
@@ -743,6 +747,7 @@ static void complete(struct pathop *op, int rc) {
     break;
   case OP_SETATTR:
   case OP_LINK:
+  case OP_UNLINK:
     if (op->then_stat)
       op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
     else

@@ -41,7 +41,7 @@ struct pathop {
   enum pathop_kind kind;
   const char *what; /* for error messages */
   char *path;       /* owned copy */
-  struct step steps[4];
+  struct step steps[5]; /* the longest: a read-only file's unlink with its attributes (readonly_retry) */
   int n;
   int first_is_create;
   enum { ROOT_NONE, ROOT_OPENING, ROOT_CACHED } root_use; /* statvfs and the cached root handle */
@@ -73,7 +73,7 @@ struct pathop {
   int64_t wr_got; /* bytes written, or SMB3_E* of the WRITE or SET_INFO (the open stands either way) */
   int mkdir_stat; /* OP_MKDIR: report the new directory's attributes (cb.stat) */
   int then_stat;  /* OP_SETATTR, OP_LINK: a QUERY_INFO of the attributes after the SET_INFO, before the CLOSE
-                   * (cb.stat)
+                   * (cb.stat); OP_UNLINK: right after the CREATE (the file as it was: its link count)
                    */
   int close_stat; /* OP_CLOSE: ask for the attributes at close (cb.stat) */
   int no_attrs;   /* OP_CLOSE: the server sent none (cb.stat gets NULL) */

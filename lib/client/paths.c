@@ -50,7 +50,7 @@ static int rename_buf(struct pathop *op, const char *to, int replace) {
   size_t cap = 32 + 4 * strlen(to);
   op->buf = malloc(cap);
   if (!op->buf) return SMB3_ENOMEM;
-  int len = fscc_rename_info_encode(op->buf, cap, replace, op->c->posix, to);
+  int len = fscc_rename_info_encode(op->buf, cap, replace, client_names(op->c), to);
   if (len < 0)
     return client_fail(op->c, SMB3_ENAMETOOLONG, 0, "%s: bad target name '%s'",
                        op->kind == OP_LINK ? "link" : "rename", to);
@@ -336,6 +336,23 @@ int smb3_close_unlink_async(smb3_client *c, smb3_file *f, const char *path, smb3
   struct pathop *op;
   int rc = remove_op(c, f, OP_UNLINK, path, cb, arg, &op);
   return rc ? rc : op_async(op);
+}
+
+static void stat_instead(int rc, void *arg) { /* (a placeholder: cb.stat replaces it) */
+  (void)rc, (void)arg;
+}
+
+int smb3_close_unlink_stat_async(smb3_client *c, smb3_file *f, const char *path, smb3_stat_cb cb, void *arg) {
+  if (!cb) {
+    if (f) (void)smb3_close_async(f, NULL, NULL);
+    return SMB3_EINVAL;
+  }
+  struct pathop *op;
+  int rc = remove_op(c, f, OP_UNLINK, path, stat_instead, arg, &op);
+  if (rc) return rc;
+  op->cb.stat = cb;
+  op->then_stat = 1;
+  return op_async(op);
 }
 
 /* Attach a SET_INFO payload, then run; frees op on any failure. */

@@ -30,6 +30,7 @@ int build_create(smb3_client *c, struct smb3_msg *m, const struct create_args *a
     r.posix_mode = a->mode_set ? a->mode : (a->options & SMB2_FILE_DIRECTORY_FILE) ? 0755 : 0644;
     if (c->posix && a->no_follow) r.create_options |= SMB2_FILE_OPEN_REPARSE_POINT;
   }
+  r.sfm_names = (client_names(c) & FSCC_NAMES_SFM) != 0;
   struct le_wr w;
   size_t cap = 256 + 4 * strlen(a->path);
   int rc = msg_body_begin(m, SMB2_CREATE, c->tree_id, cap, &w);

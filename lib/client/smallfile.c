@@ -274,7 +274,7 @@ int smb3_put_file_async(smb3_client *c, const char *tmp, const char *target, con
   memcpy(p->target, target, gl);
   size_t cap = 32 + 4 * gl;
   p->ren = malloc(cap);
-  int n = p->ren ? fscc_rename_info_encode(p->ren, cap, 0, c->posix, p->target) : SMB3_ENOMEM;
+  int n = p->ren ? fscc_rename_info_encode(p->ren, cap, 0, client_names(c), p->target) : SMB3_ENOMEM;
   if (n < 0) {
     free(p->ren);
     free(p);

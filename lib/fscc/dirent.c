@@ -12,6 +12,7 @@
 
 void fscc_dir_iter_init(struct fscc_dir_iter *it, const uint8_t *buf, size_t len) {
   it->posix = 0;
+  it->sfm = 0;
   it->buf = buf;
   it->len = buf ? len : 0;
   it->off = 0;
@@ -52,6 +53,7 @@ static uint32_t dirent_fixed(const uint8_t *p, struct fscc_dirent *e, uint32_t *
 static int dirent_name(struct fscc_dir_iter *it, const uint8_t *p, uint32_t n, struct fscc_dirent *e) {
   size_t ulen;
   if (n == 0 || smb3_utf16le_to_utf8(p, n, &it->name, &ulen)) return SMB3_EPROTO;
+  if (it->sfm && !it->posix) ulen = smb3_sfm_unmap(it->name, ulen);
   if (memchr(it->name, '\0', ulen) || memchr(it->name, '/', ulen)) return SMB3_EPROTO;
   e->name = it->name;
   e->name_len = ulen;

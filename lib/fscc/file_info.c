@@ -101,7 +101,8 @@ int fscc_disposition_info_encode(uint8_t *out, size_t cap, int delete_pending) {
  * a rename on a handle of a POSIX CREATE, '/' is the separator Samba parses and '\\' a character). After it
  * we add a UTF-16 NUL that FileNameLength does not count, as cifs.ko does, which also keeps
  * the buffer at least sizeof(FILE_RENAME_INFORMATION) = 24 bytes as Windows requires. */
-int fscc_rename_info_encode(uint8_t *out, size_t cap, int replace, int posix_paths, const char *new_name) {
+int fscc_rename_info_encode(uint8_t *out, size_t cap, int replace, int names, const char *new_name) {
+  int posix_paths = names & FSCC_NAMES_POSIX;
   if (!new_name) return SMB3_EINVAL;
   while (*new_name == '/' || (!posix_paths && *new_name == '\\'))
     new_name++;
@@ -110,6 +111,7 @@ int fscc_rename_info_encode(uint8_t *out, size_t cap, int replace, int posix_pat
   if (!*new_name || smb3_utf8_to_utf16le(new_name, strlen(new_name), &u, &n)) return SMB3_EINVAL;
   for (size_t i = 0; !posix_paths && i + 1 < n; i += 2)
     if (u[i] == '/' && u[i + 1] == 0) u[i] = '\\';
+  if (!posix_paths && (names & FSCC_NAMES_SFM)) smb3_sfm_map(u, n);
   struct le_wr w;
   le_wr_init(&w, out, cap);
   le_put_u8(&w, replace ? 1 : 0);

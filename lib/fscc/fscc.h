@@ -152,9 +152,12 @@ int fscc_eof_info_encode(uint8_t *out, size_t cap, uint64_t eof);
 /* FileDispositionInformation (2.4.11). */
 int fscc_disposition_info_encode(uint8_t *out, size_t cap, int delete_pending);
 /* FileRenameInformation for SMB2 (2.4.37.2): ReplaceIfExists, RootDirectory=0, UTF-16 name
- * (path relative to the share root, '/' converted to '\\' unless posix_paths: a POSIX share's
- * names keep '/' as the separator). Returns bytes written. */
-int fscc_rename_info_encode(uint8_t *out, size_t cap, int replace, int posix_paths, const char *new_name);
+ * (path relative to the share root, '/' converted to '\\' unless names has FSCC_NAMES_POSIX: a
+ * POSIX share's names keep '/' as the separator; with FSCC_NAMES_SFM the characters Windows
+ * reserves go as SFM's code points, smb3_sfm_map). Returns bytes written. */
+#define FSCC_NAMES_POSIX 1
+#define FSCC_NAMES_SFM 2
+int fscc_rename_info_encode(uint8_t *out, size_t cap, int replace, int names, const char *new_name);
 /* FILE_FULL_EA_INFORMATION (2.4.15): extended attributes. The decoder checks every entry (header,
  * name with its NUL, value, NextEntryOffset inside the buffer and past the entry) before the first
  * callback; cb gets each in order (name NUL-terminated in place); a non-zero return stops it. The
@@ -190,6 +193,7 @@ struct fscc_dirent {
 };
 struct fscc_dir_iter {
   int posix; /* entries are FSCC_FILE_POSIX_INFORMATION (fscc_dir_iter_init_posix) */
+  int sfm;   /* names come back from SFM's code points (smb3_sfm_unmap); init sets 0 */
   const uint8_t *buf;
   size_t len;
   size_t off;

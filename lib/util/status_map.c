@@ -57,9 +57,11 @@ static const struct status_row status_table[] = {
     ROW(DELETE_PENDING, SMB3_ENOENT), /* the name is going away; as cifs.ko */
     ROW(FILE_RENAMED, SMB3_ENOENT),
     ROW(OBJECT_NAME_COLLISION, SMB3_EEXIST),
-    ROW(OBJECT_NAME_INVALID, SMB3_ENAMETOOLONG),
-    ROW(OBJECT_PATH_INVALID, SMB3_ENAMETOOLONG),
-    ROW(OBJECT_PATH_SYNTAX_BAD, SMB3_ENAMETOOLONG),
+    /* A name the server cannot hold (a wildcard without 'mapposix', a DOS device name on Windows) names
+     * nothing there: ENOENT, as cifs.ko, so that `rm -f 'x*'` of an unmatched glob succeeds. */
+    ROW(OBJECT_NAME_INVALID, SMB3_ENOENT),
+    ROW(OBJECT_PATH_INVALID, SMB3_ENOTDIR), /* a component before the last is not a directory (cifs.ko) */
+    ROW(OBJECT_PATH_SYNTAX_BAD, SMB3_ENOENT),
     ROW(NAME_TOO_LONG, SMB3_ENAMETOOLONG),
     ROW(FILE_IS_A_DIRECTORY, SMB3_EISDIR),
     ROW(NOT_A_DIRECTORY, SMB3_ENOTDIR),

@@ -7,6 +7,7 @@
 #include "util/utf16.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "smb3/smb3_errors.h"
 #include "util/le.h"
@@ -152,4 +153,39 @@ uint16_t smb3_utf16_upper(uint16_t c) {
 void smb3_utf16le_upper(uint8_t *p, size_t len) {
   for (size_t i = 0; i + 1 < len; i += 2)
     le16_put(p + i, smb3_utf16_upper(le16_at(p + i)));
+}
+
+/* SFM's order for the printable reserved characters: U+F020 + index (U+F026 is '\\', not mapped). */
+static const char sfm_chars[] = "\"*:<>?";
+
+void smb3_sfm_map(uint8_t *p, size_t len) {
+  for (size_t i = 0; i + 1 < len; i += 2) {
+    if (p[i + 1] || !p[i]) continue;
+    uint8_t c = p[i];
+    const char *at = c >= 0x20 ? strchr(sfm_chars, c) : NULL;
+    if (c < 0x20) {
+      p[i + 1] = 0xf0;
+    } else if (c == '|') {
+      p[i] = 0x27, p[i + 1] = 0xf0;
+    } else if (at) {
+      p[i] = (uint8_t)(0x20 + (at - sfm_chars)), p[i + 1] = 0xf0;
+    }
+  }
+}
+
+size_t smb3_sfm_unmap(char *s, size_t len) {
+  size_t o = 0;
+  for (size_t i = 0; i < len;) {
+    /* U+F001..U+F03F is EF 80 81..BF in UTF-8 */
+    uint8_t b2 = i + 2 < len ? (uint8_t)s[i + 2] : 0;
+    if (b2 >= 0x81 && b2 <= 0xa7 && b2 != 0xa6 && (uint8_t)s[i] == 0xef && (uint8_t)s[i + 1] == 0x80) {
+      unsigned v = b2 - 0x80u; /* the code point less U+F000 */
+      s[o++] = v < 0x20 ? (char)v : v == 0x27 ? '|' : sfm_chars[v - 0x20];
+      i += 3;
+    } else {
+      s[o++] = s[i++];
+    }
+  }
+  if (o < len) s[o] = 0;
+  return o;
 }

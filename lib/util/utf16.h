@@ -39,4 +39,16 @@ uint16_t smb3_utf16_upper(uint16_t c);
  * left untouched). Surrogate pairs are left unchanged. */
 void smb3_utf16le_upper(uint8_t *p, size_t len);
 
+/* Names POSIX allows and SMB does not: the characters Windows reserves in a file name (control
+ * characters U+0001..U+001F and " * : < > ? |) travel as the private-use code points of Services
+ * for Macintosh (U+F001..U+F01F, then U+F020 " U+F021 * U+F022 : U+F023 < U+F024 > U+F025 ?
+ * U+F027 |), the mapping macOS and the kernel cifs client ('mapposix', its default) use, so a name
+ * one of them stores reads back the same through the others. '\\' is not mapped (it is the
+ * separator); trailing spaces and periods are not either (Samba keeps them as they are).
+ * smb3_sfm_map rewrites UTF-16LE in place (len bytes); smb3_sfm_unmap rewrites UTF-8 in place
+ * (len bytes, the three-byte form of each mapped code point becomes its one-byte character) and
+ * returns the new length, keeping a terminator at s[len] if there was one. */
+void smb3_sfm_map(uint8_t *p, size_t len);
+size_t smb3_sfm_unmap(char *s, size_t len);
+
 #endif

@@ -103,7 +103,8 @@ int smb2_create_req_encode(struct le_wr *w, const struct smb2_create_req *r) {
   while (*name == '/' || (!r->posix_paths && *name == '\\'))
     name++;
   size_t n;
-  if ((rc = wire_put_utf16(w, name, !r->posix_paths, UINT16_MAX - 1, &n))) return rc;
+  int flags = r->posix_paths ? 0 : WIRE_NAME_BS | (r->sfm_names ? WIRE_NAME_SFM : 0);
+  if ((rc = wire_put_utf16(w, name, flags, UINT16_MAX - 1, &n))) return rc;
   le16_put(w->p + start + SMB2_CREATE_REQ_OFF_NAMELEN, (uint16_t)n);
   le_put_align(w, 8); /* contexts (and the next compound element) start 8-byte aligned */
   struct ctx_chain c = {0, 0, 0};

@@ -17,7 +17,7 @@ int smb2_dfs_referral_req_encode(struct le_wr *w, const char *path, uint16_t max
   if (!path || !path[0]) return SMB3_EINVAL;
   le_put_u16(w, max_level);
   size_t n;
-  int rc = wire_put_utf16(w, path, 1, DFS_PATH_MAX_BYTES, &n);
+  int rc = wire_put_utf16(w, path, WIRE_NAME_BS, DFS_PATH_MAX_BYTES, &n);
   if (rc) return rc;
   le_put_u16(w, 0); /* RequestFileName is NUL-terminated */
   return wire_wr_done(w);

@@ -147,7 +147,7 @@ int wire_rsp_output_decode(const uint8_t *msg, size_t len, uint16_t cmd, const u
   return 0;
 }
 
-int wire_put_utf16(struct le_wr *w, const char *s, int slash_to_bs, size_t max_bytes, size_t *nbytes) {
+int wire_put_utf16(struct le_wr *w, const char *s, int flags, size_t max_bytes, size_t *nbytes) {
   uint8_t *u;
   size_t n;
   *nbytes = 0;
@@ -155,9 +155,10 @@ int wire_put_utf16(struct le_wr *w, const char *s, int slash_to_bs, size_t max_b
   int rc = smb3_utf8_to_utf16le(s, strlen(s), &u, &n);
   if (rc == SMB3_ENOMEM) return rc;
   if (rc) return SMB3_EINVAL;
-  if (slash_to_bs) /* '/' is only ever the code unit 0x002F in UTF-16 */
+  if (flags & WIRE_NAME_BS) /* '/' is only ever the code unit 0x002F in UTF-16 */
     for (size_t i = 0; i + 1 < n; i += 2)
       if (u[i] == '/' && u[i + 1] == 0) u[i] = '\\';
+  if (flags & WIRE_NAME_SFM) smb3_sfm_map(u, n);
   if (n > max_bytes) {
     free(u);
     return SMB3_EINVAL;

@@ -354,6 +354,7 @@ struct smb2_create_req {
   int posix;               /* the POSIX context (only on a connection that negotiated POSIX) */
   uint32_t posix_mode;     /* its mode: permission bits (07777) for a file the CREATE makes */
   int posix_paths;         /* a POSIX share: Samba parses a POSIX CREATE's name with '/' separators */
+  int sfm_names;           /* not posix_paths: the characters Windows reserves go as SFM's (utf16.h) */
 };
 int smb2_create_req_encode(struct le_wr *w, const struct smb2_create_req *r);
 

@@ -40,10 +40,13 @@ int wire_rsp_output_decode(const uint8_t *msg, size_t len, uint16_t cmd, const u
 /* Reads the 52 bytes of struct smb2_file_attrs (sticky error on truncation, as any le_rd read). */
 void wire_get_file_attrs(struct le_rd *r, struct smb2_file_attrs *a);
 
-/* Appends s (UTF-8, NUL-terminated) as UTF-16LE without terminator, turning '/' into '\\' when
- * slash_to_bs is set. *nbytes receives the encoded length. Returns 0, SMB3_EINVAL (invalid
- * UTF-8, writer overflow, or longer than max_bytes), or SMB3_ENOMEM. */
-int wire_put_utf16(struct le_wr *w, const char *s, int slash_to_bs, size_t max_bytes, size_t *nbytes);
+/* Appends s (UTF-8, NUL-terminated) as UTF-16LE without terminator, turning '/' into '\\' with
+ * WIRE_NAME_BS in flags, and the characters Windows reserves into SFM's code points with
+ * WIRE_NAME_SFM (smb3_sfm_map). *nbytes receives the encoded length. Returns 0, SMB3_EINVAL
+ * (invalid UTF-8, writer overflow, or longer than max_bytes), or SMB3_ENOMEM. */
+#define WIRE_NAME_BS 1
+#define WIRE_NAME_SFM 2
+int wire_put_utf16(struct le_wr *w, const char *s, int flags, size_t max_bytes, size_t *nbytes);
 
 /* Writer status as an encoder return value. */
 static inline int wire_wr_done(const struct le_wr *w) {

@@ -97,10 +97,17 @@ check_fails "readlink of what is no longer a link" readlink "$M/becomes_file"
 expect "its bytes" "$(md5sum <"$M/becomes_file")" "$(md5sum <"$D/becomes_file")"
 fs_umount "$M"
 
-# without the option: no symlinks, and the format is just a file
+# a default mount: symlink files where the share has no POSIX extensions
 mount_into P ""
-check_fails "ln -s without mfsymlinks" ln -s file "$P/nolink"
-expect "without mfsymlinks the server's link is a file" "$(type_of "$P/srvlink")" "regular file"
+check "ln -s on a default mount" ln -s file "$P/deflink"
+expect "... an mfsymlinks file" "$(head -c 4 "$D/deflink")" "XSym"
+expect "... read back as the link" "$(readlink "$P/deflink")" "file"
+expect "... and the server's symlink file is a link" "$(readlink "$P/srvlink")" "moved/elsewhere"
+fs_umount "$P"
+# nomfsymlinks: no symlinks, and the format is just a file
+mount_into P "nomfsymlinks"
+check_fails "ln -s with nomfsymlinks" ln -s file "$P/nolink"
+expect "with nomfsymlinks the server's link is a file" "$(type_of "$P/srvlink")" "regular file"
 expect "of 1067 bytes" "$(stat -c %s "$P/srvlink")" "1067"
 fs_umount "$P"
 finish

@@ -96,6 +96,13 @@ static void test_rename_info(void **state) {
   n = fscc_rename_info_encode(out, sizeof out, 0, 1, "/d/a\\b");
   assert_int_equal(n, 32);
   assert_true(wt_hex_eq(out, 32, "00 00000000000000 0000000000000000 0a000000 64002f0061005c006200 0000"));
+  /* SFM names: a reserved character as its private-use code point; POSIX names win over it. */
+  n = fscc_rename_info_encode(out, sizeof out, 0, FSCC_NAMES_SFM, "d/a*b");
+  assert_int_equal(n, 32);
+  assert_true(wt_hex_eq(out, 32, "00 00000000000000 0000000000000000 0a000000 64005c006100 21f0 6200 0000"));
+  n = fscc_rename_info_encode(out, sizeof out, 0, FSCC_NAMES_POSIX | FSCC_NAMES_SFM, "a*b");
+  assert_int_equal(n, 28);
+  assert_true(wt_hex_eq(out, 28, "00 00000000000000 0000000000000000 06000000 61002a006200 0000"));
 }
 
 static void test_fs_full_size(void **state) {

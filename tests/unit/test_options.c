@@ -108,6 +108,18 @@ static void options_values(void **state) {
   assert_int_equal(smb3_options_parse(&o, "noforceuid", 0, err, sizeof err), 0);
   assert_false(o.forceuid);
   assert_int_not_equal(smb3_options_parse(&o, "forceuid=1", 0, err, sizeof err), 0);
+  /* symlink files where the share has no POSIX extensions, unless told; names mapped unless told */
+  assert_int_equal(o.mfsymlinks, -1);
+  assert_int_equal(smb3_options_parse(&o, "nomfsymlinks", 0, err, sizeof err), 0);
+  assert_int_equal(o.mfsymlinks, 0);
+  assert_int_equal(smb3_options_parse(&o, "mfsymlinks", 0, err, sizeof err), 0);
+  assert_int_equal(o.mfsymlinks, 1);
+  assert_int_equal(o.nomapposix, 0);
+  assert_int_equal(smb3_options_parse(&o, "nomapposix", 0, err, sizeof err), 0);
+  assert_int_equal(o.nomapposix, 1);
+  assert_int_equal(smb3_options_parse(&o, "mapposix", 0, err, sizeof err), 0);
+  assert_int_equal(o.nomapposix, 0);
+  assert_int_not_equal(smb3_options_parse(&o, "mapposix=1", 0, err, sizeof err), 0);
   smb3_options_free(&o);
 }
 

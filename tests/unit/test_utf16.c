@@ -182,13 +182,50 @@ static void test_upper(void **state) {
   assert_memory_equal(buf, want, sizeof want);
 }
 
+/* SFM's mapping: each reserved character to its code point and back, the rest untouched. */
+static void test_sfm(void **state) {
+  (void)state;
+  static const char *names = "\"*:<>?|";
+  static const uint16_t cps[] = {0xf020, 0xf021, 0xf022, 0xf023, 0xf024, 0xf025, 0xf027};
+  for (size_t i = 0; i < 7; i++) {
+    char in[4] = {'a', names[i], '\\', 0};
+    uint8_t *u;
+    size_t n;
+    assert_int_equal(smb3_utf8_to_utf16le(in, 3, &u, &n), 0);
+    smb3_sfm_map(u, n);
+    assert_int_equal(u[0] | u[1] << 8, 'a');
+    assert_int_equal(u[2] | u[3] << 8, cps[i]);
+    assert_int_equal(u[4] | u[5] << 8, '\\'); /* the separator is not mapped */
+    char *back;
+    size_t blen;
+    assert_int_equal(smb3_utf16le_to_utf8(u, n, &back, &blen), 0);
+    assert_int_equal(blen, 5); /* a, three bytes of U+F0xx, '\\' */
+    assert_int_equal(smb3_sfm_unmap(back, blen), 3);
+    assert_string_equal(back, in);
+    free(back);
+    free(u);
+  }
+  /* Control characters to U+F001..U+F01F; NUL, space, '.', '/' and other private-use code points
+   * (U+F000, U+F026, U+F028, U+F040) stay as they are. */
+  uint8_t ctl[] = {0x01, 0, 0x1f, 0, ' ', 0, '.', 0, 0, 0, '/', 0, 0x21, 0xf0};
+  smb3_sfm_map(ctl, sizeof ctl);
+  static const uint8_t want[] = {0x01, 0xf0, 0x1f, 0xf0, ' ', 0, '.', 0, 0, 0, '/', 0, 0x21, 0xf0};
+  assert_memory_equal(ctl, want, sizeof want);
+  char kept[] = "\xef\x80\x80\xef\x80\xa6\xef\x80\xa8\xef\x81\x80x\xef\x80";
+  size_t klen = sizeof kept - 1;
+  assert_int_equal(smb3_sfm_unmap(kept, klen), klen);
+  char ctl8[] = "\xef\x80\x81-\xef\x80\x9f";
+  assert_int_equal(smb3_sfm_unmap(ctl8, sizeof ctl8 - 1), 3);
+  assert_memory_equal(ctl8, "\x01-\x1f", 4);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ascii),          cmocka_unit_test(test_empty),
       cmocka_unit_test(test_bmp_and_astral), cmocka_unit_test(test_embedded_nul),
       cmocka_unit_test(test_invalid_utf8),   cmocka_unit_test(test_invalid_utf16),
       cmocka_unit_test(test_bad_args),       cmocka_unit_test(test_roundtrip_bmp),
-      cmocka_unit_test(test_upper),
+      cmocka_unit_test(test_upper),          cmocka_unit_test(test_sfm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
