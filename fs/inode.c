@@ -287,10 +287,14 @@ static void kernel_view_update(struct fs_inode *in, const struct smb3_stat *st, 
  * time tells them apart: a file's never changes. Only files known by another name: Samba's birth
  * time of a directory it made up from the other times (no stored one) moves with them, and a
  * same-named file with a new version is what the attribute checks are for. Not while in is open
- * here: the server keeps an open file, and its id, until it is closed. Table lock held. */
-static int id_reused(struct fs_inode *in, const struct smb3_stat *st, struct fs_inode *parent,
+ * here: the server keeps an open file, and its id, until it is closed. Nor when the server counts
+ * more than one name for the file (links: st's link count is the server's): another of its names,
+ * whose birth time Samba may report otherwise once it stored the file's DOS attributes (seen: the
+ * sub-second part after a link). Table lock held. */
+static int id_reused(struct fs_inode *in, const struct smb3_stat *st, int links, struct fs_inode *parent,
                      const char *name) {
   if (in->parent == parent && in->name && !strcmp(in->name, name)) return 0;
+  if (links && st->nlink > 1) return 0;
   pthread_mutex_lock(&in->lock);
   const struct timespec_smb3 *a = &in->st.btime, *b = &st->btime;
   int reused = !st->is_dir && !in->st.is_dir && (a->sec || a->nsec) && (b->sec || b->nsec) &&
@@ -317,7 +321,8 @@ static struct fs_inode *link_gen(struct fs_ctx *fs, struct fs_inode *parent, con
     }
   }
   struct fs_inode *in = st->ino ? find_id(t, st->ino) : NULL;
-  if (in && id_reused(in, st, parent, name)) { /* another file now: the one we knew is gone */
+  if (in && id_reused(in, st, !keep_links || st->posix, parent,
+                      name)) { /* another file now: the one we knew is gone */
     id_unhash(t, in);
     if (in->name) {
       in->refs++;

@@ -23,17 +23,18 @@ struct nsop {
   int step;
   int replace;
   int silly;
-  int rmdir;    /* unlink or rmdir (remove_start) */
-  int64_t links_left; /* unlink: the file's links after it (the server's count at the removal, less one); -1 unknown */
-  int made_dir; /* mkdir: the directory was made (inode_known_empty) */
-  int made;     /* 1: mkdir, mknod or symlink made the entry, its owner is still to be set; 2: done */
-  int adds;     /* mkdir, mknod, symlink, link: the entry is a name it added to parent (not a lookup) */
-  int listed;   /* lookup: answered from a recent listing (relist.h) asked for at `asked` */
-  int posix;    /* setattr: the share speaks POSIX (chmod and chown go to the server) */
-  mode_t mode;  /* mknod: type and permission bits; mkdir: permission bits */
-  dev_t rdev;   /* mknod: the device */
-  double asked; /* entry operations: when the server was asked (inode_link) */
-  uint64_t gen; /* entry operations: the namespace's generation when the path was made (dircache_gen) */
+  int rmdir;          /* unlink or rmdir (remove_start) */
+  int64_t links_left; /* unlink: the file's links after it (the server's count at the removal, less one); -1
+                         unknown */
+  int made_dir;       /* mkdir: the directory was made (inode_known_empty) */
+  int made;           /* 1: mkdir, mknod or symlink made the entry, its owner is still to be set; 2: done */
+  int adds;           /* mkdir, mknod, symlink, link: the entry is a name it added to parent (not a lookup) */
+  int listed;         /* lookup: answered from a recent listing (relist.h) asked for at `asked` */
+  int posix;          /* setattr: the share speaks POSIX (chmod and chown go to the server) */
+  mode_t mode;        /* mknod: type and permission bits; mkdir: permission bits */
+  dev_t rdev;         /* mknod: the device */
+  double asked;       /* entry operations: when the server was asked (inode_link) */
+  uint64_t gen;       /* entry operations: the namespace's generation when the path was made (dircache_gen) */
   /* Asked again on a new connection if the one it was sent on is lost (see fs_park): */
   void (*start)(struct nsop *); /* (re)sends it; NULL: never asked again */
   struct fs_retry retry;        /* retry.conn: the connection start() used */

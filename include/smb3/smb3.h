@@ -671,7 +671,8 @@ int smb3_unlink_async(smb3_client *c, const char *path, smb3_done_cb cb, void *a
 int smb3_close_unlink_async(smb3_client *c, smb3_file *f, const char *path, smb3_done_cb cb, void *arg);
 /* smb3_close_unlink_async that also reports the file's attributes as the server gave them with the
  * file open for its removal, in the same round trip (one QUERY_INFO more in the compound): its link
- * count tells whether other names keep it (st.nlink - 1 of them). cb gets NULL on error. */
+ * count tells whether other names keep it (st.nlink - 1 of them). cb gets NULL on error, and on
+ * success when compounding is off (nocompound: the attributes would cost a round trip). */
 int smb3_close_unlink_stat_async(smb3_client *c, smb3_file *f, const char *path, smb3_stat_cb cb, void *arg);
 /* The call also returns SMB3_ENAMETOOLONG for a target name that cannot be encoded. */
 int smb3_rename_async(smb3_client *c, const char *from, const char *to, int replace, smb3_done_cb cb,

@@ -131,7 +131,8 @@ static int apply(struct smb3_options *o, const char *k, const char *v, char *err
   if (!strcmp(k, "seal")) return flag ? (o->seal = 1, 0) : -1;
   if (!strcmp(k, "nocompound")) return flag ? (o->nocompound = 1, 0) : -1;
   if (!strcmp(k, "ro")) return flag ? (o->ro = 1, 0) : -1;
-  if (!strcmp(k, "mfsymlinks") || !strcmp(k, "nomfsymlinks")) return flag ? (o->mfsymlinks = k[0] == 'm', 0) : -1;
+  if (!strcmp(k, "mfsymlinks") || !strcmp(k, "nomfsymlinks"))
+    return flag ? (o->mfsymlinks = k[0] == 'm', 0) : -1;
   if (!strcmp(k, "nobrl")) return flag ? (o->nobrl = 1, 0) : -1;
   if (!strcmp(k, "lazyexcl")) return flag ? (o->lazyexcl = 1, 0) : -1;
   if (!strcmp(k, "dirleases")) return flag ? (o->dirleases = 1, 0) : -1;

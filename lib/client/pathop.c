@@ -218,6 +218,13 @@ static const struct {
      FSCC_FILE_BASIC_INFORMATION, 0},
 };
 
+/* OP_UNLINK with then_stat: the attributes in the same compound, where it is one; sent one by one
+ * (nocompound) that would be a round trip more, so none is asked for (cb.stat gets NULL). */
+static void unlink_query(struct pathop *op) {
+  op->no_attrs = !op->then_stat || op->c->opts.nocompound;
+  if (!op->no_attrs) add(op, enc_query_stat);
+}
+
 static int prepare_path(struct pathop *op) {
   for (size_t i = 0; i < sizeof triple_ops / sizeof triple_ops[0]; i++)
     if (triple_ops[i].kind == op->kind) {
@@ -282,7 +289,7 @@ static int prepare_path(struct pathop *op) {
     op->ca.options = SMB2_FILE_DELETE_ON_CLOSE | SMB2_FILE_NON_DIRECTORY_FILE;
     op->first_is_create = 1;
     add(op, enc_create);
-    if (op->then_stat) add(op, enc_query_stat);
+    unlink_query(op);
     add(op, step_close);
     return 0;
   case OP_OPEN: {
@@ -361,7 +368,7 @@ static void readonly_retry(struct pathop *op) {
   op->ca.options = op->kind == OP_RMDIR ? SMB2_FILE_DIRECTORY_FILE : SMB2_FILE_NON_DIRECTORY_FILE;
   op->first_is_create = 1;
   add(op, enc_create);
-  if (op->then_stat) add(op, enc_query_stat); /* (OP_UNLINK's: at the same place as the first time) */
+  if (op->kind == OP_UNLINK) unlink_query(op); /* (at the same place as the first time) */
   add(op, enc_set_normal);
   add(op, enc_set_delete);
   add(op, step_close);
@@ -625,7 +632,7 @@ static int pathop_finish(struct pathop *op, struct smb3_chain *ch, int rc) {
   if (!rc && op->kind == OP_STATVFS) rc = finish_query(op, &ch->msgs[op->root_use == ROOT_CACHED ? 0 : 1]);
   if (!rc && op->kind == OP_STAT) rc = finish_query(op, &ch->msgs[1]);
   if (!rc && op->kind == OP_FSTAT) rc = finish_query(op, &ch->msgs[0]);
-  if (!rc && op->then_stat)
+  if (!rc && op->then_stat && !(op->kind == OP_UNLINK && op->no_attrs))
     rc = finish_query_class(op, &ch->msgs[op->kind == OP_UNLINK ? 1 : 2], stat_class(op));
   if (!rc && op->kind == OP_OPEN) rc = finish_open(op, &ch->msgs[0]);
   if (!rc && op->kind == OP_MKDIR && op->mkdir_stat) {
@@ -749,7 +756,7 @@ static void complete(struct pathop *op, int rc) {
   case OP_LINK:
   case OP_UNLINK:
     if (op->then_stat)
-      op->cb.stat(rc, rc ? NULL : &op->st, op->arg);
+      op->cb.stat(rc, rc || (op->kind == OP_UNLINK && op->no_attrs) ? NULL : &op->st, op->arg);
     else
       op->cb.done(rc, op->arg);
     break;

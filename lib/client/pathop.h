@@ -39,8 +39,8 @@ enum pathop_kind {
 struct pathop {
   smb3_client *c;
   enum pathop_kind kind;
-  const char *what; /* for error messages */
-  char *path;       /* owned copy */
+  const char *what;     /* for error messages */
+  char *path;           /* owned copy */
   struct step steps[5]; /* the longest: a read-only file's unlink with its attributes (readonly_retry) */
   int n;
   int first_is_create;
@@ -76,7 +76,7 @@ struct pathop {
                    * (cb.stat); OP_UNLINK: right after the CREATE (the file as it was: its link count)
                    */
   int close_stat; /* OP_CLOSE: ask for the attributes at close (cb.stat) */
-  int no_attrs;   /* OP_CLOSE: the server sent none (cb.stat gets NULL) */
+  int no_attrs;   /* OP_CLOSE: the server sent none; OP_UNLINK: none asked (cb.stat gets NULL) */
   int ro_again;   /* OP_UNLINK / OP_RMDIR: refused as read-only; run once more (readonly_retry) */
   int ro_retried;
   int lk_again; /* OP_OPEN: the server refused the lease key (lease_refused); run once more without a lease */
