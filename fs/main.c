@@ -396,6 +396,13 @@ static int run(int argc, char **argv) {
     smb3_options_free(&fs.o);
     return st;
   }
+  if (a.remount) {
+    st = fs_remount(&a);
+    free(a.remount_live);
+    free(a.remount_fixed);
+    smb3_options_free(&fs.o);
+    return st;
+  }
   if (fs.o.credentials_exposed)
     fprintf(stderr, "smb3fs: warning: the credentials file is readable by group or others (chmod 600 it)\n");
   /* The daemon holds the password for the life of the mount (reconnects): no core dump, and no

@@ -2,10 +2,12 @@
  * mount root. Each submits an asynchronous libsmb3 call and returns; the completion (on the I/O
  * thread) replies. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conn.h"
 #include "dfs.h"
@@ -540,12 +542,53 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
   if (o) nsop_run(o, statfs_start);
 }
 
-/* ---- the stats ioctl (smb3fs_ioctl.h) on the mount root ---- */
-/* Reply: this worker (the counters are local). */
+/* ---- the ioctls (smb3fs_ioctl.h) on the mount root: stats, remount ---- */
+/* What a remount may change while mounted: "ro", "rw", "actimeo=N" (the kernel's own flags are set
+ * by mount(2) in the process that asked). 0 or EINVAL; nothing changes unless all are good. */
+static int remount_apply(struct fs_ctx *fs, const char *s) {
+  int ro = fs->ro;
+  double actimeo = fs->actimeo;
+  char buf[SMB3FS_REMOUNT_MAX];
+  snprintf(buf, sizeof buf, "%s", s);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    struct smb3_options o;
+    smb3_options_init(&o);
+    int bad = smb3_options_parse(&o, t, 0, NULL, 0);
+    if (!bad && (!strcmp(t, "ro") || !strcmp(t, "rw")))
+      ro = o.ro;
+    else if (!bad && !strncmp(t, "actimeo=", 8))
+      actimeo = o.actimeo;
+    else
+      bad = 1;
+    smb3_options_free(&o);
+    if (bad) return EINVAL;
+  }
+  fs->ro = ro; /* (read by handlers without a lock: an int and a double, each written whole) */
+  fs->actimeo = actimeo;
+  return 0;
+}
+
+/* Reply: this worker (the counters are local; a remount changes two settings). */
 static void ll_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg, struct fuse_file_info *fi,
                      unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz) {
-  (void)arg, (void)fi, (void)in_buf, (void)in_bufsz;
+  (void)arg, (void)fi;
   struct fs_ctx *fs = fuse_req_userdata(req);
+  if (cmd == SMB3FS_IOC_REMOUNT && ino == FUSE_ROOT_ID && !(flags & FUSE_IOCTL_COMPAT)) {
+    const struct fuse_ctx *who = fuse_req_ctx(req);
+    if (who->uid != 0 && who->uid != getuid())
+      fuse_reply_err(req, EPERM);
+    else if (in_bufsz != SMB3FS_REMOUNT_MAX || !memchr(in_buf, 0, in_bufsz))
+      fuse_reply_err(req, EINVAL);
+    else {
+      int rc = remount_apply(fs, in_buf);
+      if (rc)
+        fuse_reply_err(req, rc);
+      else
+        fuse_reply_ioctl(req, 0, NULL, 0);
+    }
+    return;
+  }
   if (cmd != SMB3FS_IOC_STATS || ino != FUSE_ROOT_ID || (flags & FUSE_IOCTL_COMPAT) ||
       out_bufsz < SMB3FS_STATS_MAX) {
     fuse_reply_err(req, ENOTTY);

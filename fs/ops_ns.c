@@ -302,13 +302,13 @@ static void mknod_start(struct nsop *o) {
 }
 
 /* Reply: I/O thread (the new file, then its lookup); reconnect thread if it waited. Without the
- * POSIX extensions there is nothing a FIFO or device could be stored as: ENOSYS, what the mount
- * answered before it had a mknod handler. */
+ * POSIX extensions there is nothing a FIFO or device could be stored as: EPERM, what mknod(2) says
+ * for "the file system does not support the type of node requested". */
 static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
   struct fs_ctx *fs = fuse_req_userdata(req);
   inode_names_changing(fs, parent);
   if (!smb3_posix(fs_conn(fs))) {
-    fuse_reply_err(req, ENOSYS);
+    fuse_reply_err(req, EPERM);
     return;
   }
   if (fs->ro) {

@@ -68,9 +68,13 @@ void fs_fill_stat_in(const struct fs_ctx *fs, const struct fs_inode *in, struct 
    * unlink of the last name: 0). */
   if (in->unlinked && a->st_nlink > 0) a->st_nlink--;
   /* Blocks cover the data, on the server or still in write-back here: cp, tar and rsync take a file
-   * with fewer blocks than its size for sparse, and one with none for all holes. */
-  blkcnt_t need = (blkcnt_t)(((uint64_t)a->st_size + 511) / 512);
-  if (wb_dirty(in) && a->st_blocks < need) a->st_blocks = need;
+   * with fewer blocks than its size for sparse, and one with none for all holes. Under cache=loose
+   * the kernel holds written pages of its own: the size it knows (kern_size) is what they reach as
+   * far as they were sent; pages it has not sent yet are not known here (smb3fs(8)). */
+  uint64_t size = (uint64_t)a->st_size;
+  if (fs->wb_cache && in->local_mod && in->kern_size > size) size = in->kern_size;
+  blkcnt_t need = (blkcnt_t)((size + 511) / 512);
+  if ((wb_dirty(in) || (fs->wb_cache && in->local_mod)) && a->st_blocks < need) a->st_blocks = need;
 }
 
 ino_t fs_ino_of_name(const char *name) {

@@ -13,5 +13,10 @@
 
 #define SMB3FS_STATS_MAX 8192 /* _IOC_SIZE is 14 bits; FUSE copies out exactly this much */
 #define SMB3FS_IOC_STATS _IOR('S', 0x33, char[SMB3FS_STATS_MAX])
+/* `smb3fs SOURCE MOUNTPOINT -o remount,...` (mount -o remount through mount.fuse.smb3fs): the options
+ * a running mount can change, NUL-terminated and comma-separated ("ro", "rw", "actimeo=N"), from root
+ * or the user who mounted it; EINVAL for anything else. */
+#define SMB3FS_REMOUNT_MAX 256
+#define SMB3FS_IOC_REMOUNT _IOW('S', 0x34, char[SMB3FS_REMOUNT_MAX])
 
 #endif

@@ -30,7 +30,7 @@ char *stats_json(struct fs_ctx *fs) {
   char *out = NULL;
   int rc = asprintf(
       &out,
-      "%s,\"rsize\":%u,\"wsize\":%u,\"cache\":\"%s\",\"readahead_hits\":%llu,"
+      "%s,\"rsize\":%u,\"wsize\":%u,\"cache\":\"%s\",\"actimeo\":%g,\"ro\":%d,\"readahead_hits\":%llu,"
       "\"readahead_misses\":%llu,\"readahead_wire_reads\":%llu,\"direct_reads\":%llu,"
       "\"readahead_piped\":%llu,"
       "\"writeback_hits\":%llu,\"writeback_wire_writes\":%llu,\"writeback_throttled\":%llu,"
@@ -45,8 +45,8 @@ char *stats_json(struct fs_ctx *fs) {
       "\"lookups_listed\":%llu,\"relists\":%llu,\"listings_ahead\":%llu,\"dir_leases\":%llu,"
       "\"dir_lease_breaks\":%llu,\"dir_leases_held\":%d,\"opens_ahead\":%llu,\"opens_ahead_used\":%llu,"
       "\"opens_ahead_held\":%d}",
-      lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], (unsigned long long)c->ra_hits,
-      (unsigned long long)c->ra_misses, (unsigned long long)c->ra_wire_reads,
+      lib, fs->rsize, fs->wsize, cache_names[fs->cache % 3], fs->actimeo, fs->ro,
+      (unsigned long long)c->ra_hits, (unsigned long long)c->ra_misses, (unsigned long long)c->ra_wire_reads,
       (unsigned long long)c->direct_reads, (unsigned long long)c->ra_piped, (unsigned long long)c->wb_writes,
       (unsigned long long)c->wb_wire_writes, (unsigned long long)c->wb_throttled,
       (unsigned long long)c->wb_errors, (unsigned long long)c->direct_wr_opens,

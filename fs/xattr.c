@@ -28,6 +28,7 @@ struct xop {
   void *value; /* X_SET: a copy */
   size_t size; /* X_GET/X_LIST: the caller's buffer size (0: asks for the size); X_SET: value length */
   int flags;   /* X_SET: XATTR_CREATE / XATTR_REPLACE */
+  fuse_ino_t ino;
 };
 
 static void xop_free(struct xop *o) {
@@ -61,6 +62,11 @@ static void reply_sized(struct xop *o, const void *data, size_t len) {
 
 static void set_done(int rc, void *arg) {
   struct xop *o = arg;
+  if (!rc) { /* setxattr and removexattr move the file's ctime */
+    struct fs_inode *in = inode_get(o->fs, o->ino);
+    inode_touch(in, INODE_TOUCH_CTIME);
+    inode_put(o->fs, in);
+  }
   xop_err(o, rc ? fs_errno(rc) : 0);
 }
 
@@ -142,6 +148,7 @@ static struct xop *xop_new(fuse_req_t req, fuse_ino_t ino, enum xop_kind kind, c
   o->req = req;
   o->fs = fuse_req_userdata(req);
   o->kind = kind;
+  o->ino = ino;
   struct fs_inode *in = inode_get(o->fs, ino);
   o->path = in ? inode_path(o->fs, in) : NULL;
   inode_put(o->fs, in);

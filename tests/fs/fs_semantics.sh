@@ -83,6 +83,7 @@ step('chmod moves ctime', lambda t: (os.chmod(p, 0o600), after(t, os.stat(p).st_
 step('truncate moves ctime and mtime', lambda t: (os.truncate(p, 1), after(t, os.stat(p).st_ctime) and after(t, os.stat(p).st_mtime))[1])
 step('link moves ctime', lambda t: (os.link(p, p + '2'), after(t, os.stat(p).st_ctime))[1])
 step('rename moves ctime', lambda t: (os.rename(p + '2', p + '3'), after(t, os.stat(p + '3').st_ctime))[1])
+step('setxattr moves ctime', lambda t: (os.setxattr(p, 'user.k', b'v'), after(t, os.stat(p).st_ctime))[1])
 def wr(t):
     with open(p, 'r+') as f:
         f.write('zz')
@@ -112,8 +113,35 @@ os.close(fd)
 EOF
 while read -r l; do case $l in "ok   "*) ok "${l#ok   }" ;; *) bad "$l" ;; esac; done <"$WORK/times"
 
+# ---- what SMB cannot store without POSIX extensions: the error mknod(2) names ----
+expect "mkfifo: EPERM" "$("$PYTHON" -c "
+import errno, os
+try: os.mkfifo('$M/fifo')
+except OSError as e: print(errno.errorcode[e.errno])")" EPERM
+
 # ---- symbolic links without options ----
 check "symlink(2) on a default mount" ln -s target-of-link "$M/sl"
 expect "readlink" "$(readlink "$M/sl")" target-of-link
 expect "another mount sees a link" "$(readlink "$M2/sl")" target-of-link
+
+# ---- remount (what mount -o remount runs through mount.fuse.smb3fs) ----
+opt_of() { awk -v m="$1" '$2 == m {print $4}' /proc/mounts | tr ',' '\n' | grep -cx "$2"; }
+stat_of() { "$SMB3" stats "$1" | "$PYTHON" -c "import json,sys; print(json.load(sys.stdin)['$2'])"; }
+check "remount ro" "$SMB3FS" "$SRC" "$M2" -o remount,ro
+expect "... ro in /proc/mounts" "$(opt_of "$M2" ro)" 1
+expect "... and in the mount's own settings" "$(stat_of "$M2" ro)" 1
+check_fails "a write on the read-only mount" sh -c "echo x >'$M2/after-ro'"
+check "remount rw,noexec,actimeo=7 with what /proc/mounts shows (as mount(8) passes it)" \
+  "$SMB3FS" "$SRC" "$M2" -o "remount,rw,noexec,actimeo=7,user_id=0,group_id=0,default_permissions,allow_other"
+expect "... rw in /proc/mounts" "$(opt_of "$M2" rw)" 1
+expect "... noexec in /proc/mounts" "$(opt_of "$M2" noexec)" 1
+expect "... actimeo in the mount's settings" "$(stat_of "$M2" actimeo)" 7
+check "a write after remount rw" sh -c "echo x >'$M2/after-rw'"
+check "remount exec" "$SMB3FS" "$SRC" "$M2" -o remount,exec
+expect "... noexec gone, rw kept" "$(opt_of "$M2" noexec) $(opt_of "$M2" rw)" "0 1"
+"$SMB3FS" "$SRC" "$M2" -o remount,cache=none,actimeo=2 >"$WORK/out" 2>&1
+expect "an option a running mount cannot change: said" "$(grep -c 'cache cannot change' "$WORK/out")" 1
+expect "... and the rest changed" "$(stat_of "$M2" actimeo)" 2
+check_fails "remount of a directory that is no smb3fs mount" "$SMB3FS" "$SRC" "$WORK" -o remount,ro
+check_fails "remount with a bad actimeo" "$SMB3FS" "$SRC" "$M2" -o remount,actimeo=x
 finish

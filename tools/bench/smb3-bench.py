@@ -1918,6 +1918,44 @@ class Bench:
         finally:
             self.umount_rmdir(mnt, p)
 
+    def section_fsx(self):
+        """The model checker (tests/fs/fs_fsx.py) on a fresh smb3fs mount per cache mode: long runs."""
+        a = self.a
+        py = os.path.join(a.source, "tests", "fs", "fs_fsx.py")
+        self.say(f"\n== fsx: {a.fsx_ops} steps of the model checker per cache mode ({','.join(a.fsx_modes)}) ==")
+        md = ["## Model checker (issue 50)", "",
+              f"tests/fs/fs_fsx.py on one file of a fresh smb3fs mount per cache mode, {a.fsx_ops} steps, seed "
+              f"{a.fsx_seed}: write, read, truncate, mmap read/write (msync), fallocate, punch, zero range, "
+              "copy_file_range, fsync, reopen, against a model of the file's bytes; size after every step, mtime "
+              "and ctime after every change, the whole file every 200 steps and at the end. smb3fs options: "
+              f"`{a.smb3fs_opts or '(defaults)'}` plus the cache mode.", "",
+              "| cache | result | seconds | steps/s |", "|---|---|---:|---:|"]
+        for mode in a.fsx_modes:
+            mnt = tempfile.mkdtemp(prefix=f"mnt-fsx-{mode}-", dir=self.ws)
+            saved = a.smb3fs_opts
+            a.smb3fs_opts = ",".join(x for x in (saved, f"cache={mode}") if x)
+            try:
+                p, root, err = self.mount("smb3fs", mnt, self.port)
+            finally:
+                a.smb3fs_opts = saved
+            if err:
+                self.umount_rmdir(mnt, p)
+                md.append(f"| {mode} | mount failed: {err[:80]} | | |")
+                continue
+            cmd = [sys.executable, py, os.path.join(root, f"fsx-{mode}"), "--ops", str(a.fsx_ops),
+                   "--seed", str(a.fsx_seed)] + (["--loose"] if mode == "loose" else [])
+            r = self.run(cmd, stdout_path="PIPE", timeout=a.fsx_ops + 600, group=True)
+            self.umount_rmdir(mnt, p)
+            last = r.out.strip().splitlines()[-1] if r.out.strip() else ""
+            status = "ok" if r.ok else ("FAILED: " + (r.out.strip()[:300] or r.why()))
+            self.say(f"  cache={mode}: {status if not r.ok else last} ({r.wall:.0f} s)")
+            md.append(f"| {mode} | {'no miscompare' if r.ok else status.replace('|', '/')} | {r.wall:.0f} | "
+                      f"{a.fsx_ops / r.wall:.0f} |")
+            self.rows.append(dict(section="fsx", tool="smb3fs", op=f"fsx cache={mode}", dialect="", link="loopback",
+                                  rsize="", size=a.fsx_ops, reps=1, median_MBps="", min_MBps="", max_MBps="",
+                                  status=status))
+        self.md += md + [""]
+
     def section_tree(self):
         a = self.a
         self.say("\n== tree: many small files through the mounts ==")
@@ -2569,9 +2607,14 @@ def parse_args(argv):
                "--size 1G --reps 5\n  smb3-bench --section mount --mount-tools smbnetfs,rclone --size 256M\n"
                "  smb3-bench --section tree --tree-links loopback,1ms,10ms --reps 3")
     p.add_argument("--quick", action="store_true", help="small subset (see below)")
-    p.add_argument("--section", type=csv_list(["io", "meta", "mount", "memory", "tree", "programs"]),
+    p.add_argument("--section", type=csv_list(["io", "meta", "mount", "memory", "tree", "programs", "fsx"]),
                    default=["io", "meta", "mount", "memory", "tree", "programs"],
-                   help="comma-separated subset of io,meta,mount,memory,tree,programs (default all)")
+                   help="comma-separated subset of io,meta,mount,memory,tree,programs,fsx (default all but fsx, "
+                        "the model checker's long runs)")
+    p.add_argument("--fsx-ops", type=int, default=100000, help="fsx section: steps per cache mode (default 100000)")
+    p.add_argument("--fsx-seed", type=int, default=50, help="fsx section: the seed (default 50)")
+    p.add_argument("--fsx-modes", type=csv_list(["strict", "none", "loose"]), default=["strict", "none", "loose"],
+                   help="fsx section: cache modes (default all three)")
     p.add_argument("--prog-tools", type=csv_list(PROG_TOOLS + ["smb3fs-base"]), default=PROG_TOOLS,
                    help="programs section: subset of " + ",".join(PROG_TOOLS) + " (smb3fs-base: with --smb3fs-base)")
     p.add_argument("--prog-read", type=csv_list(list(PROG_READ)), default=list(PROG_READ),
@@ -2637,7 +2680,8 @@ def parse_args(argv):
     base = QUICK if a.quick else FULL
     subset = {"--section", "--size", "--mem-size", "--reps", "--links", "--dialects", "--rsizes", "--io-tools",
               "--mount-tools", "--mount-tests", "--all-rsizes",
-              "--mount-links", "--meta-n", "--prog-tools", "--prog-read", "--prog-write", "--prog-ways", "--iperf-seconds", "--tree-links", "--tree-files", "--tree-steps"}
+              "--mount-links", "--meta-n", "--prog-tools", "--prog-read", "--prog-write", "--prog-ways", "--iperf-seconds", "--tree-links", "--tree-files", "--tree-steps",
+              "--fsx-ops", "--fsx-seed", "--fsx-modes"}
     a.full = not a.quick and not any(x.split("=")[0] in subset for x in argv)
     a.io_links = a.links or base["io_links"]
     a.mount_links = a.mount_links or base["mount_links"]
@@ -2702,6 +2746,8 @@ def outer(a, argv):
     if "memory" in a.section:
         print(f"  memory: smb3fs RSS with {MEM_STREAMS} dd readers + {MEM_STREAMS} dd writers of {fmt_size(a.mem_size)} "
               f"each at once, and 1/3/5 s after; peak RSS of smb3 get/put of {fmt_size(a.mem_get_size)}; {a.reps} reps")
+    if "fsx" in a.section:
+        print(f"  fsx: tests/fs/fs_fsx.py, {a.fsx_ops} steps per cache mode ({','.join(a.fsx_modes)}), seed {a.fsx_seed}")
     if "programs" in a.section:
         print(f"  programs: {','.join(a.prog_tools)} (loopback, {fmt_size(a.mount_size['loopback'])}): read "
               f"{','.join(a.prog_read)}; write {','.join(a.prog_write)}; each on a fresh mount, {a.reps} reps")
